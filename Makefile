@@ -1,0 +1,94 @@
+# itrace build driver (DESIGN.md section 3).  The repository is an overlay on
+# Linux 6.12 (root) and QEMU 7.2 (tools/testing/itrace/qemu/); all output goes
+# to build/.
+#
+#   make            packages, base trees, overlay, kernel, QEMU, tools
+#   make run        trace a demo program under emulated Intel PT, decode it
+#   make check      every test; last line "N passed, N failed"
+#   make refresh    regenerate *.patch from edits in build/linux, build/qemu
+#   make refresh-check   fail if the build trees hold edits not in the repo
+#   make bench      benchmarks (ratios)
+
+TOP   := $(CURDIR)
+BUILD := $(TOP)/build
+T     := $(TOP)/tools/testing/itrace
+S     := $(T)/scripts
+include $(T)/versions.mk
+export BUILD LINUX_PKG_VERSION QEMU_SRC_VERSION
+
+KOBJ    := $(BUILD)/linux-obj
+BZIMAGE := $(KOBJ)/arch/x86/boot/bzImage
+QEMU    := $(BUILD)/qemu-obj/qemu-system-x86_64
+KFRAG   := $(T)/config/itrace-test.config
+KREQ    := $(T)/config/required.txt
+STAMPS  := $(BUILD)/stamps
+JOBS    ?= $(shell nproc)
+
+.PHONY: all deps linux-src qemu-src overlay kernel qemu tools initramfs \
+	run check refresh refresh-check bench series clean FORCE
+
+all: kernel qemu tools initramfs
+
+$(STAMPS)/deps: $(S)/deps.sh
+	@$(S)/deps.sh
+	@mkdir -p $(STAMPS) && touch $@
+deps: $(STAMPS)/deps
+
+linux-src: deps
+	@$(S)/prepare-linux.sh
+qemu-src: deps
+	@$(S)/prepare-qemu.sh
+
+# The overlay is re-applied on every run; only changed patches touch files.
+overlay: linux-src qemu-src
+	@$(S)/overlay.sh $(TOP) $(BUILD)/linux linux tools/testing/itrace/qemu/
+	@$(S)/overlay.sh $(T)/qemu $(BUILD)/qemu qemu
+
+$(KOBJ)/.config: $(KFRAG) $(KREQ) $(S)/kconfig.sh | linux-src
+	@echo "  KCONFIG $(KOBJ)/.config"
+	@$(S)/kconfig.sh $(KOBJ) $(KFRAG) $(KREQ)
+
+kernel: overlay $(KOBJ)/.config
+	@echo "  KERNEL  bzImage"
+	@flock $(BUILD)/.kernel.lock $(MAKE) -s -C $(BUILD)/linux O=$(KOBJ) \
+		CC="ccache gcc" -j$(JOBS) bzImage
+	@test -f $(BZIMAGE)
+
+qemu: overlay
+	@echo "  QEMU    x86_64-softmmu"
+	@flock $(BUILD)/.qemu.lock $(S)/build-qemu.sh
+
+tools: deps
+	@$(MAKE) -s -C $(TOP)/tools/itrace O=$(BUILD)/tools/itrace
+	@$(MAKE) -s -C $(T)/progs O=$(BUILD)/progs
+	@$(MAKE) -s -C $(TOP)/tools/testing/selftests/itrace OUTPUT=$(BUILD)/selftests/itrace \
+		KHDR_INCLUDES="-isystem $(KOBJ)/usr/include"
+
+kheaders: kernel
+	@$(MAKE) -s -C $(BUILD)/linux O=$(KOBJ) headers_install INSTALL_HDR_PATH=$(KOBJ)/usr >/dev/null
+
+initramfs: tools
+	@$(S)/mkinitramfs.sh $(BUILD)/initramfs.cpio.gz
+
+run: all
+	@$(S)/run-demo.sh
+
+check: all
+	@$(S)/check.sh
+
+refresh: linux-src qemu-src
+	@$(S)/refresh.sh $(TOP) $(BUILD)/linux linux
+	@$(S)/refresh.sh $(T)/qemu $(BUILD)/qemu qemu
+
+refresh-check:
+	@$(S)/refresh.sh --check $(TOP) $(BUILD)/linux linux
+	@$(S)/refresh.sh --check $(T)/qemu $(BUILD)/qemu qemu
+
+bench: all
+	@$(S)/bench.sh
+
+series:
+	@$(S)/series.sh
+
+clean:
+	rm -rf $(BUILD)

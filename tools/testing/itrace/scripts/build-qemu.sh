@@ -1,0 +1,22 @@
+#!/bin/bash
+# Configure (once) and build QEMU's x86_64-softmmu target from build/qemu
+# into build/qemu-obj with Debian's meson.  Only what the tests need is on.
+set -euo pipefail
+: "${BUILD:?}"
+src=$BUILD/qemu obj=$BUILD/qemu-obj
+flags=(--target-list=x86_64-softmmu --without-default-features
+       --enable-tcg --enable-plugins --disable-docs --disable-werror
+       --meson=/usr/bin/meson --disable-download)
+export PATH=/usr/lib/ccache:$PATH
+want="${flags[*]}"
+if [ ! -f "$obj/build.ninja" ] || [ "$(cat "$obj/.itrace-flags" 2>/dev/null)" != "$want" ]; then
+	rm -rf "$obj"
+	mkdir -p "$obj"
+	(cd "$obj" && "$src/configure" "${flags[@]}") > "$BUILD/qemu-configure.log" 2>&1 || {
+		tail -30 "$BUILD/qemu-configure.log" >&2
+		exit 1
+	}
+	echo "$want" > "$obj/.itrace-flags"
+fi
+ninja -C "$obj" -j"$(nproc)" qemu-system-x86_64 > "$BUILD/qemu-build.log" 2>&1 || { tail -40 "$BUILD/qemu-build.log" >&2; exit 1; }
+test -x "$obj/qemu-system-x86_64"
