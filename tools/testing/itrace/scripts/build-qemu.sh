@@ -6,7 +6,7 @@ set -euo pipefail
 src=$BUILD/qemu obj=$BUILD/qemu-obj
 flags=(--target-list=x86_64-softmmu --without-default-features
        --enable-tcg --enable-plugins --disable-docs --disable-werror
-       --meson=/usr/bin/meson --disable-download)
+       --meson=/usr/bin/meson)
 export PATH=/usr/lib/ccache:$PATH
 want="${flags[*]}"
 if [ ! -f "$obj/build.ninja" ] || [ "$(cat "$obj/.itrace-flags" 2>/dev/null)" != "$want" ]; then

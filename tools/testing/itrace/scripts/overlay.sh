@@ -7,6 +7,7 @@
 #
 # usage: overlay.sh SRC TREE NAME [EXCLUDE-PREFIX...]
 set -euo pipefail
+mkdir -p "$1"
 src=$(cd "$1" && pwd) tree=$2 name=$3
 shift 3
 excl=("$@")

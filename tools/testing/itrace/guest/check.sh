@@ -1,0 +1,31 @@
+# Guest half of `make check` (busybox sh).  Runs every in-guest layer and
+# leaves its results in $OUT for the host to judge:
+#   $OUT/kselftest/<name>.tap   KTAP of each kselftest binary
+#   $OUT/e2e/                   recordings of the end-to-end programs
+#   $OUT/pt-sysfs.txt           the intel_pt PMU as the guest sees it
+set -u
+. /etc/itrace.env
+
+pt=/sys/bus/event_source/devices/intel_pt
+{
+	echo "type $(cat $pt/type 2>/dev/null || echo missing)"
+	for c in $pt/caps/*; do
+		[ -f "$c" ] && echo "cap $(basename "$c") $(cat "$c")"
+	done
+	grep -m1 'model name' /proc/cpuinfo
+	grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -x intel_pt
+} > "$OUT/pt-sysfs.txt" 2>&1
+
+mkdir -p "$OUT/kselftest"
+for t in "$ITRACE_BUILD"/selftests/itrace/*; do
+	[ -x "$t" ] && [ -f "$t" ] || continue
+	n=$(basename "$t")
+	echo "guest: kselftest $n"
+	timeout 300 "$t" > "$OUT/kselftest/$n.tap" 2>&1
+	echo "# exit status $?" >> "$OUT/kselftest/$n.tap"
+done
+
+mkdir -p "$OUT/e2e"
+echo "guest: end-to-end recordings"
+sh "$ITRACE_SRC/tools/testing/itrace/guest/e2e-record.sh" "$OUT/e2e"
+exit 0

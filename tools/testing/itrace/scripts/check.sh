@@ -1,0 +1,102 @@
+#!/bin/bash
+# `make check`: every test layer (DESIGN.md section 7), one summary line
+# "N passed, N failed" at the end.  Exit status 0 only if nothing failed.
+set -uo pipefail
+: "${BUILD:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+t=$(cd "$here/.." && pwd)
+top=$(cd "$t/../../.." && pwd)
+res=$BUILD/check
+rm -rf "$res"
+mkdir -p "$res"
+pass=0 fail=0 skip=0
+
+result() {	# result ok|fail|skip NAME [REASON]
+	case $1 in
+	ok)   pass=$((pass + 1)); echo "ok      $2" ;;
+	skip) skip=$((skip + 1)); echo "skip    $2${3:+ # $3}" ;;
+	*)    fail=$((fail + 1)); echo "FAIL    $2${3:+ # $3}" ;;
+	esac
+}
+
+# tap FILE PREFIX: fold a TAP/KTAP stream's top-level results into the
+# totals; a plan with missing results counts each missing one as failed.
+tap() {
+	local file=$1 prefix=$2 line name plan=0 seen=0
+	while IFS= read -r line; do
+		case $line in
+		1..*) plan=$((plan + ${line#1..})) ;;
+		"ok "[0-9]*|"not ok "[0-9]*)
+			seen=$((seen + 1))
+			name=$(echo "$line" | sed -E 's/^(not )?ok [0-9]+ *-? *//')
+			if echo "$line" | grep -qiE '# *skip'; then
+				result skip "$prefix/${name%%#*}" "${name#*#}"
+			elif [ "${line#not}" != "$line" ]; then
+				result fail "$prefix/$name"
+			else
+				result ok "$prefix/$name"
+			fi ;;
+		esac
+	done < "$file"
+	if [ "$plan" -gt "$seen" ]; then
+		for _ in $(seq $((plan - seen))); do
+			result fail "$prefix/(missing result: test crashed or hung; see $file)"
+		done
+	fi
+	if [ "$plan" -eq 0 ] && [ "$seen" -eq 0 ]; then
+		result fail "$prefix (no TAP output; see $file)"
+	fi
+}
+
+echo "== layer 1: host unit tests"
+make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" test > "$res/host-itrace.tap" 2>&1
+tap "$res/host-itrace.tap" host/itrace
+if [ -x "$t/pt-packets/run.sh" ]; then
+	"$t/pt-packets/run.sh" > "$res/host-pt-packets.tap" 2>&1
+	tap "$res/host-pt-packets.tap" host/pt-packets
+fi
+
+echo "== layer 2-3: guest (kselftests, end-to-end recordings)"
+g=$res/guest
+"$here/run-vm.sh" -t 1200 -o "$g" "$t/guest/check.sh"
+rc=$?
+case $rc in
+0)   result ok "guest/run" ;;
+124) result fail "guest/run" "timed out" ;;
+125) result fail "guest/run" "guest ran, but the kernel log has a report" ;;
+*)   result fail "guest/run" "exit $rc; see $g/cmd.log, $g/console.log" ;;
+esac
+if "$here/kernel-health.sh" "$g/console.log" 2>"$res/health.txt"; then
+	result ok "guest/kernel-health (no WARN/BUG/KASAN/lockdep/kmemleak)"
+else
+	result fail "guest/kernel-health" "$(head -3 "$res/health.txt" | tr '\n' ' ')"
+fi
+boot=$(sed -n 's/.*itrace-guest: booted in \([0-9.]*\) s.*/\1/p' "$g/console.log" 2>/dev/null)
+echo "   guest boot ${boot:-?} s (kernel uptime at init), whole VM run $(cat "$g/vm-seconds" 2>/dev/null || echo ?) s"
+
+if grep -q '^type [0-9]' "$g/pt-sysfs.txt" 2>/dev/null &&
+   grep -q '^cap topa_output 1' "$g/pt-sysfs.txt"; then
+	result ok "guest/intel_pt-pmu-registered"
+else
+	result fail "guest/intel_pt-pmu-registered" "$(head -2 "$g/pt-sysfs.txt" 2>/dev/null | tr '\n' ' ')"
+fi
+
+n=0
+for f in "$g"/kselftest/*.tap; do
+	[ -f "$f" ] || continue
+	n=$((n + 1))
+	tap "$f" "kselftest/$(basename "$f" .tap)"
+done
+[ "$n" -gt 0 ] || result fail "kselftest" "no kselftest output came back from the guest"
+
+echo "== layer 3: end-to-end decode on the host"
+"$here/e2e-verify.sh" "$g/e2e" > "$res/e2e.tap" 2>&1
+tap "$res/e2e.tap" e2e
+
+echo
+if [ "$skip" -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
+[ "$fail" -eq 0 ]

@@ -1,0 +1,72 @@
+#!/bin/bash
+# Boot the test kernel in QEMU with emulated Intel PT and run one script in
+# the guest.  Files the script leaves in $OUT come back to the host.
+#
+# usage: run-vm.sh [-t SECONDS] [-o RESULTDIR] [-m MEM] SCRIPT [FILE...]
+#   SCRIPT  a busybox-sh script run in the guest as /in/cmd.sh;
+#   FILE    extra files handed in as /in/<basename>.
+# RESULTDIR receives cmd.log, cmd.rc, dmesg.txt, console.log and the
+# script's own output files.  Exit status: the script's, or 124 on timeout,
+# or 125 when the guest log shows a kernel WARN/BUG/KASAN/lockdep report.
+set -euo pipefail
+: "${BUILD:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+t=$(cd "$here/.." && pwd)
+timeout=600 res=$BUILD/vm/last mem=2G
+while getopts "t:o:m:" o; do
+	case $o in
+	t) timeout=$OPTARG ;;
+	o) res=$OPTARG ;;
+	m) mem=$OPTARG ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+script=$1
+shift
+qemu=$BUILD/qemu-obj/qemu-system-x86_64
+kernel=$BUILD/linux-obj/arch/x86/boot/bzImage
+initrd=$BUILD/initramfs.cpio.gz
+cpu=$(cat "$t/qemu-cpu.txt" 2>/dev/null || echo "max,vendor=GenuineIntel,family=6,model=158,stepping=10,+intel-pt,level=0x15")
+for f in "$qemu" "$kernel" "$initrd"; do
+	[ -f "$f" ] || { echo "run-vm: missing $f (run make)" >&2; exit 2; }
+done
+
+rm -rf "$res"
+mkdir -p "$res"
+work=$(mktemp -d "$BUILD/vm-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+mkdir "$work/in"
+cp "$script" "$work/in/cmd.sh"
+for f in "$@"; do cp -a "$f" "$work/in/"; done
+disk=$work/disk.img
+truncate -s 512M "$disk"
+tar -cf "$disk.tar" -C "$work/in" .
+dd if="$disk.tar" of="$disk" conv=notrunc status=none
+
+start=$(date +%s.%N)
+rc=0
+timeout --foreground -k 5 "$timeout" "$qemu" \
+	-L /usr/share/qemu -L /usr/share/seabios \
+	-machine pc -cpu "$cpu" -m "$mem" -smp 1 \
+	-nographic -no-reboot -monitor none -serial stdio \
+	-kernel "$kernel" -initrd "$initrd" \
+	-append "console=ttyS0 panic=-1 oops=panic nmi_watchdog=0 tsc=reliable kmemleak=on ${ITRACE_CMDLINE:-}" \
+	-drive file="$disk",format=raw,if=virtio,cache=unsafe \
+	> "$res/console.log" 2>&1 < /dev/null || rc=$?
+end=$(date +%s.%N)
+echo "$start $end" | awk '{ printf "%.1f\n", $2 - $1 }' > "$res/vm-seconds"
+
+if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+	echo "run-vm: guest timed out after $timeout s (log: $res/console.log)" >&2
+	exit 124
+fi
+tar -xf "$disk" -C "$res" 2>/dev/null || {
+	echo "run-vm: guest returned no results (log: $res/console.log)" >&2
+	tail -20 "$res/console.log" >&2
+	exit 1
+}
+if "$here/kernel-health.sh" "$res/console.log"; then :; else
+	exit 125
+fi
+exit "$(cat "$res/cmd.rc" 2>/dev/null || echo 1)"
