@@ -13,15 +13,25 @@ state=$BUILD/stamps/$name-overlay
 [ -d "$tree/.git" ] || exit 0
 rc=0
 tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
+trap 'rm -f "$tmp" "$tmp".*' EXIT
+
+# Does the base file T with the repository's T.patch applied equal the tree's T?
+patched_equals() {
+	git -C "$tree" show "HEAD:$1" > "$tmp.base" &&
+	patch -s -F0 -o "$tmp.out" "$tmp.base" < "$src/$1.patch" >/dev/null 2>&1 &&
+	cmp -s "$tmp.out" "$tree/$1"
+	local rc=$?
+	rm -f "$tmp.base" "$tmp.out" "$tmp.out.orig" "$tmp.out.rej"
+	return $rc
+}
 
 # Edited base files.
 mapfile -t changed < <(git -C "$tree" diff --name-only)
 for t in "${changed[@]}"; do
-	git -C "$tree" diff --no-color --no-ext-diff -- "$t" > "$tmp"
-	if [ -f "$src/$t.patch" ] && cmp -s "$tmp" "$src/$t.patch"; then
+	if [ -f "$src/$t.patch" ] && patched_equals "$t"; then
 		continue
 	fi
+	git -C "$tree" diff --no-color --no-ext-diff -- "$t" > "$tmp"
 	if [ -n "$check" ]; then
 		echo "$name: $t: edited in $tree, not in $src/$t.patch"
 		rc=1

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0
+/* itrace.data reader and writer; the format is described in itrace-file.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "itrace-file.h"
+
+static const uint8_t zero_pad[8];
+
+void itrace_header_init(struct itrace_file_header *hdr)
+{
+	memset(hdr, 0, sizeof(*hdr));
+	memcpy(hdr->magic, ITRACE_FILE_MAGIC, sizeof(hdr->magic));
+	hdr->version = ITRACE_FILE_VERSION;
+	hdr->header_size = sizeof(*hdr);
+}
+
+int itrace_write_header(FILE *f, const struct itrace_file_header *hdr)
+{
+	return fwrite(hdr, sizeof(*hdr), 1, f) == 1 ? 0 : -1;
+}
+
+int itrace_write_section2(FILE *f, uint32_t type, uint64_t offset,
+			  const void *a, size_t asz, const void *b, size_t bsz)
+{
+	struct itrace_section sec = {
+		.type = type,
+		.size = asz + bsz,
+		.offset = offset,
+	};
+	size_t pad = (8 - (sec.size & 7)) & 7;
+
+	if (fwrite(&sec, sizeof(sec), 1, f) != 1)
+		return -1;
+	if (asz && fwrite(a, asz, 1, f) != 1)
+		return -1;
+	if (bsz && fwrite(b, bsz, 1, f) != 1)
+		return -1;
+	if (pad && fwrite(zero_pad, pad, 1, f) != 1)
+		return -1;
+	return 0;
+}
+
+int itrace_write_section(FILE *f, uint32_t type, uint64_t offset,
+			 const void *data, size_t size)
+{
+	return itrace_write_section2(f, type, offset, data, size, NULL, 0);
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Append [p, p + n) to a growing buffer. */
+static int append(uint8_t **buf, size_t *size, const uint8_t *p, size_t n)
+{
+	uint8_t *nb = realloc(*buf, *size + n + 1);
+
+	if (!nb)
+		return -1;
+	memcpy(nb + *size, p, n);
+	*buf = nb;
+	*size += n;
+	return 0;
+}
+
+static int add_trace(struct itrace_data *d, const struct itrace_section *sec,
+		     const uint8_t *p)
+{
+	struct itrace_segment *last = d->nr_segs ? &d->segs[d->nr_segs - 1] : NULL;
+
+	if (!sec->size)
+		return 0;
+	if (!last || last->stream_offset + last->size != sec->offset) {
+		struct itrace_segment *ns;
+
+		ns = realloc(d->segs, (d->nr_segs + 1) * sizeof(*ns));
+		if (!ns)
+			return -1;
+		d->segs = ns;
+		last = &d->segs[d->nr_segs++];
+		last->stream_offset = sec->offset;
+		last->buf_offset = d->trace_size;
+		last->size = 0;
+	}
+	if (append(&d->trace, &d->trace_size, p, sec->size))
+		return -1;
+	last->size += sec->size;
+	return 0;
+}
+
+int itrace_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
+		 char *err, size_t errlen)
+{
+	const struct itrace_file_header *hdr = (const void *)buf;
+	size_t pos;
+	int seen_end = 0;
+
+	memset(d, 0, sizeof(*d));
+	if (size < 8 || memcmp(buf, ITRACE_FILE_MAGIC, 8))
+		return fail(err, errlen, "not an itrace data file (bad magic)");
+	if (size < sizeof(*hdr))
+		return fail(err, errlen, "truncated header (%zu bytes)", size);
+	if (hdr->version != ITRACE_FILE_VERSION)
+		return fail(err, errlen, "unsupported file version %u (this itrace reads %u)",
+			    hdr->version, ITRACE_FILE_VERSION);
+	if (hdr->header_size < sizeof(*hdr) || hdr->header_size > size ||
+	    (hdr->header_size & 7))
+		return fail(err, errlen, "bad header size %u", hdr->header_size);
+	if (!hdr->page_size || (hdr->page_size & (hdr->page_size - 1)))
+		return fail(err, errlen, "bad page size %u", hdr->page_size);
+	d->hdr = *hdr;
+
+	pos = hdr->header_size;
+	while (pos < size) {
+		struct itrace_section sec;
+		const uint8_t *p;
+		size_t padded;
+
+		if (size - pos < sizeof(sec)) {
+			fail(err, errlen, "truncated section header at file offset 0x%zx", pos);
+			goto err;
+		}
+		memcpy(&sec, buf + pos, sizeof(sec));
+		if (sec.size > ITRACE_SEC_MAX ||
+		    sec.size > size - pos - sizeof(sec)) {
+			fail(err, errlen, "section type %u at file offset 0x%zx: size %llu exceeds the file (truncated?)",
+			     sec.type, pos, (unsigned long long)sec.size);
+			goto err;
+		}
+		p = buf + pos + sizeof(sec);
+		padded = (sec.size + 7) & ~(size_t)7;
+		if (padded > size - pos - sizeof(sec))
+			padded = sec.size;	/* tolerate missing final padding */
+
+		switch (sec.type) {
+		case ITRACE_SEC_END:
+			seen_end = 1;
+			break;
+		case ITRACE_SEC_TRACE:
+			if (add_trace(d, &sec, p))
+				goto nomem;
+			break;
+		case ITRACE_SEC_PERF:
+			if (append(&d->perf, &d->perf_size, p, sec.size))
+				goto nomem;
+			break;
+		case ITRACE_SEC_VDSO:
+			free(d->vdso);
+			d->vdso = NULL;
+			d->vdso_size = 0;
+			if (append(&d->vdso, &d->vdso_size, p, sec.size))
+				goto nomem;
+			break;
+		case ITRACE_SEC_CMDLINE:
+			free(d->cmdline);
+			d->cmdline = NULL;
+			d->cmdline_size = 0;
+			if (append((uint8_t **)&d->cmdline, &d->cmdline_size, p, sec.size))
+				goto nomem;
+			d->cmdline[d->cmdline_size] = 0;
+			break;
+		default:
+			break;	/* ATTR and unknown types: skipped */
+		}
+		pos += sizeof(sec) + padded;
+		if (seen_end)
+			break;
+	}
+	if (!seen_end) {
+		fail(err, errlen, "file truncated: no end section (recording interrupted?)");
+		goto err;
+	}
+	return 0;
+nomem:
+	fail(err, errlen, "out of memory");
+err:
+	itrace_data_free(d);
+	return -1;
+}
+
+int itrace_read_file(const char *path, struct itrace_data *d,
+		     char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+	uint8_t *buf;
+	int ret;
+
+	if (!f)
+		return fail(err, errlen, "%s: %s", path, strerror(errno));
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+		fclose(f);
+		return fail(err, errlen, "%s: not a regular file", path);
+	}
+	buf = malloc(st.st_size ? st.st_size : 1);
+	if (!buf) {
+		fclose(f);
+		return fail(err, errlen, "%s: out of memory", path);
+	}
+	if (st.st_size && fread(buf, st.st_size, 1, f) != 1) {
+		fclose(f);
+		free(buf);
+		return fail(err, errlen, "%s: read error", path);
+	}
+	fclose(f);
+	ret = itrace_parse(buf, st.st_size, d, err, errlen);
+	if (ret) {
+		size_t n = strlen(err);
+		char tmp[256];
+
+		snprintf(tmp, sizeof(tmp), "%s: %.*s", path, (int)n, err);
+		snprintf(err, errlen, "%s", tmp);
+	}
+	free(buf);
+	return ret;
+}
+
+void itrace_data_free(struct itrace_data *d)
+{
+	free(d->trace);
+	free(d->segs);
+	free(d->perf);
+	free(d->vdso);
+	free(d->cmdline);
+	memset(d, 0, sizeof(*d));
+}
