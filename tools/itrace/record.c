@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * itrace record: trace a command in user mode with Intel PT through the
+ * itrace trace fd and save trace + sideband into one itrace.data file.
+ *
+ * Sequence: fork the child, which blocks on a pipe; open the intel_pt event
+ * on it (disabled, enable_on_exec), map its perf stream, derive and map the
+ * trace fd; then let the child exec.  While it runs, both rings are drained
+ * periodically (the trace head only moves when the event is scheduled out);
+ * after it exits, they are drained a last time.
+ */
+#include <cpuid.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "itrace.h"
+#include "itrace-file.h"
+
+#ifndef PERF_FLAG_FD_ITRACE
+#define PERF_FLAG_FD_ITRACE	(1UL << 4)
+#endif
+#ifndef PERF_RECORD_ITRACE_LOST
+#define PERF_RECORD_ITRACE_LOST	22
+#endif
+
+#define PT_SYSFS	"/sys/bus/event_source/devices/intel_pt"
+#define PERF_PAGES	64	/* sideband ring: 64 data pages */
+
+struct ring {
+	const char	*name;
+	void		*base;		/* mapping, page 0 = user page */
+	size_t		map_size;
+	struct perf_event_mmap_page *pg;
+	uint8_t		*data;
+	uint64_t	size;
+	uint64_t	tail;		/* our copy of data_tail */
+	int		writable;
+};
+
+struct recorder {
+	FILE		*out;
+	const char	*path;
+	int		fd;		/* event fd */
+	int		tfd;		/* trace fd */
+	struct ring	perf;
+	struct ring	trace;
+	int		exec_seen;
+	int		lost;		/* loss records seen since last drain */
+	unsigned long	nr_lost;
+	int		snapshot;
+	uint64_t	trace_bytes;
+};
+
+static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			    int group_fd, unsigned long flags)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+static int read_sysfs_int(const char *path, long *val)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%li", val) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+/* format/branch reads "config:13": return the bit, or 13 if unreadable. */
+static int pt_format_bit(const char *name, int dflt)
+{
+	char path[256], buf[64];
+	FILE *f;
+	int bit;
+
+	snprintf(path, sizeof(path), PT_SYSFS "/format/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return dflt;
+	if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "config:%d", &bit) != 1 ||
+	    bit < 0 || bit > 63)
+		bit = dflt;
+	fclose(f);
+	return bit;
+}
+
+void itrace_cpu_ident(struct itrace_file_header *hdr)
+{
+	unsigned int eax, ebx, ecx, edx, family, model;
+
+	if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx))
+		return;
+	/* "GenuineIntel" = ebx "Genu", edx "ineI", ecx "ntel" */
+	if (ebx == 0x756e6547 && edx == 0x49656e69 && ecx == 0x6c65746e)
+		hdr->cpu_vendor = ITRACE_CPU_INTEL;
+	if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
+		return;
+	family = (eax >> 8) & 0xf;
+	model = (eax >> 4) & 0xf;
+	if (family == 0xf)
+		family += (eax >> 20) & 0xff;
+	if (family == 0x6 || family >= 0xf)
+		model += ((eax >> 16) & 0xf) << 4;
+	hdr->cpu_family = family;
+	hdr->cpu_model = model;
+	hdr->cpu_stepping = eax & 0xf;
+}
+
+/* Our own [vdso]: the same kernel maps the same image into every process. */
+static int read_vdso(uint8_t **buf, size_t *size)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	unsigned long lo, hi;
+	char line[512];
+	FILE *f;
+
+	*buf = NULL;
+	*size = 0;
+	if (!base)
+		return -1;
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, "[vdso]"))
+			continue;
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == base) {
+			*buf = malloc(hi - lo);
+			if (*buf) {
+				memcpy(*buf, (void *)lo, hi - lo);
+				*size = hi - lo;
+			}
+		}
+		break;
+	}
+	fclose(f);
+	return *buf ? 0 : -1;
+}
+
+static int ring_map(struct ring *r, int fd, size_t pages, int writable)
+{
+	long psz = sysconf(_SC_PAGESIZE);
+	int prot = PROT_READ | (writable ? PROT_WRITE : 0);
+
+	r->map_size = (1 + pages) * psz;
+	r->base = mmap(NULL, r->map_size, prot, MAP_SHARED, fd, 0);
+	if (r->base == MAP_FAILED) {
+		r->base = NULL;
+		return -1;
+	}
+	r->pg = r->base;
+	r->writable = writable;
+	/* data_offset/data_size are set by the kernel; 0 = old layout */
+	r->data = (uint8_t *)r->base + (r->pg->data_offset ? r->pg->data_offset : (uint64_t)psz);
+	r->size = r->pg->data_size ? r->pg->data_size : pages * psz;
+	r->tail = 0;
+	return 0;
+}
+
+/* React to records of the perf stream that matter while recording. */
+static void scan_perf(struct recorder *rec, const uint8_t *p, size_t len)
+{
+	size_t pos = 0;
+
+	while (len - pos >= sizeof(struct perf_event_header)) {
+		struct perf_event_header h;
+
+		memcpy(&h, p + pos, sizeof(h));
+		if (h.size < sizeof(h) || h.size > len - pos)
+			break;
+		switch (h.type) {
+		case PERF_RECORD_COMM:
+			if (h.misc & PERF_RECORD_MISC_COMM_EXEC)
+				rec->exec_seen = 1;
+			break;
+		case PERF_RECORD_ITRACE_LOST:
+			rec->lost = 1;
+			rec->nr_lost++;
+			break;
+		case PERF_RECORD_AUX: {
+			uint64_t flags = 0;
+
+			if (h.size >= sizeof(h) + 24)
+				memcpy(&flags, p + pos + sizeof(h) + 16, 8);
+			if (flags & PERF_AUX_FLAG_TRUNCATED) {
+				rec->lost = 1;
+				rec->nr_lost++;
+			}
+			break;
+		}
+		}
+		pos += h.size;
+	}
+}
+
+/* Copy [tail, head) of a ring to the file, then release it to the kernel. */
+static int ring_drain(struct recorder *rec, struct ring *r, uint32_t type)
+{
+	uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t len = head - r->tail, start, first;
+	uint8_t *lin = NULL;
+
+	if (!len)
+		return 0;
+	if (len > r->size) {
+		/* cannot happen with a writable mapping: the kernel stops */
+		fprintf(stderr, "itrace: %s ring overrun (head %llu tail %llu size %llu)\n",
+			r->name, (unsigned long long)head,
+			(unsigned long long)r->tail, (unsigned long long)r->size);
+		r->tail = head - r->size;
+		len = r->size;
+	}
+	start = r->tail & (r->size - 1);
+	first = len < r->size - start ? len : r->size - start;
+
+	if (type == ITRACE_SEC_PERF) {
+		lin = malloc(len);
+		if (!lin)
+			return -1;
+		memcpy(lin, r->data + start, first);
+		memcpy(lin + first, r->data, len - first);
+		scan_perf(rec, lin, len);
+		if (itrace_write_section(rec->out, type, r->tail, lin, len)) {
+			free(lin);
+			return -1;
+		}
+		free(lin);
+	} else {
+		if (itrace_write_section2(rec->out, type, r->tail, r->data + start,
+					  first, r->data, len - first))
+			return -1;
+		rec->trace_bytes += len;
+	}
+	r->tail = head;
+	/* pairs with the kernel's read of data_tail before it overwrites */
+	__atomic_store_n(&r->pg->data_tail, head, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int drain_all(struct recorder *rec)
+{
+	uint64_t full;
+
+	if (ring_drain(rec, &rec->perf, ITRACE_SEC_PERF))
+		return -1;
+	if (rec->snapshot)
+		return 0;
+	full = __atomic_load_n(&rec->trace.pg->data_head, __ATOMIC_ACQUIRE) - rec->trace.tail;
+	if (ring_drain(rec, &rec->trace, ITRACE_SEC_TRACE))
+		return -1;
+	/*
+	 * Stop mode: trace stopped when the buffer filled and resumes only
+	 * after data_tail moved and the event is enabled again.
+	 */
+	if ((rec->lost || full >= rec->trace.size) && rec->exec_seen) {
+		ioctl(rec->fd, PERF_EVENT_IOC_ENABLE, 0);
+		rec->lost = 0;
+	}
+	return 0;
+}
+
+/* Snapshot: the read-only buffer holds the newest data_size bytes. */
+static int drain_snapshot(struct recorder *rec)
+{
+	struct ring *r = &rec->trace;
+	uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+
+	if (head > r->size)
+		r->tail = head - r->size;
+	return ring_drain(rec, r, ITRACE_SEC_TRACE);
+}
+
+static int write_out(struct recorder *rec)
+{
+	if (ferror(rec->out)) {
+		fprintf(stderr, "itrace: write error on %s\n", rec->path);
+		return -1;
+	}
+	return 0;
+}
+
+static void usage_record(void)
+{
+	fprintf(stderr,
+		"usage: itrace record [-o FILE] [-m PAGES] [--snapshot] -- CMD [ARGS...]\n"
+		"  -o FILE      output file (default itrace.data)\n"
+		"  -m PAGES     trace buffer pages, a power of two (default 1024)\n"
+		"  --snapshot   overwrite mode: keep only the newest trace\n");
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output",   required_argument, NULL, 'o' },
+		{ "pages",    required_argument, NULL, 'm' },
+		{ "snapshot", no_argument,       NULL, 's' },
+		{ "help",     no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct recorder rec = { .path = "itrace.data", .fd = -1, .tfd = -1 };
+	struct perf_event_attr attr;
+	struct itrace_file_header hdr;
+	unsigned long pages = 1024;
+	int go[2], ep[2], c, status, child_err = 0, ret = 1;
+	long pmu_type;
+	uint8_t *vdso;
+	size_t vdso_size;
+	pid_t pid;
+	char *end;
+
+	rec.perf.name = "perf";
+	rec.trace.name = "trace";
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:m:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			rec.path = optarg;
+			break;
+		case 'm':
+			pages = strtoul(optarg, &end, 0);
+			if (*end || !pages || (pages & (pages - 1))) {
+				fprintf(stderr, "itrace: -m %s: not a power of two\n", optarg);
+				return 2;
+			}
+			break;
+		case 's':
+			rec.snapshot = 1;
+			break;
+		default:
+			usage_record();
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (optind >= argc) {
+		usage_record();
+		return 2;
+	}
+
+	if (access(PT_SYSFS, F_OK)) {
+		fprintf(stderr, "itrace: no intel_pt PMU (%s missing): this CPU or kernel has no Intel PT\n",
+			PT_SYSFS);
+		return 1;
+	}
+	if (read_sysfs_int(PT_SYSFS "/type", &pmu_type)) {
+		fprintf(stderr, "itrace: cannot read %s/type: %s\n", PT_SYSFS, strerror(errno));
+		return 1;
+	}
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(ep, O_CLOEXEC)) {
+		perror("itrace: pipe");
+		return 1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		perror("itrace: fork");
+		return 1;
+	}
+	if (!pid) {
+		char b;
+		int e;
+
+		close(go[1]);
+		close(ep[0]);
+		/* wait until the parent has set up tracing (or died) */
+		if (read(go[0], &b, 1) != 1)
+			_exit(127);
+		execvp(argv[optind], argv + optind);
+		e = errno;
+		if (write(ep[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ep[1]);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = pmu_type;
+	attr.config = 1ULL << pt_format_bit("branch", 13);
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.disabled = 1;
+	attr.enable_on_exec = 1;
+	attr.mmap = 1;
+	attr.mmap2 = 1;
+	attr.comm = 1;
+	attr.comm_exec = 1;
+	attr.task = 1;
+	attr.sample_id_all = 1;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+
+	rec.fd = perf_event_open(&attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (rec.fd < 0) {
+		fprintf(stderr, "itrace: perf_event_open(intel_pt, type %ld, config 0x%llx): %s%s\n",
+			pmu_type, (unsigned long long)attr.config, strerror(errno),
+			errno == EACCES || errno == EPERM ?
+			" (check /proc/sys/kernel/perf_event_paranoid or run as root)" : "");
+		goto kill_child;
+	}
+	if (ring_map(&rec.perf, rec.fd, PERF_PAGES, 1)) {
+		fprintf(stderr, "itrace: mmap of the event's perf stream: %s\n", strerror(errno));
+		goto kill_child;
+	}
+	rec.tfd = perf_event_open(NULL, -1, -1, rec.fd, PERF_FLAG_FD_ITRACE);
+	if (rec.tfd < 0) {
+		fprintf(stderr, "itrace: cannot get the trace fd (perf_event_open with PERF_FLAG_FD_ITRACE): %s%s\n",
+			strerror(errno), errno == EINVAL ?
+			" (kernel without itrace trace fd support?)" : "");
+		goto kill_child;
+	}
+	if (ring_map(&rec.trace, rec.tfd, pages, !rec.snapshot)) {
+		fprintf(stderr, "itrace: mmap of the trace fd (%lu + 1 pages, %s): %s%s\n",
+			pages, rec.snapshot ? "read-only" : "read-write", strerror(errno),
+			errno == EPERM || errno == ENOMEM ?
+			" (locked memory limit? try a smaller -m)" : "");
+		goto kill_child;
+	}
+
+	rec.out = fopen(rec.path, "wb");
+	if (!rec.out) {
+		fprintf(stderr, "itrace: %s: %s\n", rec.path, strerror(errno));
+		goto kill_child;
+	}
+	itrace_header_init(&hdr);
+	hdr.page_size = sysconf(_SC_PAGESIZE);
+	hdr.flags = rec.snapshot ? ITRACE_FLAG_SNAPSHOT : 0;
+	itrace_cpu_ident(&hdr);
+	hdr.pmu_type = pmu_type;
+	hdr.trace_pages = pages;
+	hdr.config = attr.config;
+	hdr.pid = pid;
+	itrace_write_header(rec.out, &hdr);
+	itrace_write_section(rec.out, ITRACE_SEC_ATTR, 0, &attr, sizeof(attr));
+	{
+		size_t n = 0;
+		char *cl;
+
+		for (c = optind; c < argc; c++)
+			n += strlen(argv[c]) + 1;
+		cl = malloc(n);
+		if (cl) {
+			n = 0;
+			for (c = optind; c < argc; c++) {
+				strcpy(cl + n, argv[c]);
+				n += strlen(argv[c]) + 1;
+			}
+			itrace_write_section(rec.out, ITRACE_SEC_CMDLINE, 0, cl, n);
+			free(cl);
+		}
+	}
+	if (!read_vdso(&vdso, &vdso_size)) {
+		itrace_write_section(rec.out, ITRACE_SEC_VDSO, 0, vdso, vdso_size);
+		free(vdso);
+	} else {
+		fprintf(stderr, "itrace: warning: cannot read [vdso]; vdso code will not decode\n");
+	}
+	if (write_out(&rec))
+		goto kill_child;
+
+	/* let the child exec: enable_on_exec starts the trace */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGPIPE, SIG_IGN);
+	if (write(go[1], "x", 1) != 1) {
+		perror("itrace: releasing the child");
+		goto kill_child;
+	}
+	close(go[1]);
+	go[1] = -1;
+	if (read(ep[0], &child_err, sizeof(child_err)) == sizeof(child_err)) {
+		fprintf(stderr, "itrace: cannot execute %s: %s\n", argv[optind],
+			strerror(child_err));
+		waitpid(pid, &status, 0);
+		goto out;
+	}
+	close(ep[0]);
+
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0) {
+			perror("itrace: waitpid");
+			goto out;
+		}
+		if (drain_all(&rec))
+			break;
+		poll(NULL, 0, 20);
+	}
+	/* The event was scheduled out for the last time at exit. */
+	if (drain_all(&rec) || (rec.snapshot && drain_snapshot(&rec)))
+		goto werr;
+	itrace_write_section(rec.out, ITRACE_SEC_END, 0, NULL, 0);
+	if (fflush(rec.out) || write_out(&rec))
+		goto werr;
+
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "itrace: %s killed by signal %d\n", argv[optind], WTERMSIG(status));
+	if (rec.nr_lost)
+		fprintf(stderr, "itrace: warning: %lu trace loss records (buffer full?); try a larger -m\n",
+			rec.nr_lost);
+	fprintf(stderr, "itrace: recorded %llu bytes of trace to %s\n",
+		(unsigned long long)rec.trace_bytes, rec.path);
+	if (!rec.trace_bytes)
+		fprintf(stderr, "itrace: warning: the trace is empty\n");
+	ret = 0;
+	goto out;
+
+werr:
+	fprintf(stderr, "itrace: write error on %s: %s\n", rec.path, strerror(errno));
+	goto out;
+kill_child:
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+out:
+	if (rec.out && fclose(rec.out) && !ret) {
+		fprintf(stderr, "itrace: %s: %s\n", rec.path, strerror(errno));
+		ret = 1;
+	}
+	if (rec.trace.base)
+		munmap(rec.trace.base, rec.trace.map_size);
+	if (rec.perf.base)
+		munmap(rec.perf.base, rec.perf.map_size);
+	if (rec.tfd >= 0)
+		close(rec.tfd);
+	if (rec.fd >= 0)
+		close(rec.fd);
+	return ret;
+}
