@@ -1,0 +1,786 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * itrace decode: rebuild the instruction flow of a recording with libipt.
+ *
+ * The image is built from the executable mappings of the perf stream
+ * (MMAP/MMAP2; [vdso] from the bytes saved in the file).  Every contiguous
+ * segment of trace gets its own pt_insn decoder.  Decode errors are
+ * reported with their trace offset, the decoder resynchronizes at the next
+ * PSB and the command exits non-zero: there is never a silent gap.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <intel-pt.h>
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "itrace.h"
+#include "itrace-file.h"
+#include "sym.h"
+
+#ifndef PERF_RECORD_ITRACE_LOST
+#define PERF_RECORD_ITRACE_LOST	22
+#endif
+
+#define NR_KEEP		8	/* flow lines kept for the summary */
+#define LINE_MAX_LEN	256
+
+struct fstat {
+	char		*key;		/* name, or module:name outside the program */
+	uint64_t	start;
+	uint64_t	insns, calls, taken, not_taken, syscalls;
+};
+
+enum pending { P_NONE, P_COND, P_CALL, P_RET, P_JUMP };
+
+struct dstate {
+	const struct decode_opts *o;
+	FILE		*out;
+	struct itrace_data *d;
+	struct symtab	*st;
+	struct pt_image	*image;
+	char		*exe;		/* module name of the program */
+	char		vdso_path[64];
+
+	/* totals */
+	uint64_t	insns, cond, taken, not_taken, calls, rets, jumps;
+	uint64_t	syscalls, gaps, errors, far;
+
+	/* per function, open addressing */
+	struct fstat	*fs;
+	size_t		nr_fs, cap_fs;
+
+	/* current function */
+	struct sym_info	cur;
+	struct fstat	*cur_fs;
+	int		have_cur;
+
+	/* branch waiting for the next IP */
+	enum pending	pend;
+	uint64_t	pend_next;	/* fall-through address */
+	struct fstat	*pend_fs;
+	struct sym_info	pend_from;
+	int		depth;
+
+	/* flow lines for the summary */
+	char		first[NR_KEEP][LINE_MAX_LEN];
+	char		last[NR_KEEP][LINE_MAX_LEN];
+	uint64_t	nr_lines;
+	uint64_t	seg_base;	/* stream offset of the current segment */
+};
+
+/* ---- per-function counters ------------------------------------------- */
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static struct fstat *fs_get(struct dstate *s, const char *key, uint64_t start)
+{
+	size_t i;
+
+	if (2 * (s->nr_fs + 1) > s->cap_fs) {
+		size_t ncap = s->cap_fs ? 2 * s->cap_fs : 1024, j;
+		struct fstat *n = calloc(ncap, sizeof(*n));
+
+		if (!n) {
+			fprintf(stderr, "itrace: out of memory\n");
+			exit(1);
+		}
+		for (j = 0; j < s->cap_fs; j++) {
+			if (!s->fs[j].key)
+				continue;
+			i = hash_str(s->fs[j].key) & (ncap - 1);
+			while (n[i].key)
+				i = (i + 1) & (ncap - 1);
+			n[i] = s->fs[j];
+		}
+		free(s->fs);
+		s->fs = n;
+		s->cap_fs = ncap;
+	}
+	i = hash_str(key) & (s->cap_fs - 1);
+	while (s->fs[i].key) {
+		if (!strcmp(s->fs[i].key, key))
+			return &s->fs[i];
+		i = (i + 1) & (s->cap_fs - 1);
+	}
+	s->fs[i].key = strdup(key);
+	s->fs[i].start = start;
+	s->nr_fs++;
+	return &s->fs[i];
+}
+
+static int in_exe(struct dstate *s, const struct sym_info *si)
+{
+	return s->exe && !strcmp(si->module, s->exe);
+}
+
+static struct fstat *fs_of(struct dstate *s, const struct sym_info *si)
+{
+	char key[LINE_MAX_LEN];
+
+	if (si->name && in_exe(s, si))
+		return fs_get(s, si->name, si->start);
+	if (si->name)
+		snprintf(key, sizeof(key), "%s:%s", si->module, si->name);
+	else
+		snprintf(key, sizeof(key), "%s:[unknown]", si->module);
+	return fs_get(s, key, si->start);
+}
+
+/* ---- output ---------------------------------------------------------- */
+
+static void fmt_sym(struct dstate *s, char *buf, size_t len, uint64_t ip,
+		    const struct sym_info *si)
+{
+	const char *mod = in_exe(s, si) ? "" : si->module;
+	const char *sep = *mod ? " [" : "", *end = *mod ? "]" : "";
+
+	if (!si->name)
+		snprintf(buf, len, "0x%llx%s%s%s", (unsigned long long)ip, sep, mod, end);
+	else if (ip != si->start)
+		snprintf(buf, len, "%s+0x%llx%s%s%s", si->name,
+			 (unsigned long long)(ip - si->start), sep, mod, end);
+	else
+		snprintf(buf, len, "%s%s%s%s", si->name, sep, mod, end);
+}
+
+/* One line of the function-level flow. */
+static void flow_line(struct dstate *s, const char *what, uint64_t ip,
+		      const struct sym_info *si)
+{
+	char sym[LINE_MAX_LEN - 64], line[LINE_MAX_LEN];
+	int indent = s->depth < 0 ? 0 : (s->depth > 30 ? 30 : s->depth);
+
+	fmt_sym(s, sym, sizeof(sym), ip, si);
+	snprintf(line, sizeof(line), "%10llu %-7s %*s%s",
+		 (unsigned long long)s->insns, what, 2 * indent, "", sym);
+	if (s->nr_lines < NR_KEEP)
+		memcpy(s->first[s->nr_lines], line, sizeof(line));
+	memcpy(s->last[s->nr_lines % NR_KEEP], line, sizeof(line));
+	s->nr_lines++;
+	if (s->o->mode == DECODE_FLOW)
+		fprintf(s->out, "%s\n", line);
+}
+
+static void note(struct dstate *s, const char *what, uint64_t ip)
+{
+	struct sym_info si;
+
+	sym_lookup(s->st, ip, &si);
+	flow_line(s, what, ip, &si);
+}
+
+static const char *iclass_name(enum pt_insn_class c)
+{
+	switch (c) {
+	case ptic_call:		return "call";
+	case ptic_return:	return "ret";
+	case ptic_jump:		return "jmp";
+	case ptic_cond_jump:	return "jcc";
+	case ptic_far_call:	return "far-call";
+	case ptic_far_return:	return "far-ret";
+	case ptic_far_jump:	return "far-jmp";
+	case ptic_ptwrite:	return "ptwrite";
+	case ptic_other:	return "";
+	default:		return "?";
+	}
+}
+
+/* ---- the instruction flow -------------------------------------------- */
+
+/* The previous instruction was a branch: next_ip tells where it went. */
+static void resolve(struct dstate *s, uint64_t next_ip)
+{
+	struct sym_info t;
+
+	switch (s->pend) {
+	case P_NONE:
+		return;
+	case P_COND:
+		if (next_ip == s->pend_next) {
+			s->not_taken++;
+			s->pend_fs->not_taken++;
+		} else {
+			s->taken++;
+			s->pend_fs->taken++;
+		}
+		break;
+	case P_CALL:
+		sym_lookup(s->st, next_ip, &t);
+		fs_of(s, &t)->calls++;
+		s->depth++;
+		flow_line(s, "call", next_ip, &t);
+		break;
+	case P_RET:
+		sym_lookup(s->st, next_ip, &t);
+		s->depth--;
+		flow_line(s, "return", next_ip, &t);
+		break;
+	case P_JUMP:
+		if (next_ip >= s->pend_from.start && next_ip < s->pend_from.end)
+			break;
+		sym_lookup(s->st, next_ip, &t);
+		if (t.name && s->pend_from.name && t.start == s->pend_from.start)
+			break;
+		flow_line(s, "jump", next_ip, &t);
+		break;
+	}
+	s->pend = P_NONE;
+}
+
+static int is_syscall(const struct pt_insn *in)
+{
+	return in->size >= 2 && in->raw[0] == 0x0f && in->raw[1] == 0x05;
+}
+
+static void on_insn(struct dstate *s, const struct pt_insn *in)
+{
+	if (s->pend)
+		resolve(s, in->ip);
+	if (!s->have_cur || in->ip < s->cur.start || in->ip >= s->cur.end) {
+		sym_lookup(s->st, in->ip, &s->cur);
+		s->cur_fs = fs_of(s, &s->cur);
+		s->have_cur = 1;
+	}
+	s->insns++;
+	s->cur_fs->insns++;
+
+	if (s->o->mode == DECODE_INSN) {
+		char sym[LINE_MAX_LEN];
+		uint8_t i;
+
+		fmt_sym(s, sym, sizeof(sym), in->ip, &s->cur);
+		fprintf(s->out, "%10llu %016llx %-40s ", (unsigned long long)s->insns,
+			(unsigned long long)in->ip, sym);
+		for (i = 0; i < in->size; i++)
+			fprintf(s->out, "%02x", in->raw[i]);
+		fprintf(s->out, " %s\n", iclass_name(in->iclass));
+	}
+
+	switch (in->iclass) {
+	case ptic_cond_jump:
+		s->cond++;
+		s->pend = P_COND;
+		s->pend_next = in->ip + in->size;
+		s->pend_fs = s->cur_fs;
+		break;
+	case ptic_call:
+		s->calls++;
+		s->pend = P_CALL;
+		break;
+	case ptic_return:
+		s->rets++;
+		s->pend = P_RET;
+		break;
+	case ptic_jump:
+		s->jumps++;
+		s->pend = P_JUMP;
+		s->pend_from = s->cur;
+		break;
+	case ptic_far_call:
+	case ptic_far_return:
+	case ptic_far_jump:
+		s->far++;
+		if (is_syscall(in)) {
+			s->syscalls++;
+			s->cur_fs->syscalls++;
+			flow_line(s, "syscall", in->ip, &s->cur);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void decode_error(struct dstate *s, struct pt_insn_decoder *dec,
+			 int err, uint64_t ip)
+{
+	uint64_t off = 0;
+	struct sym_info si;
+	char sym[LINE_MAX_LEN];
+
+	pt_insn_get_offset(dec, &off);
+	sym_lookup(s->st, ip, &si);
+	fmt_sym(s, sym, sizeof(sym), ip, &si);
+	fprintf(stderr, "itrace: %s: decode error at trace offset 0x%llx (after %llu instructions, last ip %s): %s\n",
+		s->o->name, (unsigned long long)(s->seg_base + off),
+		(unsigned long long)s->insns, sym, pt_errstr(pt_errcode(err)));
+	s->errors++;
+	s->pend = P_NONE;
+	s->have_cur = 0;
+	flow_line(s, "[error]", ip, &si);
+}
+
+static int handle_events(struct dstate *s, struct pt_insn_decoder *dec, int status)
+{
+	while (status & pts_event_pending) {
+		struct pt_event ev;
+		uint64_t off = 0;
+
+		status = pt_insn_event(dec, &ev, sizeof(ev));
+		if (status < 0)
+			return status;
+		switch (ev.type) {
+		case ptev_overflow:
+			pt_insn_get_offset(dec, &off);
+			fprintf(stderr, "itrace: %s: trace overflow (hardware lost trace) at trace offset 0x%llx\n",
+				s->o->name, (unsigned long long)(s->seg_base + off));
+			s->gaps++;
+			s->pend = P_NONE;
+			note(s, "[overflow]", ev.variant.overflow.ip);
+			break;
+		case ptev_enabled:
+			if (!s->nr_lines)
+				note(s, "start", ev.variant.enabled.ip);
+			if (s->o->mode == DECODE_INSN)
+				fprintf(s->out, "           [enabled at 0x%llx]\n",
+					(unsigned long long)ev.variant.enabled.ip);
+			break;
+		case ptev_disabled:
+		case ptev_async_disabled:
+			if (s->o->mode == DECODE_INSN)
+				fprintf(s->out, "           [disabled]\n");
+			break;
+		default:
+			break;
+		}
+	}
+	return status;
+}
+
+static void decode_segment(struct dstate *s, const struct itrace_segment *seg)
+{
+	struct pt_insn_decoder *dec;
+	struct pt_config cfg;
+	struct pt_insn in;
+	uint64_t last_ip = 0;
+	int status;
+
+	pt_config_init(&cfg);
+	cfg.begin = s->d->trace + seg->buf_offset;
+	cfg.end = cfg.begin + seg->size;
+	if (s->d->hdr.cpu_vendor == ITRACE_CPU_INTEL) {
+		cfg.cpu.vendor = pcv_intel;
+		cfg.cpu.family = s->d->hdr.cpu_family;
+		cfg.cpu.model = s->d->hdr.cpu_model;
+		cfg.cpu.stepping = s->d->hdr.cpu_stepping;
+		if (pt_cpu_errata(&cfg.errata, &cfg.cpu) < 0)
+			memset(&cfg.errata, 0, sizeof(cfg.errata));
+	}
+	s->seg_base = seg->stream_offset;
+
+	dec = pt_insn_alloc_decoder(&cfg);
+	if (!dec) {
+		fprintf(stderr, "itrace: cannot allocate the libipt decoder\n");
+		s->errors++;
+		return;
+	}
+	pt_insn_set_image(dec, s->image);
+
+	status = pt_insn_sync_forward(dec);
+	if (status == -pte_eos) {
+		fprintf(stderr, "itrace: %s: no PSB in %zu bytes of trace at offset 0x%llx: nothing to decode\n",
+			s->o->name, seg->size, (unsigned long long)seg->stream_offset);
+		s->errors++;
+	}
+	while (status != -pte_eos) {
+		if (status < 0) {
+			decode_error(s, dec, status, last_ip);
+			status = pt_insn_sync_forward(dec);
+			continue;
+		}
+		status = handle_events(s, dec, status);
+		if (status < 0)
+			continue;
+		if (status & pts_eos) {
+			status = -pte_eos;
+			break;
+		}
+		memset(&in, 0, sizeof(in));
+		status = pt_insn_next(dec, &in, sizeof(in));
+		if (status < 0) {
+			if (status == -pte_eos)
+				break;
+			/* in.ip is set when the instruction itself failed */
+			if (in.ip)
+				last_ip = in.ip;
+			continue;
+		}
+		last_ip = in.ip;
+		on_insn(s, &in);
+	}
+	/* a branch at the very end of the trace has no known outcome */
+	s->pend = P_NONE;
+	pt_insn_free_decoder(dec);
+}
+
+/* ---- sideband: the address space ------------------------------------- */
+
+static const char *base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
+
+static void add_mapping(struct dstate *s, const char *file, uint64_t addr,
+			uint64_t len, uint64_t pgoff)
+{
+	const char *path = file, *name = base_name(file);
+	struct stat st;
+	int err;
+
+	if (!strcmp(file, "[vdso]")) {
+		if (!s->d->vdso_size) {
+			fprintf(stderr, "itrace: warning: [vdso] mapped but not saved in the file\n");
+			return;
+		}
+		if (!s->vdso_path[0]) {
+			const char *tmp = getenv("TMPDIR");
+			int fd;
+
+			snprintf(s->vdso_path, sizeof(s->vdso_path), "%.40s/itrace-vdso-XXXXXX",
+				 tmp && *tmp ? tmp : "/tmp");
+			fd = mkstemp(s->vdso_path);
+			if (fd < 0 || write(fd, s->d->vdso, s->d->vdso_size) !=
+			    (ssize_t)s->d->vdso_size) {
+				fprintf(stderr, "itrace: cannot write the vdso image to %s: %s\n",
+					s->vdso_path, strerror(errno));
+				if (fd >= 0)
+					close(fd);
+				return;
+			}
+			close(fd);
+		}
+		path = s->vdso_path;
+		name = "[vdso]";
+	} else if (file[0] != '/') {
+		return;		/* //anon, [uprobes]...: no file to decode from */
+	}
+	if (stat(path, &st)) {
+		fprintf(stderr, "itrace: warning: %s: %s (code there cannot be decoded)\n",
+			path, strerror(errno));
+		return;
+	}
+	if ((uint64_t)st.st_size <= pgoff)
+		return;
+	if (len > (uint64_t)st.st_size - pgoff)
+		len = st.st_size - pgoff;
+	err = pt_image_add_file(s->image, path, pgoff, len, NULL, addr);
+	if (err < 0)
+		fprintf(stderr, "itrace: warning: %s at 0x%llx: %s\n", path,
+			(unsigned long long)addr, pt_errstr(pt_errcode(err)));
+	if (sym_add_mapping(s->st, name, path, addr, len, pgoff))
+		fprintf(stderr, "itrace: warning: no symbols for %s\n", path);
+	if (!s->exe)
+		s->exe = strdup(name);
+}
+
+/* Walk the perf stream: mappings, losses. */
+static int scan_sideband(struct dstate *s)
+{
+	const uint8_t *p = s->d->perf;
+	size_t len = s->d->perf_size, pos = 0;
+
+	while (pos < len) {
+		struct perf_event_header h;
+		uint64_t v[3];
+
+		if (len - pos < sizeof(h)) {
+			fprintf(stderr, "itrace: %s: truncated perf record at sideband offset 0x%zx\n",
+				s->o->name, pos);
+			return -1;
+		}
+		memcpy(&h, p + pos, sizeof(h));
+		if (h.size < sizeof(h) || h.size > len - pos) {
+			fprintf(stderr, "itrace: %s: bad perf record (type %u size %u) at sideband offset 0x%zx\n",
+				s->o->name, h.type, h.size, pos);
+			return -1;
+		}
+		switch (h.type) {
+		case PERF_RECORD_MMAP:	/* hdr, pid, tid, addr, len, pgoff, filename */
+			if (h.size <= 40 || (h.misc & PERF_RECORD_MISC_MMAP_DATA))
+				break;
+			memcpy(v, p + pos + 16, sizeof(v));
+			add_mapping(s, strndupa((const char *)p + pos + 40, h.size - 40),
+				    v[0], v[1], v[2]);
+			break;
+		case PERF_RECORD_MMAP2: {	/* ..., maj/min/ino or build id, prot, flags, filename */
+			uint32_t prot;
+
+			if (h.size <= 72)
+				break;
+			memcpy(v, p + pos + 16, sizeof(v));
+			memcpy(&prot, p + pos + 64, sizeof(prot));
+			if (!(prot & PROT_EXEC))
+				break;
+			add_mapping(s, strndupa((const char *)p + pos + 72, h.size - 72),
+				    v[0], v[1], v[2]);
+			break;
+		}
+		case PERF_RECORD_ITRACE_LOST:
+		case PERF_RECORD_AUX:
+			if (h.size < sizeof(h) + 24)
+				break;
+			memcpy(v, p + pos + sizeof(h), sizeof(v));
+			if (h.type == PERF_RECORD_AUX && !(v[2] & PERF_AUX_FLAG_TRUNCATED))
+				break;
+			fprintf(stderr, "itrace: %s: trace lost at trace offset 0x%llx (%llu bytes%s)\n",
+				s->o->name, (unsigned long long)v[0], (unsigned long long)v[1],
+				v[1] ? "" : ", size unknown");
+			s->gaps++;
+			break;
+		default:
+			break;
+		}
+		pos += h.size;
+	}
+	return 0;
+}
+
+/* ---- reports --------------------------------------------------------- */
+
+static int cmp_fs(const void *a, const void *b)
+{
+	const struct fstat *x = a, *y = b;
+
+	if (!x->key || !y->key)
+		return !x->key - !y->key;
+	return strcmp(x->key, y->key);
+}
+
+static void print_stats(struct dstate *s)
+{
+	size_t i;
+
+	fprintf(s->out, "total insns %llu\n", (unsigned long long)s->insns);
+	fprintf(s->out, "total cond %llu\n", (unsigned long long)s->cond);
+	fprintf(s->out, "total taken %llu\n", (unsigned long long)s->taken);
+	fprintf(s->out, "total not_taken %llu\n", (unsigned long long)s->not_taken);
+	fprintf(s->out, "total calls %llu\n", (unsigned long long)s->calls);
+	fprintf(s->out, "total returns %llu\n", (unsigned long long)s->rets);
+	fprintf(s->out, "total syscalls %llu\n", (unsigned long long)s->syscalls);
+	fprintf(s->out, "total gaps %llu\n", (unsigned long long)s->gaps);
+	fprintf(s->out, "total errors %llu\n", (unsigned long long)s->errors);
+	qsort(s->fs, s->cap_fs, sizeof(*s->fs), cmp_fs);
+	for (i = 0; i < s->nr_fs; i++) {
+		const struct fstat *f = &s->fs[i];
+
+		fprintf(s->out, "insns %s %llu\n", f->key, (unsigned long long)f->insns);
+		if (f->calls)
+			fprintf(s->out, "calls %s %llu\n", f->key, (unsigned long long)f->calls);
+		if (f->taken)
+			fprintf(s->out, "taken %s %llu\n", f->key, (unsigned long long)f->taken);
+		if (f->not_taken)
+			fprintf(s->out, "not_taken %s %llu\n", f->key,
+				(unsigned long long)f->not_taken);
+		if (f->syscalls)
+			fprintf(s->out, "syscalls %s %llu\n", f->key,
+				(unsigned long long)f->syscalls);
+	}
+}
+
+static int cmp_calls(const void *a, const void *b)
+{
+	const struct fstat *x = *(struct fstat * const *)a, *y = *(struct fstat * const *)b;
+
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
+	return strcmp(x->key, y->key);
+}
+
+static void print_summary(struct dstate *s)
+{
+	struct fstat **v = calloc(s->nr_fs + 1, sizeof(*v));
+	size_t i, n = 0, other = 0;
+	uint64_t k;
+	const char *c;
+
+	fprintf(s->out, "itrace decode summary: %s\n", s->o->name);
+	if (s->d->cmdline) {
+		fprintf(s->out, "  command:      ");
+		for (c = s->d->cmdline; c < s->d->cmdline + s->d->cmdline_size; c += strlen(c) + 1)
+			fprintf(s->out, " %s", c);
+		fprintf(s->out, "\n");
+	}
+	fprintf(s->out, "  cpu:           %s family %u model %u stepping %u\n",
+		s->d->hdr.cpu_vendor == ITRACE_CPU_INTEL ? "GenuineIntel" : "unknown",
+		s->d->hdr.cpu_family, s->d->hdr.cpu_model, s->d->hdr.cpu_stepping);
+	fprintf(s->out, "  trace:         %zu bytes in %zu segment(s)%s\n", s->d->trace_size,
+		s->d->nr_segs, s->d->hdr.flags & ITRACE_FLAG_SNAPSHOT ? ", snapshot" : "");
+	fprintf(s->out, "  instructions:  %llu (user mode)\n", (unsigned long long)s->insns);
+	fprintf(s->out, "  branches:      %llu conditional (%llu taken, %llu not taken), %llu calls, %llu returns, %llu jumps, %llu syscalls\n",
+		(unsigned long long)s->cond, (unsigned long long)s->taken,
+		(unsigned long long)s->not_taken, (unsigned long long)s->calls,
+		(unsigned long long)s->rets, (unsigned long long)s->jumps,
+		(unsigned long long)s->syscalls);
+	fprintf(s->out, "  gaps:          %llu%s\n", (unsigned long long)s->gaps,
+		s->gaps ? "  (TRACE LOST)" : "");
+	fprintf(s->out, "  decode errors: %llu%s\n", (unsigned long long)s->errors,
+		s->errors ? "  (SEE ABOVE)" : "");
+
+	for (i = 0; v && i < s->cap_fs; i++)
+		if (s->fs[i].key && !strchr(s->fs[i].key, ':') && s->fs[i].insns)
+			v[n++] = &s->fs[i];
+		else if (s->fs[i].key)
+			other++;
+	if (v)
+		qsort(v, n, sizeof(*v), cmp_calls);
+	fprintf(s->out, "  functions of %s (%zu more elsewhere):\n", s->exe ? s->exe : "?", other);
+	fprintf(s->out, "    %10s %12s %10s %10s %8s  %s\n",
+		"calls", "insns", "taken", "not-taken", "syscalls", "function");
+	for (i = 0; i < n; i++)
+		fprintf(s->out, "    %10llu %12llu %10llu %10llu %8llu  %s\n",
+			(unsigned long long)v[i]->calls, (unsigned long long)v[i]->insns,
+			(unsigned long long)v[i]->taken, (unsigned long long)v[i]->not_taken,
+			(unsigned long long)v[i]->syscalls, v[i]->key);
+	free(v);
+
+	fprintf(s->out, "  flow (%llu lines; `itrace decode` prints all), first lines:\n",
+		(unsigned long long)s->nr_lines);
+	for (k = 0; k < s->nr_lines && k < NR_KEEP; k++)
+		fprintf(s->out, "    %s\n", s->first[k]);
+	if (s->nr_lines > NR_KEEP) {
+		fprintf(s->out, "    ...\n  last lines:\n");
+		k = s->nr_lines > 2 * NR_KEEP ? s->nr_lines - NR_KEEP : NR_KEEP;
+		for (; k < s->nr_lines; k++)
+			fprintf(s->out, "    %s\n", s->last[k % NR_KEEP]);
+	}
+}
+
+int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
+{
+	struct dstate *s = calloc(1, sizeof(*s));
+	uint64_t expect = 0;
+	size_t i;
+	int ret = 1;
+
+	if (!s)
+		return 1;
+	s->o = o;
+	s->out = out;
+	s->d = d;
+	s->st = sym_new();
+	s->image = pt_image_alloc("itrace");
+	if (!s->st || !s->image) {
+		fprintf(stderr, "itrace: out of memory\n");
+		goto out;
+	}
+	if (scan_sideband(s))
+		s->errors++;
+	sym_done(s->st);
+	if (!s->exe)
+		fprintf(stderr, "itrace: %s: warning: no executable mapping in the sideband\n",
+			o->name);
+	if (!d->trace_size) {
+		fprintf(stderr, "itrace: %s: the file holds no trace\n", o->name);
+		s->errors++;
+	}
+
+	for (i = 0; i < d->nr_segs; i++) {
+		const struct itrace_segment *seg = &d->segs[i];
+
+		if (seg->stream_offset != expect &&
+		    !(i == 0 && (d->hdr.flags & ITRACE_FLAG_SNAPSHOT))) {
+			fprintf(stderr, "itrace: %s: gap in the trace: bytes 0x%llx-0x%llx missing\n",
+				o->name, (unsigned long long)expect,
+				(unsigned long long)seg->stream_offset);
+			s->gaps++;
+			s->depth = 0;
+			s->have_cur = 0;
+			note(s, "[gap]", 0);
+		}
+		decode_segment(s, seg);
+		expect = seg->stream_offset + seg->size;
+	}
+
+	if (o->mode == DECODE_SUMMARY)
+		print_summary(s);
+	else if (o->mode == DECODE_STATS)
+		print_stats(s);
+	ret = s->errors ? 1 : 0;
+out:
+	if (s->vdso_path[0])
+		unlink(s->vdso_path);
+	if (s->image)
+		pt_image_free(s->image);
+	sym_free(s->st);
+	for (i = 0; i < s->cap_fs; i++)
+		free(s->fs[i].key);
+	free(s->fs);
+	free(s->exe);
+	free(s);
+	return ret;
+}
+
+static void usage_decode(void)
+{
+	fprintf(stderr,
+		"usage: itrace decode [--insn | --summary | --stats] [FILE]\n"
+		"  (default)   function-level flow: one line per call, return, jump\n"
+		"              between functions and syscall\n"
+		"  --insn      every instruction: address, symbol+offset, bytes, class\n"
+		"  --summary   counts, calls per function, first and last flow lines\n"
+		"  --stats     machine readable counters (used by the tests)\n"
+		"  FILE        default itrace.data\n");
+}
+
+int cmd_decode(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "insn",    no_argument, NULL, 'i' },
+		{ "summary", no_argument, NULL, 's' },
+		{ "stats",   no_argument, NULL, 'S' },
+		{ "help",    no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct decode_opts o = { .mode = DECODE_FLOW };
+	struct itrace_data d;
+	char err[512];
+	int c, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			o.mode = DECODE_INSN;
+			break;
+		case 's':
+			o.mode = DECODE_SUMMARY;
+			break;
+		case 'S':
+			o.mode = DECODE_STATS;
+			break;
+		default:
+			usage_decode();
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	if (argc - optind > 1) {
+		usage_decode();
+		return 2;
+	}
+	o.name = optind < argc ? argv[optind] : "itrace.data";
+	if (itrace_read_file(o.name, &d, err, sizeof(err))) {
+		fprintf(stderr, "itrace: %s\n", err);
+		return 1;
+	}
+	ret = itrace_decode(&d, &o, stdout);
+	itrace_data_free(&d);
+	if (fflush(stdout))
+		ret = 1;
+	return ret;
+}

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-2.0
+/* itrace: record and decode instruction flow traces (Intel PT). */
+#include <stdio.h>
+#include <string.h>
+
+#include "itrace.h"
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: itrace record [-o FILE] [-m PAGES] [--snapshot] -- CMD [ARGS...]\n"
+		"       itrace decode [--insn | --summary | --stats] [FILE]\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage();
+		return 2;
+	}
+	if (!strcmp(argv[1], "record"))
+		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "decode"))
+		return cmd_decode(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage();
+		return 0;
+	}
+	fprintf(stderr, "itrace: unknown command '%s'\n", argv[1]);
+	usage();
+	return 2;
+}

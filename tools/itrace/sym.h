@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Address to symbol for the traced address space (elfutils libdwfl). */
+#ifndef ITRACE_SYM_H
+#define ITRACE_SYM_H
+
+#include <stdint.h>
+
+struct symtab;
+
+struct sym_info {
+	const char	*name;		/* NULL: no symbol covers the address */
+	const char	*module;	/* short module name, never NULL */
+	uint64_t	start;		/* symbol start (or the address itself) */
+	uint64_t	end;		/* one past the end; start + 1 if unknown */
+};
+
+struct symtab *sym_new(void);
+/* One executable mapping: file offset pgoff mapped at [addr, addr + len). */
+int sym_add_mapping(struct symtab *st, const char *name, const char *path,
+		    uint64_t addr, uint64_t len, uint64_t pgoff);
+void sym_done(struct symtab *st);
+void sym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si);
+void sym_free(struct symtab *st);
+
+#endif
