@@ -575,7 +575,8 @@ static void print_stats(struct dstate *s)
 	fprintf(s->out, "total syscalls %llu\n", (unsigned long long)s->syscalls);
 	fprintf(s->out, "total gaps %llu\n", (unsigned long long)s->gaps);
 	fprintf(s->out, "total errors %llu\n", (unsigned long long)s->errors);
-	qsort(s->fs, s->cap_fs, sizeof(*s->fs), cmp_fs);
+	if (s->fs)
+		qsort(s->fs, s->cap_fs, sizeof(*s->fs), cmp_fs);
 	for (i = 0; i < s->nr_fs; i++) {
 		const struct fstat *f = &s->fs[i];
 
@@ -637,7 +638,7 @@ static void print_summary(struct dstate *s)
 			v[n++] = &s->fs[i];
 		else if (s->fs[i].key)
 			other++;
-	if (v)
+	if (v && n)
 		qsort(v, n, sizeof(*v), cmp_calls);
 	fprintf(s->out, "  functions of %s (%zu more elsewhere):\n", s->exe ? s->exe : "?", other);
 	fprintf(s->out, "    %10s %12s %10s %10s %8s  %s\n",

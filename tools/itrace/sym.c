@@ -122,7 +122,7 @@ void sym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si)
 	si->start = ip;
 	si->end = ip + 1;
 	si->name = NULL;
-	si->module = "[unknown]";
+	si->module = "?";
 	mod = dwfl_addrmodule(st->dwfl, ip);
 	if (mod) {
 		mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
