@@ -583,6 +583,9 @@ static void print_stats(struct dstate *s)
 		fprintf(s->out, "insns %s %llu\n", f->key, (unsigned long long)f->insns);
 		if (f->calls)
 			fprintf(s->out, "calls %s %llu\n", f->key, (unsigned long long)f->calls);
+		if (f->taken + f->not_taken)
+			fprintf(s->out, "cond %s %llu\n", f->key,
+				(unsigned long long)(f->taken + f->not_taken));
 		if (f->taken)
 			fprintf(s->out, "taken %s %llu\n", f->key, (unsigned long long)f->taken);
 		if (f->not_taken)
