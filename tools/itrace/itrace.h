@@ -2,6 +2,7 @@
 #ifndef ITRACE_H
 #define ITRACE_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 struct itrace_data;
@@ -25,5 +26,7 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 int cmd_record(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 void itrace_cpu_ident(struct itrace_file_header *hdr);
+/* A copy of this process's [vdso] image (malloc'd). */
+int itrace_read_vdso(unsigned char **buf, size_t *size);
 
 #endif

@@ -124,7 +124,7 @@ void itrace_cpu_ident(struct itrace_file_header *hdr)
 }
 
 /* Our own [vdso]: the same kernel maps the same image into every process. */
-static int read_vdso(uint8_t **buf, size_t *size)
+int itrace_read_vdso(uint8_t **buf, size_t *size)
 {
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
 	unsigned long lo, hi;
@@ -465,7 +465,7 @@ int cmd_record(int argc, char **argv)
 			free(cl);
 		}
 	}
-	if (!read_vdso(&vdso, &vdso_size)) {
+	if (!itrace_read_vdso(&vdso, &vdso_size)) {
 		itrace_write_section(rec.out, ITRACE_SEC_VDSO, 0, vdso, vdso_size);
 		free(vdso);
 	} else {

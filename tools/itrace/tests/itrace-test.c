@@ -505,13 +505,67 @@ static void test_cli(const char *itrace)
 	ok(run(cmd) == 2, "unknown command: exit 2");
 }
 
+/*
+ * The test programs on the host: ptsim single-steps each one and writes
+ * the trace real PT would give; the decoder must count exactly the
+ * instructions executed, and e2e-verify.sh must find the expectations.
+ */
+static void test_sim(const char *itrace, const char *ptsim, const char *progs,
+		     const char *verify)
+{
+	static const char * const names[] = { "demo", "fib", "fptr", "loop" };
+	char cmd[2048], line[512];
+	size_t i;
+	FILE *p;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		unsigned long long truth = 0, got = 0;
+
+		snprintf(cmd, sizeof(cmd), "%s -o %s/%s.itrace -- %s/%s 2>&1 >/dev/null",
+			 ptsim, tmpdir, names[i], progs, names[i]);
+		p = popen(cmd, "r");
+		while (p && fgets(line, sizeof(line), p))
+			sscanf(line, "%llu", &truth);
+		ok(p && pclose(p) == 0 && truth > 0, "sim %s: %llu instructions single-stepped",
+		   names[i], truth);
+		snprintf(cmd, sizeof(cmd), "%s decode --stats %s/%s.itrace", itrace, tmpdir,
+			 names[i]);
+		p = popen(cmd, "r");
+		while (p && fgets(line, sizeof(line), p))
+			sscanf(line, "total insns %llu", &got);
+		ok(p && pclose(p) == 0 && got == truth,
+		   "sim %s: decode gives the same instruction count (%llu)", names[i], got);
+	}
+	snprintf(cmd, sizeof(cmd), "ITRACE=%s %s %s", itrace, verify, tmpdir);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		char *hash = strchr(line, '#');
+		int n;
+
+		line[strcspn(line, "\n")] = 0;
+		if (!strncmp(line, "ok ", 3) && sscanf(line + 3, "%d", &n) == 1)
+			ok(1, "sim %s", strchr(line + 3, ' ') + 1);
+		else if (!strncmp(line, "not ok ", 7))
+			ok(0, "sim %s", hash ? hash : line);
+	}
+	if (p)
+		pclose(p);
+
+	/* the verifier itself must fail a wrong expectation */
+	snprintf(cmd, sizeof(cmd),
+		 "d=%s/badexp; mkdir -p $d && echo 'calls fib 176' > $d/fib.expect && "
+		 "ITRACE=%s PROGS_SRC=$d %s %s | grep -q '^not ok 1 e2e/fib # calls fib: expected 176, got 177'",
+		 tmpdir, itrace, verify, tmpdir);
+	ok(run(cmd) == 0, "verifier reports a wrong expectation");
+}
+
 int main(int argc, char **argv)
 {
 	char cmd[512];
 	int ret;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: itrace-test TINY-ELF ITRACE-BINARY\n");
+		fprintf(stderr, "usage: itrace-test TINY-ELF ITRACE [PTSIM PROGS-DIR E2E-VERIFY]\n");
 		return 2;
 	}
 	tiny_path = argv[1];
@@ -525,6 +579,8 @@ int main(int argc, char **argv)
 	test_decode_tiny();
 	test_parser();
 	test_cli(argv[2]);
+	if (argc >= 6)
+		test_sim(argv[2], argv[3], argv[4], argv[5]);
 	printf("1..%d\n", nr_test);
 	printf("# %d passed, %d failed\n", nr_test - nr_fail, nr_fail);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
