@@ -531,6 +531,10 @@ static int scan_sideband(struct dstate *s)
 				    v[0], v[1], v[2]);
 			break;
 		}
+		case PERF_RECORD_LOST:
+			fprintf(stderr, "itrace: %s: warning: sideband records were lost while recording; mappings may be missing\n",
+				s->o->name);
+			break;
 		case PERF_RECORD_ITRACE_LOST:
 		case PERF_RECORD_AUX:
 			if (h.size < sizeof(h) + 24)
@@ -544,6 +548,85 @@ static int scan_sideband(struct dstate *s)
 			s->gaps++;
 			break;
 		default:
+			break;
+		}
+		pos += h.size;
+	}
+	return 0;
+}
+
+/* One line per record of the perf stream. */
+static int dump_sideband(struct itrace_data *d, const char *name, FILE *out)
+{
+	const uint8_t *p = d->perf;
+	size_t len = d->perf_size, pos = 0;
+
+	while (pos < len) {
+		struct perf_event_header h;
+		const uint8_t *r = p + pos;
+		uint32_t u[4];
+		uint64_t v[3];
+
+		if (len - pos < sizeof(h))
+			break;
+		memcpy(&h, r, sizeof(h));
+		if (h.size < sizeof(h) || h.size > len - pos) {
+			fprintf(stderr, "itrace: %s: bad perf record (type %u size %u) at sideband offset 0x%zx\n",
+				name, h.type, h.size, pos);
+			return 1;
+		}
+		fprintf(out, "%8zx ", pos);
+		memset(u, 0, sizeof(u));
+		memcpy(u, r + 8, h.size >= 24 ? 16 : h.size - 8);
+		switch (h.type) {
+		case PERF_RECORD_MMAP:
+		case PERF_RECORD_MMAP2: {
+			size_t fo = h.type == PERF_RECORD_MMAP ? 40 : 72;
+			uint32_t prot = 0;
+
+			if (h.size <= fo)
+				goto other;
+			memcpy(v, r + 16, sizeof(v));
+			if (h.type == PERF_RECORD_MMAP2)
+				memcpy(&prot, r + 64, sizeof(prot));
+			fprintf(out, "%s pid %u tid %u 0x%llx-0x%llx pgoff 0x%llx %c%c%c %s\n",
+				h.type == PERF_RECORD_MMAP ? "MMAP " : "MMAP2", u[0], u[1],
+				(unsigned long long)v[0], (unsigned long long)(v[0] + v[1]),
+				(unsigned long long)v[2],
+				h.type == PERF_RECORD_MMAP || (prot & PROT_READ) ? 'r' : '-',
+				prot & PROT_WRITE ? 'w' : '-',
+				h.type == PERF_RECORD_MMAP || (prot & PROT_EXEC) ? 'x' : '-',
+				strndupa((const char *)r + fo, h.size - fo));
+			break;
+		}
+		case PERF_RECORD_COMM:
+			if (h.size <= 16)
+				goto other;
+			fprintf(out, "COMM%s pid %u tid %u %s\n",
+				h.misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "", u[0], u[1],
+				strndupa((const char *)r + 16, h.size - 16));
+			break;
+		case PERF_RECORD_EXIT:
+		case PERF_RECORD_FORK:
+			fprintf(out, "%s pid %u ppid %u tid %u\n",
+				h.type == PERF_RECORD_EXIT ? "EXIT" : "FORK", u[0], u[1], u[2]);
+			break;
+		case PERF_RECORD_LOST:
+			fprintf(out, "LOST (sideband records lost)\n");
+			break;
+		case PERF_RECORD_ITRACE_LOST:
+		case PERF_RECORD_AUX:
+			if (h.size < 32)
+				goto other;
+			memcpy(v, r + 8, sizeof(v));
+			fprintf(out, "%s offset 0x%llx size %llu flags 0x%llx\n",
+				h.type == PERF_RECORD_AUX ? "AUX" : "ITRACE_LOST",
+				(unsigned long long)v[0], (unsigned long long)v[1],
+				h.type == PERF_RECORD_AUX ? (unsigned long long)v[2] : 0ULL);
+			break;
+		default:
+other:
+			fprintf(out, "type %u misc 0x%x size %u\n", h.type, h.misc, h.size);
 			break;
 		}
 		pos += h.size;
@@ -674,6 +757,10 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 
 	if (!s)
 		return 1;
+	if (o->mode == DECODE_SIDEBAND) {
+		free(s);
+		return dump_sideband(d, o->name, out);
+	}
 	s->o = o;
 	s->out = out;
 	s->d = d;
@@ -733,12 +820,13 @@ out:
 static void usage_decode(void)
 {
 	fprintf(stderr,
-		"usage: itrace decode [--insn | --summary | --stats] [FILE]\n"
+		"usage: itrace decode [--insn | --summary | --stats | --sideband] [FILE]\n"
 		"  (default)   function-level flow: one line per call, return, jump\n"
 		"              between functions and syscall\n"
 		"  --insn      every instruction: address, symbol+offset, bytes, class\n"
 		"  --summary   counts, calls per function, first and last flow lines\n"
 		"  --stats     machine readable counters (used by the tests)\n"
+		"  --sideband  the recorded perf stream records (MMAP2, COMM...)\n"
 		"  FILE        default itrace.data\n");
 }
 
@@ -748,6 +836,7 @@ int cmd_decode(int argc, char **argv)
 		{ "insn",    no_argument, NULL, 'i' },
 		{ "summary", no_argument, NULL, 's' },
 		{ "stats",   no_argument, NULL, 'S' },
+		{ "sideband", no_argument, NULL, 'b' },
 		{ "help",    no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -767,6 +856,9 @@ int cmd_decode(int argc, char **argv)
 			break;
 		case 'S':
 			o.mode = DECODE_STATS;
+			break;
+		case 'b':
+			o.mode = DECODE_SIDEBAND;
 			break;
 		default:
 			usage_decode();

@@ -9,7 +9,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: itrace record [-o FILE] [-m PAGES] [--snapshot] -- CMD [ARGS...]\n"
-		"       itrace decode [--insn | --summary | --stats] [FILE]\n");
+		"       itrace decode [--insn | --summary | --stats | --sideband] [FILE]\n");
 }
 
 int main(int argc, char **argv)

@@ -13,6 +13,7 @@ enum decode_mode {
 	DECODE_INSN,		/* one line per instruction */
 	DECODE_SUMMARY,		/* human summary */
 	DECODE_STATS,		/* machine readable counters (tests) */
+	DECODE_SIDEBAND,	/* the perf stream's records */
 };
 
 struct decode_opts {

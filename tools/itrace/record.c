@@ -62,6 +62,7 @@ struct recorder {
 	int		lost;		/* loss records seen since last drain */
 	unsigned long	nr_lost;
 	int		snapshot;
+	int		sideband_only;	/* test hook: no PT, dummy event */
 	uint64_t	trace_bytes;
 };
 
@@ -190,6 +191,9 @@ static void scan_perf(struct recorder *rec, const uint8_t *p, size_t len)
 			if (h.misc & PERF_RECORD_MISC_COMM_EXEC)
 				rec->exec_seen = 1;
 			break;
+		case PERF_RECORD_LOST:
+			fprintf(stderr, "itrace: warning: the kernel lost sideband records (perf stream full)\n");
+			break;
 		case PERF_RECORD_ITRACE_LOST:
 			rec->lost = 1;
 			rec->nr_lost++;
@@ -213,6 +217,7 @@ static void scan_perf(struct recorder *rec, const uint8_t *p, size_t len)
 /* Copy [tail, head) of a ring to the file, then release it to the kernel. */
 static int ring_drain(struct recorder *rec, struct ring *r, uint32_t type)
 {
+	/* acquire: the data we copy below is at least as new as data_head */
 	uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
 	uint64_t len = head - r->tail, start, first;
 	uint8_t *lin = NULL;
@@ -227,7 +232,7 @@ static int ring_drain(struct recorder *rec, struct ring *r, uint32_t type)
 		r->tail = head - r->size;
 		len = r->size;
 	}
-	start = r->tail & (r->size - 1);
+	start = r->tail % r->size;
 	first = len < r->size - start ? len : r->size - start;
 
 	if (type == ITRACE_SEC_PERF) {
@@ -249,8 +254,13 @@ static int ring_drain(struct recorder *rec, struct ring *r, uint32_t type)
 		rec->trace_bytes += len;
 	}
 	r->tail = head;
-	/* pairs with the kernel's read of data_tail before it overwrites */
-	__atomic_store_n(&r->pg->data_tail, head, __ATOMIC_RELEASE);
+	/*
+	 * Release: our reads of the data above complete before the kernel
+	 * sees the space as free (pairs with its read of data_tail before it
+	 * writes).  A read-only (overwrite) mapping has no tail to move.
+	 */
+	if (r->writable)
+		__atomic_store_n(&r->pg->data_tail, head, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -260,7 +270,7 @@ static int drain_all(struct recorder *rec)
 
 	if (ring_drain(rec, &rec->perf, ITRACE_SEC_PERF))
 		return -1;
-	if (rec->snapshot)
+	if (rec->snapshot || rec->sideband_only)
 		return 0;
 	full = __atomic_load_n(&rec->trace.pg->data_head, __ATOMIC_ACQUIRE) - rec->trace.tail;
 	if (ring_drain(rec, &rec->trace, ITRACE_SEC_TRACE))
@@ -353,12 +363,19 @@ int cmd_record(int argc, char **argv)
 		return 2;
 	}
 
-	if (access(PT_SYSFS, F_OK)) {
+	/*
+	 * Test hook for hosts without Intel PT: record only the sideband of
+	 * a software dummy event, to check the perf stream side of record.
+	 */
+	rec.sideband_only = !!getenv("ITRACE_RECORD_SIDEBAND_ONLY");
+	if (rec.sideband_only) {
+		pmu_type = PERF_TYPE_SOFTWARE;
+	} else if (access(PT_SYSFS, F_OK)) {
 		fprintf(stderr, "itrace: no intel_pt PMU (%s missing): this CPU or kernel has no Intel PT\n",
 			PT_SYSFS);
 		return 1;
 	}
-	if (read_sysfs_int(PT_SYSFS "/type", &pmu_type)) {
+	if (!rec.sideband_only && read_sysfs_int(PT_SYSFS "/type", &pmu_type)) {
 		fprintf(stderr, "itrace: cannot read %s/type: %s\n", PT_SYSFS, strerror(errno));
 		return 1;
 	}
@@ -393,7 +410,8 @@ int cmd_record(int argc, char **argv)
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = pmu_type;
-	attr.config = 1ULL << pt_format_bit("branch", 13);
+	attr.config = rec.sideband_only ? PERF_COUNT_SW_DUMMY :
+		      1ULL << pt_format_bit("branch", 13);
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 	attr.disabled = 1;
@@ -418,6 +436,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "itrace: mmap of the event's perf stream: %s\n", strerror(errno));
 		goto kill_child;
 	}
+	if (rec.sideband_only)
+		goto mapped;
 	rec.tfd = perf_event_open(NULL, -1, -1, rec.fd, PERF_FLAG_FD_ITRACE);
 	if (rec.tfd < 0) {
 		fprintf(stderr, "itrace: cannot get the trace fd (perf_event_open with PERF_FLAG_FD_ITRACE): %s%s\n",
@@ -432,7 +452,7 @@ int cmd_record(int argc, char **argv)
 			" (locked memory limit? try a smaller -m)" : "");
 		goto kill_child;
 	}
-
+mapped:
 	rec.out = fopen(rec.path, "wb");
 	if (!rec.out) {
 		fprintf(stderr, "itrace: %s: %s\n", rec.path, strerror(errno));
@@ -505,7 +525,8 @@ int cmd_record(int argc, char **argv)
 		poll(NULL, 0, 20);
 	}
 	/* The event was scheduled out for the last time at exit. */
-	if (drain_all(&rec) || (rec.snapshot && drain_snapshot(&rec)))
+	if (drain_all(&rec) ||
+	    (rec.snapshot && !rec.sideband_only && drain_snapshot(&rec)))
 		goto werr;
 	itrace_write_section(rec.out, ITRACE_SEC_END, 0, NULL, 0);
 	if (fflush(rec.out) || write_out(&rec))
@@ -518,7 +539,7 @@ int cmd_record(int argc, char **argv)
 			rec.nr_lost);
 	fprintf(stderr, "itrace: recorded %llu bytes of trace to %s\n",
 		(unsigned long long)rec.trace_bytes, rec.path);
-	if (!rec.trace_bytes)
+	if (!rec.trace_bytes && !rec.sideband_only)
 		fprintf(stderr, "itrace: warning: the trace is empty\n");
 	ret = 0;
 	goto out;
