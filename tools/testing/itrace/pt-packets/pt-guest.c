@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Guest side of the emulated Intel PT check: trace this program's own
+ * user-mode execution of a workload with known control flow through the
+ * upstream intel_pt PMU (classic AUX area), then print the raw trace on
+ * stdout, base64-encoded between marker lines, for the host to decode.
+ *
+ * Build static and non-PIE so the host can decode against the same ELF.
+ */
+#define _GNU_SOURCE
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PAGE		4096UL
+#define AUX_PAGES	64
+
+#define LOOPS		100
+#define FIB_N		10
+
+static volatile unsigned long sink;
+
+__attribute__((noinline)) static unsigned long add_one(unsigned long x)
+{
+	return x + 1;
+}
+
+__attribute__((noinline)) static unsigned long add_two(unsigned long x)
+{
+	return x + 2;
+}
+
+__attribute__((noinline)) static unsigned long fib(unsigned long n)
+{
+	return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+
+typedef unsigned long (*op_fn)(unsigned long);
+op_fn ops[2] = { add_one, add_two };
+
+__attribute__((noinline)) void workload(void)
+{
+	unsigned long acc = 0;
+	int i;
+
+	for (i = 0; i < LOOPS; i++) {
+		acc = ops[i & 1](acc);
+		if (i == LOOPS / 2)
+			syscall(SYS_getppid);
+	}
+	acc += fib(FIB_N);
+	sink = acc;
+}
+
+static int read_int(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = -1;
+
+	if (!f || fscanf(f, "%d", &v) != 1)
+		v = -1;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static void b64_out(const unsigned char *p, size_t n)
+{
+	static const char t[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t i;
+	int col = 0;
+
+	for (i = 0; i < n; i += 3) {
+		unsigned v = p[i] << 16;
+		size_t k = n - i;
+
+		if (k > 1)
+			v |= p[i + 1] << 8;
+		if (k > 2)
+			v |= p[i + 2];
+		putchar(t[(v >> 18) & 63]);
+		putchar(t[(v >> 12) & 63]);
+		putchar(k > 1 ? t[(v >> 6) & 63] : '=');
+		putchar(k > 2 ? t[v & 63] : '=');
+		if (++col == 19) {
+			putchar('\n');
+			col = 0;
+		}
+	}
+	if (col)
+		putchar('\n');
+}
+
+int main(int argc, char **argv)
+{
+	struct perf_event_attr attr;
+	struct perf_event_mmap_page *up;
+	unsigned char *aux;
+	uint64_t head;
+	int type, fd;
+
+	type = read_int("/sys/bus/event_source/devices/intel_pt/type");
+	if (type < 0) {
+		printf("PT-GUEST: no intel_pt PMU\n");
+		return 1;
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = type;
+	attr.config = 1ULL << 10;		/* tsc */
+	if (argc > 1 && !strcmp(argv[1], "noretcomp"))
+		attr.config |= 1ULL << 11;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.disabled = 1;
+
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0) {
+		perror("PT-GUEST: perf_event_open");
+		return 1;
+	}
+	up = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (up == MAP_FAILED) {
+		perror("PT-GUEST: mmap");
+		return 1;
+	}
+	up->aux_offset = 2 * PAGE;
+	up->aux_size = AUX_PAGES * PAGE;
+	aux = mmap(NULL, AUX_PAGES * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   fd, 2 * PAGE);
+	if (aux == MAP_FAILED) {
+		perror("PT-GUEST: mmap aux");
+		return 1;
+	}
+
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	workload();
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+
+	head = __atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE);
+	printf("PT-GUEST: aux_head %llu\n", (unsigned long long)head);
+	if (head > AUX_PAGES * PAGE)
+		head = AUX_PAGES * PAGE;
+	printf("PT-GUEST-BEGIN\n");
+	b64_out(aux, head);
+	printf("PT-GUEST-END\n");
+	fflush(stdout);
+	return 0;
+}

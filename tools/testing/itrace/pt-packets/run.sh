@@ -1,0 +1,102 @@
+#!/bin/bash
+# Emulated Intel PT check (TAP): boot the test kernel on the emulated CPU,
+# trace pt-guest (user mode, upstream intel_pt driver, AUX area), decode the
+# trace on the host with libipt: packet layer, instruction flow against the
+# same static ELF, and execution counts of the workload's functions.
+#
+#   tools/testing/itrace/pt-packets/run.sh [BUILD]
+#
+# Needs build/qemu-obj/qemu-system-x86_64 and the bzImage; libipt-dev, gcc,
+# glibc static libraries (libc6-dev), busybox (static) and cpio.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../../.." && pwd)
+BUILD=${1:-${BUILD:-$top/build}}
+out=$BUILD/pt-packets
+qemu=$BUILD/qemu-obj/qemu-system-x86_64
+kernel=${KERNEL:-$BUILD/linux-obj/arch/x86/boot/bzImage}
+cpu=$(cat "$top/tools/testing/itrace/qemu-cpu.txt")
+mkdir -p "$out"
+
+n=0 fail=0
+ok() { n=$((n + 1)); echo "ok $n $*"; }
+notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n $*"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
+
+gcc -O2 -Wall -o "$out/ptcheck" "$here/ptcheck.c" -lipt
+gcc -O1 -g -Wall -static -no-pie -o "$out/pt-guest" "$here/pt-guest.c"
+
+# initramfs: static busybox, pt-guest, an init script
+root=$out/initramfs
+rm -rf "$root"
+mkdir -p "$root"/{bin,proc,sys,dev}
+cp /usr/bin/busybox "$root/bin/busybox"
+cp "$out/pt-guest" "$root/pt-guest"
+cat > "$root/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+echo "PT-CPUINFO $(grep -m1 'model name' /proc/cpuinfo)"
+echo "PT-CPUFLAG $(grep -m1 -o -w intel_pt /proc/cpuinfo)"
+d=/sys/bus/event_source/devices/intel_pt
+if [ -d $d ]; then
+	for f in $d/caps/*; do echo "PT-CAP ${f##*/} $(cat $f)"; done
+fi
+dmesg | grep -i -E 'intel_pt|Performance Events|PMU' | sed 's/^/PT-DMESG /'
+echo PT-RUN retcomp
+/pt-guest
+echo PT-RUN noretcomp
+/pt-guest noretcomp
+dmesg | grep -E 'WARNING|BUG|KASAN|lockdep|Call Trace' | sed 's/^/PT-SPLAT /'
+poweroff -f
+INIT
+chmod +x "$root/init"
+(cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$out/initramfs.cpio.gz"
+
+log=$out/console.log
+timeout 600 "$qemu" -L /usr/share/qemu -L /usr/share/seabios \
+	-nographic -no-reboot -m 1G -cpu "$cpu" -kernel "$kernel" \
+	-initrd "$out/initramfs.cpio.gz" \
+	-append "console=ttyS0 nmi_watchdog=0 panic=-1 quiet" > "$log" 2>&1 || true
+tr -d '\r' < "$log" > "$log.txt"
+
+check "guest sees intel_pt in /proc/cpuinfo" grep -q '^PT-CPUFLAG intel_pt' "$log.txt"
+check "intel_pt PMU registered" grep -q '^PT-CAP topa_output 1' "$log.txt"
+want="cr3_filtering=1 psb_cyc=0 ip_filtering=0 mtc=0 ptwrite=0 power_event_trace=0
+topa_output=1 topa_multiple_entries=1 single_range_output=1 output_subsys=0
+payloads_lip=0 num_address_ranges=0 mtc_periods=0 cycle_thresholds=0 psb_periods=0"
+caps_ok=true
+for kv in $want; do
+	grep -q "^PT-CAP ${kv%=*} ${kv#*=}\$" "$log.txt" || { caps_ok=false; echo "# cap ${kv%=*} != ${kv#*=}"; }
+done
+check "intel_pt caps match the emulated CPUID leaf 0x14" $caps_ok
+check "no WARN/BUG/KASAN/lockdep in guest log" bash -c "! grep -q '^PT-SPLAT' '$log.txt'"
+
+sym() { printf '%x' 0x$(nm "$out/pt-guest" | awk -v s="$1" '$3 == s { print $1 }'); }
+expect=("$(sym workload)=1" "$(sym add_one)=50" "$(sym add_two)=50" "$(sym fib)=177")
+
+for mode in retcomp noretcomp; do
+	awk -v m="$mode" '$0 == "PT-RUN " m { on = 1; next }
+		on && /^PT-GUEST-BEGIN/ { take = 1; next }
+		on && /^PT-GUEST-END/ { exit }
+		take { print }' "$log.txt" | base64 -d > "$out/trace-$mode.bin" || true
+	if [ ! -s "$out/trace-$mode.bin" ]; then
+		notok "$mode: trace received from the guest"
+		continue
+	fi
+	ok "$mode: trace received from the guest ($(stat -c %s "$out/trace-$mode.bin") bytes)"
+	"$out/ptcheck" "$out/trace-$mode.bin" "$out/pt-guest" "${expect[@]}" \
+		> "$out/ptcheck-$mode.tap" 2> "$out/ptcheck-$mode.err" || true
+	sed 's/^/# /' "$out/ptcheck-$mode.err" | head -20
+	while read -r line; do
+		case $line in
+		"ok "*) ok "$mode: $(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
+		"not ok "*) notok "$mode: $(echo "$line" | sed -E 's/^not ok [0-9]+ //')" ;;
+		"#"*) echo "$line" ;;
+		esac
+	done < "$out/ptcheck-$mode.tap"
+done
+echo "1..$n"
+[ $fail -eq 0 ]

@@ -1,0 +1,652 @@
+/*
+ * Intel Processor Trace emulation for TCG
+ *
+ * Generates the packet stream described in the Intel SDM, Vol. 3C,
+ * "Intel Processor Trace", for the instructions the guest executes, and
+ * writes it to guest memory through ToPA or single-range output.
+ *
+ * Translation blocks are keyed on HF_PT_MASK (IA32_RTIT_CTL.TraceEn), so
+ * only code translated while tracing is enabled calls the branch helpers
+ * below; a guest that never enables tracing runs unchanged.  Whether
+ * packets are generated (PacketEn: the CPL and CR3 filters) is decided at
+ * run time, here.  Every IP in a packet comes from the run-time EIP.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bitops.h"
+#include "cpu.h"
+#include "exec/helper-proto.h"
+#include "exec/address-spaces.h"
+#include "exec/memory.h"
+#include "tcg/helper-tcg.h"
+#include "tcg/intel-pt.h"
+
+/* Packet opcodes (SDM "Packet Formats") */
+#define PT_PAD          0x00
+#define PT_TIP_PGD      0x01
+#define PT_EXT          0x02
+#define PT_TIP          0x0d
+#define PT_TIP_PGE      0x11
+#define PT_TSC          0x19
+#define PT_FUP          0x1d
+#define PT_MODE         0x99
+#define PT_EXT_PSB      0x82
+#define PT_EXT_PSBEND   0x23
+#define PT_EXT_OVF      0xf3
+
+#define PT_PSB_LEN      16
+#define PT_TNT_MAX      6       /* bits in a short TNT packet */
+
+/* Bytes of output between two PSB+ (PSBFreq is not configurable). */
+#define PT_PSB_PERIOD   4096
+
+#define RTIT_CTL_VALID  (RTIT_CTL_TRACEEN | RTIT_CTL_OS | RTIT_CTL_USER | \
+                         RTIT_CTL_CR3FILTER | RTIT_CTL_TOPA | \
+                         RTIT_CTL_TSCEN | RTIT_CTL_DISRETC | \
+                         RTIT_CTL_BRANCHEN)
+#define RTIT_STATUS_RW  (RTIT_STATUS_ERROR | RTIT_STATUS_STOPPED | \
+                         RTIT_STATUS_PENDPSB | RTIT_STATUS_PENDTOPAPMI)
+#define RTIT_STATUS_RO  (RTIT_STATUS_FILTEREN | RTIT_STATUS_CONTEXTEN | \
+                         RTIT_STATUS_TRIGGEREN)
+
+static bool pt_supported(CPUX86State *env)
+{
+    return env->features[FEAT_7_0_EBX] & CPUID_7_0_EBX_INTEL_PT;
+}
+
+static uint64_t pt_phys_mask(CPUX86State *env)
+{
+    return MAKE_64BIT_MASK(0, env_archcpu(env)->phys_bits);
+}
+
+static bool pt_trace_en(CPUX86State *env)
+{
+    return env->msr_rtit_ctrl & RTIT_CTL_TRACEEN;
+}
+
+/* TriggerEn: TraceEn and output has neither stopped nor failed. */
+static bool pt_trigger_en(CPUX86State *env)
+{
+    return pt_trace_en(env) &&
+           !(env->msr_rtit_status & (RTIT_STATUS_STOPPED |
+                                     RTIT_STATUS_ERROR));
+}
+
+/* ContextEn: the CPL and CR3 filters let the current context through. */
+static bool pt_context_en(CPUX86State *env)
+{
+    uint64_t ctl = env->msr_rtit_ctrl;
+    int cpl = env->hflags & HF_CPL_MASK;
+
+    if (!(ctl & (cpl == 0 ? RTIT_CTL_OS : RTIT_CTL_USER))) {
+        return false;
+    }
+    if ((ctl & RTIT_CTL_CR3FILTER) &&
+        ((env->cr[3] ^ env->msr_rtit_cr3_match) & ~0x1fULL)) {
+        return false;
+    }
+    return true;
+}
+
+/*
+ * Without BranchEn no COFI packets are generated; the packet stream then
+ * holds only PSB+ (and timing), as on hardware.
+ */
+static bool pt_cofi_en(CPUX86State *env)
+{
+    return env->msr_rtit_ctrl & RTIT_CTL_BRANCHEN;
+}
+
+static void pt_update_hflags(CPUX86State *env)
+{
+    if (pt_trace_en(env)) {
+        env->hflags |= HF_PT_MASK;
+    } else {
+        env->hflags &= ~HF_PT_MASK;
+    }
+}
+
+/* Output */
+
+static void pt_set_output(CPUX86State *env, uint32_t table_off, uint32_t off)
+{
+    env->msr_rtit_output_mask = ((uint64_t)off << 32) | table_off | 0x7f;
+}
+
+static void pt_output_error(CPUX86State *env)
+{
+    env->msr_rtit_status |= RTIT_STATUS_ERROR;
+}
+
+static bool pt_write_phys(CPUX86State *env, hwaddr addr,
+                          const uint8_t *buf, uint32_t len)
+{
+    MemTxResult r;
+
+    r = address_space_write(env_cpu(env)->as, addr, MEMTXATTRS_UNSPECIFIED,
+                            buf, len);
+    return r == MEMTX_OK;
+}
+
+/*
+ * Single-range output: the region is OUTPUT_BASE, its size is given by the
+ * mask in OUTPUT_MASK_PTRS[31:0]; the output wraps.
+ */
+static void pt_output_single(CPUX86State *env, const uint8_t *buf,
+                             uint32_t len)
+{
+    uint32_t mask = (uint32_t)env->msr_rtit_output_mask | 0x7f;
+    uint32_t off = (env->msr_rtit_output_mask >> 32) & mask;
+    hwaddr base = env->msr_rtit_output_base & pt_phys_mask(env);
+
+    while (len) {
+        uint32_t n = MIN(len, mask - off + 1);
+
+        if (!pt_write_phys(env, base + off, buf, n)) {
+            pt_output_error(env);
+            return;
+        }
+        buf += n;
+        len -= n;
+        off = (off + n) & mask;
+    }
+    env->msr_rtit_output_mask = ((uint64_t)off << 32) |
+                                (uint32_t)env->msr_rtit_output_mask | 0x7f;
+}
+
+/*
+ * ToPA output: OUTPUT_BASE is the current table, OUTPUT_MASK_PTRS[31:7]
+ * the index of the current entry and [63:32] the offset in its region.
+ * A full region is left only when more data arrives, so the offset may
+ * equal the region size; a full region marked STOP stops the trace.
+ */
+static void pt_output_topa(CPUX86State *env, const uint8_t *buf,
+                           uint32_t len)
+{
+    CPUState *cs = env_cpu(env);
+    uint64_t phys_mask = pt_phys_mask(env);
+    hwaddr table = env->msr_rtit_output_base & phys_mask;
+    uint32_t idx = (uint32_t)env->msr_rtit_output_mask >> 7;
+    uint32_t off = env->msr_rtit_output_mask >> 32;
+    unsigned int ends = 0;
+
+    while (len) {
+        uint64_t entry = x86_ldq_phys(cs, table + idx * 8);
+        uint64_t size;
+        hwaddr region;
+        uint32_t n;
+
+        region = entry & phys_mask & ~0xfffULL;
+        if (entry & TOPA_END) {
+            /* Two END entries in a row never lead to a region. */
+            if (++ends > 2) {
+                pt_output_error(env);
+                break;
+            }
+            table = region;
+            idx = 0;
+            off = 0;
+            continue;
+        }
+        size = 4096ULL << ((entry >> TOPA_SIZE_SHIFT) & TOPA_SIZE_MASK);
+        if (off >= size) {
+            if (entry & TOPA_STOP) {
+                env->msr_rtit_status |= RTIT_STATUS_STOPPED;
+                break;
+            }
+            idx++;
+            off = 0;
+            if (idx >= (1U << 25)) {
+                pt_output_error(env);
+                break;
+            }
+            continue;
+        }
+        ends = 0;
+        n = MIN(len, size - off);
+        if (!pt_write_phys(env, region + off, buf, n)) {
+            pt_output_error(env);
+            break;
+        }
+        buf += n;
+        len -= n;
+        off += n;
+        if (off == size && (entry & TOPA_STOP)) {
+            env->msr_rtit_status |= RTIT_STATUS_STOPPED;
+            break;
+        }
+    }
+    env->msr_rtit_output_base = table;
+    pt_set_output(env, idx << 7, off);
+}
+
+static void pt_flush(CPUX86State *env)
+{
+    IntelPTState *pt = &env->pt;
+
+    if (pt->stage_len && pt_trigger_en(env)) {
+        if (env->msr_rtit_ctrl & RTIT_CTL_TOPA) {
+            pt_output_topa(env, pt->stage, pt->stage_len);
+        } else {
+            pt_output_single(env, pt->stage, pt->stage_len);
+        }
+        if (!pt_trigger_en(env)) {
+            /* Output stopped or failed: no more packets until restarted. */
+            pt->packet_en = false;
+        }
+    }
+    pt->stage_len = 0;
+}
+
+/* Packet generation */
+
+static void pt_byte(CPUX86State *env, uint8_t b)
+{
+    IntelPTState *pt = &env->pt;
+
+    pt->stage[pt->stage_len++] = b;
+    pt->psb_bytes++;
+    if (pt->stage_len == INTEL_PT_STAGE_SIZE) {
+        pt_flush(env);
+    }
+}
+
+static void pt_bytes_le(CPUX86State *env, uint64_t val, int n)
+{
+    int i;
+
+    for (i = 0; i < n; i++) {
+        pt_byte(env, val >> (8 * i));
+    }
+}
+
+static void pt_tnt_flush(CPUX86State *env)
+{
+    IntelPTState *pt = &env->pt;
+
+    if (pt->tnt_count) {
+        /* Stop bit above the payload; bit 0 is the short TNT opcode. */
+        pt_byte(env, (1 << (pt->tnt_count + 1)) | (pt->tnt_bits << 1));
+        pt->tnt_bits = 0;
+        pt->tnt_count = 0;
+    }
+}
+
+static void pt_tnt(CPUX86State *env, bool taken)
+{
+    IntelPTState *pt = &env->pt;
+
+    pt->tnt_bits = (pt->tnt_bits << 1) | taken;
+    if (++pt->tnt_count == PT_TNT_MAX) {
+        pt_tnt_flush(env);
+    }
+}
+
+/*
+ * Emit a packet with an IP payload, compressed against the last IP as the
+ * SDM's "IP Compression" rules allow: the shortest of update-16, update-32,
+ * sign-extended-48, update-48 and full.
+ */
+static void pt_ip_packet(CPUX86State *env, uint8_t opc, uint64_t ip)
+{
+    IntelPTState *pt = &env->pt;
+    uint64_t last = pt->last_ip;
+    int ipc, len;
+
+    pt_tnt_flush(env);
+    if ((ip >> 16) == (last >> 16)) {
+        ipc = 1;
+        len = 2;
+    } else if ((ip >> 32) == (last >> 32)) {
+        ipc = 2;
+        len = 4;
+    } else if (sextract64(ip, 0, 48) == ip) {
+        ipc = 3;
+        len = 6;
+    } else if ((ip >> 48) == (last >> 48)) {
+        ipc = 4;
+        len = 6;
+    } else {
+        ipc = 6;
+        len = 8;
+    }
+    pt_byte(env, opc | (ipc << 5));
+    pt_bytes_le(env, ip, len);
+    pt->last_ip = ip;
+}
+
+/* A packet whose IP payload is suppressed; the last IP is unchanged. */
+static void pt_noip_packet(CPUX86State *env, uint8_t opc)
+{
+    pt_tnt_flush(env);
+    pt_byte(env, opc);
+}
+
+static uint8_t pt_exec_mode(CPUX86State *env)
+{
+    if (env->hflags & HF_CS64_MASK) {
+        return 0x01;            /* CS.L */
+    }
+    return env->hflags & HF_CS32_MASK ? 0x02 : 0x00;   /* CS.D */
+}
+
+static void pt_mode_exec(CPUX86State *env)
+{
+    env->pt.exec_mode = pt_exec_mode(env);
+    pt_tnt_flush(env);
+    pt_byte(env, PT_MODE);
+    pt_byte(env, env->pt.exec_mode);
+}
+
+static void pt_ret_stack_clear(CPUX86State *env)
+{
+    env->pt.ret_depth = 0;
+}
+
+/*
+ * PSB+: PSB, TSC (TSCEn), MODE.Exec, FUP with the IP where execution
+ * continues (only while PacketEn), PSBEND.  A decoder may start here, so
+ * the last IP is reset and RET compression restarts from an empty stack.
+ */
+static void pt_psb_plus(CPUX86State *env, target_ulong ip)
+{
+    IntelPTState *pt = &env->pt;
+    int i;
+
+    pt_tnt_flush(env);
+    pt->psb_bytes = 0;
+    for (i = 0; i < PT_PSB_LEN / 2; i++) {
+        pt_byte(env, PT_EXT);
+        pt_byte(env, PT_EXT_PSB);
+    }
+    pt->last_ip = 0;
+    pt_ret_stack_clear(env);
+    if (env->msr_rtit_ctrl & RTIT_CTL_TSCEN) {
+        pt_byte(env, PT_TSC);
+        pt_bytes_le(env, cpu_get_tsc(env) + env->tsc_offset, 7);
+    }
+    pt_mode_exec(env);
+    if (pt->packet_en) {
+        pt_ip_packet(env, PT_FUP, ip);
+    }
+    pt_byte(env, PT_EXT);
+    pt_byte(env, PT_EXT_PSBEND);
+}
+
+/* Periodic PSB+, inserted where execution continues at @ip. */
+static void pt_maybe_psb(CPUX86State *env, target_ulong ip)
+{
+    if (env->pt.psb_bytes >= PT_PSB_PERIOD) {
+        pt_psb_plus(env, ip);
+    }
+}
+
+static void pt_enable_packets(CPUX86State *env, target_ulong ip)
+{
+    env->pt.packet_en = true;
+    pt_ret_stack_clear(env);
+    if (pt_cofi_en(env)) {
+        pt_mode_exec(env);
+        pt_ip_packet(env, PT_TIP_PGE, ip);
+    }
+    pt_maybe_psb(env, ip);
+}
+
+static void pt_disable_packets(CPUX86State *env)
+{
+    env->pt.packet_en = false;
+    pt_ret_stack_clear(env);
+    if (pt_cofi_en(env)) {
+        pt_noip_packet(env, PT_TIP_PGD);
+    }
+}
+
+/* TraceEn 0 -> 1, by WRMSR at @next_ip. */
+static void pt_start(CPUX86State *env, target_ulong next_ip)
+{
+    IntelPTState *pt = &env->pt;
+
+    memset(pt, 0, sizeof(*pt));
+    if (!pt_trigger_en(env)) {
+        return;
+    }
+    pt_psb_plus(env, next_ip);
+    if (pt_context_en(env)) {
+        pt_enable_packets(env, next_ip);
+    }
+}
+
+/*
+ * TraceEn 1 -> 0, by WRMSR: tracing ends before the instruction at
+ * @next_ip, which the FUP tells the decoder.
+ */
+static void pt_stop(CPUX86State *env, target_ulong next_ip)
+{
+    if (env->pt.packet_en && pt_cofi_en(env)) {
+        pt_ip_packet(env, PT_FUP, next_ip);
+    }
+    if (env->pt.packet_en) {
+        pt_disable_packets(env);
+    }
+    pt_flush(env);
+}
+
+/*
+ * A far transfer (far CALL/JMP/RET, INT n, IRET, SYSCALL, SYSRET,
+ * SYSENTER, SYSEXIT) or, if @async, an interrupt or exception that
+ * interrupted the instruction at @src.  Called once the CPU state is that
+ * of the target; CPL and CR3 filters are evaluated again here.
+ */
+void intel_pt_far_transfer(CPUX86State *env, bool async, target_ulong src)
+{
+    IntelPTState *pt = &env->pt;
+    bool was_en = pt->packet_en;
+    bool now_en;
+
+    if (!pt_trigger_en(env)) {
+        return;
+    }
+    now_en = pt_context_en(env);
+    if (!was_en && !now_en) {
+        return;
+    }
+    if (!pt_cofi_en(env)) {
+        pt->packet_en = now_en;
+        return;
+    }
+    if (was_en && async) {
+        pt_ip_packet(env, PT_FUP, src);
+    }
+    if (!now_en) {
+        pt_disable_packets(env);
+    } else if (!was_en) {
+        pt_enable_packets(env, env->eip);
+    } else {
+        if (pt_exec_mode(env) != pt->exec_mode) {
+            pt_mode_exec(env);
+        }
+        pt_ip_packet(env, PT_TIP, env->eip);
+        pt_maybe_psb(env, env->eip);
+    }
+}
+
+/* Branch helpers, called from TBs translated with HF_PT_MASK */
+
+/* Conditional branch; @next_ip is where execution continues. */
+void helper_pt_tnt(CPUX86State *env, uint32_t taken, target_ulong next_ip)
+{
+    if (!env->pt.packet_en || !pt_cofi_en(env)) {
+        return;
+    }
+    pt_tnt(env, taken);
+    pt_maybe_psb(env, next_ip);
+}
+
+/* Near CALL: remember its return address for RET compression. */
+void helper_pt_call(CPUX86State *env, target_ulong ret_ip)
+{
+    IntelPTState *pt = &env->pt;
+
+    if (!pt->packet_en) {
+        return;
+    }
+    pt->ret_stack[pt->ret_top] = ret_ip;
+    pt->ret_top = (pt->ret_top + 1) % INTEL_PT_RET_STACK;
+    if (pt->ret_depth < INTEL_PT_RET_STACK) {
+        pt->ret_depth++;
+    }
+}
+
+/* Near indirect JMP or CALL, EIP already holds the target. */
+void helper_pt_tip(CPUX86State *env)
+{
+    if (!env->pt.packet_en || !pt_cofi_en(env)) {
+        return;
+    }
+    pt_ip_packet(env, PT_TIP, env->eip);
+    pt_maybe_psb(env, env->eip);
+}
+
+/*
+ * Near RET, EIP already holds the target.  A RET to the return address of
+ * the matching CALL is compressed into a taken TNT bit; any other RET gets
+ * a TIP and empties the call stack, which no longer matches the program's.
+ */
+void helper_pt_ret(CPUX86State *env)
+{
+    IntelPTState *pt = &env->pt;
+
+    if (!pt->packet_en || !pt_cofi_en(env)) {
+        return;
+    }
+    if (!(env->msr_rtit_ctrl & RTIT_CTL_DISRETC) && pt->ret_depth) {
+        uint32_t top = (pt->ret_top + INTEL_PT_RET_STACK - 1) %
+                       INTEL_PT_RET_STACK;
+
+        if (pt->ret_stack[top] == env->eip) {
+            pt->ret_top = top;
+            pt->ret_depth--;
+            pt_tnt(env, true);
+            pt_maybe_psb(env, env->eip);
+            return;
+        }
+    }
+    pt_ret_stack_clear(env);
+    pt_ip_packet(env, PT_TIP, env->eip);
+    pt_maybe_psb(env, env->eip);
+}
+
+/* MSRs */
+
+/* OUTPUT_BASE, OUTPUT_MASK_PTRS and STATUS must not change while tracing. */
+static bool pt_wrmsr_ctl(CPUX86State *env, uint64_t val)
+{
+    uint64_t old = env->msr_rtit_ctrl;
+    /* WRMSR is two bytes long; EIP points at it. */
+    target_ulong next_ip = env->eip + 2;
+
+    if (val & ~RTIT_CTL_VALID) {
+        return false;
+    }
+    if (old & RTIT_CTL_TRACEEN) {
+        /* Only a write clearing TraceEn may change other bits. */
+        if (val == old) {
+            return true;
+        }
+        if (val & RTIT_CTL_TRACEEN) {
+            return false;
+        }
+        pt_stop(env, next_ip);
+        env->msr_rtit_ctrl = val;
+    } else {
+        env->msr_rtit_ctrl = val;
+        if (val & RTIT_CTL_TRACEEN) {
+            pt_start(env, next_ip);
+        }
+    }
+    pt_update_hflags(env);
+    return true;
+}
+
+/* Returns false if the write must raise #GP. */
+bool intel_pt_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
+{
+    uint64_t phys_mask = pt_phys_mask(env);
+
+    if (!pt_supported(env)) {
+        /* As for any other MSR QEMU does not know: ignore the write. */
+        return true;
+    }
+    if (msr == MSR_IA32_RTIT_CTL) {
+        return pt_wrmsr_ctl(env, val);
+    }
+    if (pt_trace_en(env)) {
+        return false;
+    }
+    switch (msr) {
+    case MSR_IA32_RTIT_STATUS:
+        if (val & ~(RTIT_STATUS_RW | RTIT_STATUS_RO)) {
+            return false;
+        }
+        env->msr_rtit_status = val & RTIT_STATUS_RW;
+        break;
+    case MSR_IA32_RTIT_OUTPUT_BASE:
+        if (val & (~phys_mask | 0x7f)) {
+            return false;
+        }
+        env->msr_rtit_output_base = val;
+        break;
+    case MSR_IA32_RTIT_OUTPUT_MASK:
+        env->msr_rtit_output_mask = val | 0x7f;
+        break;
+    case MSR_IA32_RTIT_CR3_MATCH:
+        if (val & (~phys_mask | 0x1f)) {
+            return false;
+        }
+        env->msr_rtit_cr3_match = val;
+        break;
+    default:
+        g_assert_not_reached();
+    }
+    return true;
+}
+
+uint64_t intel_pt_rdmsr(CPUX86State *env, uint32_t msr)
+{
+    uint64_t val;
+
+    if (!pt_supported(env)) {
+        return 0;
+    }
+    /* Software reading the output pointers sees every packet so far. */
+    pt_flush(env);
+
+    switch (msr) {
+    case MSR_PLATFORM_INFO:
+        return INTEL_PT_TCG_BUS_RATIO << 8;
+    case MSR_IA32_RTIT_CTL:
+        return env->msr_rtit_ctrl;
+    case MSR_IA32_RTIT_STATUS:
+        val = env->msr_rtit_status;
+        if (pt_trace_en(env)) {
+            val |= RTIT_STATUS_FILTEREN;
+            if (pt_trigger_en(env)) {
+                val |= RTIT_STATUS_TRIGGEREN;
+            }
+            if (pt_context_en(env)) {
+                val |= RTIT_STATUS_CONTEXTEN;
+            }
+        }
+        return val;
+    case MSR_IA32_RTIT_OUTPUT_BASE:
+        return env->msr_rtit_output_base;
+    case MSR_IA32_RTIT_OUTPUT_MASK:
+        return env->msr_rtit_output_mask | 0x7f;
+    case MSR_IA32_RTIT_CR3_MATCH:
+        return env->msr_rtit_cr3_match;
+    default:
+        g_assert_not_reached();
+    }
+}
