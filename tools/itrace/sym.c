@@ -130,6 +130,22 @@ void sym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si)
 			si->module = mname;
 		name = dwfl_module_addrinfo(mod, ip, &off, &sym, NULL, NULL, NULL);
 	}
+	if (!name && mod) {
+		/* no symbol (PLT stubs...): name the section instead */
+		Dwarf_Addr a = ip, bias;
+		Elf_Scn *scn = dwfl_module_address_section(mod, &a, &bias);
+		Elf *elf = dwfl_module_getelf(mod, &bias);
+		size_t shstrndx;
+		GElf_Shdr sh;
+
+		if (scn && elf && gelf_getshdr(scn, &sh) && !elf_getshdrstrndx(elf, &shstrndx)) {
+			si->name = elf_strptr(elf, shstrndx, sh.sh_name);
+			si->start = ip - a;
+			si->end = si->start + sh.sh_size;
+			if (si->end <= ip)
+				si->end = ip + 1;
+		}
+	}
 	if (name) {
 		si->name = name;
 		si->start = ip - off;

@@ -513,28 +513,32 @@ static void test_cli(const char *itrace)
 static void test_sim(const char *itrace, const char *ptsim, const char *progs,
 		     const char *verify)
 {
-	static const char * const names[] = { "demo", "fib", "fptr", "loop" };
+	/* file name, program, ptsim flags: with return compression, and without */
+	static const char * const runs[][3] = {
+		{ "demo", "demo", "" }, { "fib", "fib", "" }, { "fptr", "fptr", "" },
+		{ "loop", "loop", "" }, { "fib-noretcomp", "fib", "-R" },
+	};
 	char cmd[2048], line[512];
 	size_t i;
 	FILE *p;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		unsigned long long truth = 0, got = 0;
 
-		snprintf(cmd, sizeof(cmd), "%s -o %s/%s.itrace -- %s/%s 2>&1 >/dev/null",
-			 ptsim, tmpdir, names[i], progs, names[i]);
+		snprintf(cmd, sizeof(cmd), "%s %s -o %s/%s.itrace -- %s/%s 2>&1 >/dev/null",
+			 ptsim, runs[i][2], tmpdir, runs[i][0], progs, runs[i][1]);
 		p = popen(cmd, "r");
 		while (p && fgets(line, sizeof(line), p))
 			sscanf(line, "%llu", &truth);
 		ok(p && pclose(p) == 0 && truth > 0, "sim %s: %llu instructions single-stepped",
-		   names[i], truth);
+		   runs[i][0], truth);
 		snprintf(cmd, sizeof(cmd), "%s decode --stats %s/%s.itrace", itrace, tmpdir,
-			 names[i]);
+			 runs[i][0]);
 		p = popen(cmd, "r");
 		while (p && fgets(line, sizeof(line), p))
 			sscanf(line, "total insns %llu", &got);
 		ok(p && pclose(p) == 0 && got == truth,
-		   "sim %s: decode gives the same instruction count (%llu)", names[i], got);
+		   "sim %s: decode gives the same instruction count (%llu)", runs[i][0], got);
 	}
 	snprintf(cmd, sizeof(cmd), "ITRACE=%s %s %s", itrace, verify, tmpdir);
 	p = popen(cmd, "r");

@@ -2,11 +2,12 @@
 /*
  * ptsim: a host stand-in for "itrace record" on machines without Intel PT.
  *
- *   ptsim -o FILE -- CMD [ARGS...]
+ *   ptsim [-R] -o FILE -- CMD [ARGS...]
  *
  * Runs CMD under ptrace, single-stepping every user instruction from the
  * first one after exec to exit, and writes what Intel PT would have recorded
- * (user mode, BranchEn, no return compression) with libipt's encoder into
+ * (user mode, BranchEn; return compression as hardware does it, -R: none,
+ * as with DisRETC) with libipt's encoder into
  * an itrace.data file, with MMAP2 sideband from /proc/PID/maps and the
  * [vdso] image.  Prints the number of instructions executed (on stderr), the ground
  * truth the decoder must reproduce.
@@ -35,7 +36,11 @@
 
 #define TRACE_MAX	(64 << 20)
 
-enum kind { K_OTHER, K_COND, K_RET, K_INDIRECT, K_SYSCALL, K_FAR };
+enum kind { K_OTHER, K_COND, K_RET, K_CALL, K_INDIRECT_CALL, K_INDIRECT,
+	    K_SYSCALL, K_FAR };
+
+/* Return compression: hardware keeps the last 64 return addresses. */
+#define RETSTACK	64
 
 struct sim {
 	struct pt_encoder *enc;
@@ -43,7 +48,18 @@ struct sim {
 	unsigned int	tnt_bits;
 	uint64_t	tnt;
 	int		err;
+	int		retcomp;
+	uint64_t	ret[RETSTACK];
+	unsigned int	ret_top, ret_n;
 };
+
+static void ret_push(struct sim *s, uint64_t addr)
+{
+	s->ret_top = (s->ret_top + 1) % RETSTACK;
+	s->ret[s->ret_top] = addr;
+	if (s->ret_n < RETSTACK)
+		s->ret_n++;
+}
 
 static void emit(struct sim *s, struct pt_packet *p)
 {
@@ -130,11 +146,15 @@ static enum kind classify(const uint8_t *b, uint64_t ip, uint64_t *fall, int *re
 		return K_OTHER;
 	case 0xc2: case 0xc3:
 		return K_RET;
+	case 0xe8:
+		return K_CALL;
 	case 0xca: case 0xcb: case 0xcf: case 0xcd: case 0xcc:
 		return K_FAR;
 	case 0xff:
 		switch ((b[i + 1] >> 3) & 7) {
-		case 2: case 4:
+		case 2:
+			return K_INDIRECT_CALL;
+		case 4:
 			return K_INDIRECT;
 		case 3: case 5:
 			return K_FAR;
@@ -189,6 +209,7 @@ int main(int argc, char **argv)
 	struct user_regs_struct regs;
 	struct pt_config cfg;
 	struct sim s = { 0 };
+	long ret;
 	const char *out = NULL;
 	uint64_t insns = 0, off = 0;
 	uint8_t *vdso;
@@ -198,14 +219,19 @@ int main(int argc, char **argv)
 	FILE *f;
 	pid_t pid;
 
-	if (argc > 2 && !strcmp(argv[1], "-o")) {
-		out = argv[2];
-		argi = 3;
+	s.retcomp = 1;
+	if (argi < argc && !strcmp(argv[argi], "-R")) {
+		s.retcomp = 0;
+		argi++;
+	}
+	if (argc > argi + 1 && !strcmp(argv[argi], "-o")) {
+		out = argv[argi + 1];
+		argi += 2;
 	}
 	if (argi < argc && !strcmp(argv[argi], "--"))
 		argi++;
 	if (!out || argi >= argc) {
-		fprintf(stderr, "usage: ptsim -o FILE -- CMD [ARGS...]\n");
+		fprintf(stderr, "usage: ptsim [-R] -o FILE -- CMD [ARGS...]\n");
 		return 2;
 	}
 
@@ -282,7 +308,28 @@ int main(int argc, char **argv)
 		case K_COND:
 			tnt(&s, regs.rip != fall);
 			break;
+		case K_CALL:
+		case K_INDIRECT_CALL:
+			if (k == K_INDIRECT_CALL)
+				ip_pkt(&s, ppt_tip, regs.rip, 0);
+			if (s.retcomp) {
+				/* the return address the call pushed */
+				errno = 0;
+				ret = ptrace(PTRACE_PEEKDATA, pid, (void *)regs.rsp, NULL);
+				if (errno)
+					return 1;
+				ret_push(&s, ret);
+			}
+			break;
 		case K_RET:
+			if (s.retcomp && s.ret_n && s.ret[s.ret_top] == regs.rip) {
+				tnt(&s, 1);	/* compressed: a taken bit */
+				s.ret_top = (s.ret_top + RETSTACK - 1) % RETSTACK;
+				s.ret_n--;
+				break;
+			}
+			ip_pkt(&s, ppt_tip, regs.rip, 0);
+			break;
 		case K_INDIRECT:
 			ip_pkt(&s, ppt_tip, regs.rip, 0);
 			break;
