@@ -29,6 +29,7 @@
 #endif
 
 #define NR_KEEP		8	/* flow lines kept for the summary */
+#define NR_PROG		40	/* calls into the program kept for it */
 #define LINE_MAX_LEN	256
 
 struct fstat {
@@ -72,6 +73,8 @@ struct dstate {
 	char		first[NR_KEEP][LINE_MAX_LEN];
 	char		last[NR_KEEP][LINE_MAX_LEN];
 	uint64_t	nr_lines;
+	char		prog[NR_PROG][LINE_MAX_LEN];	/* calls into the program */
+	uint64_t	nr_prog;
 	uint64_t	seg_base;	/* stream offset of the current segment */
 };
 
@@ -171,6 +174,11 @@ static void flow_line(struct dstate *s, const char *what, uint64_t ip,
 		memcpy(s->first[s->nr_lines], line, sizeof(line));
 	memcpy(s->last[s->nr_lines % NR_KEEP], line, sizeof(line));
 	s->nr_lines++;
+	if (in_exe(s, si) && (!strcmp(what, "call") || !strcmp(what, "syscall"))) {
+		if (s->nr_prog < NR_PROG)
+			memcpy(s->prog[s->nr_prog], line, sizeof(line));
+		s->nr_prog++;
+	}
 	if (s->o->mode == DECODE_FLOW)
 		fprintf(s->out, "%s\n", line);
 }
@@ -736,6 +744,10 @@ static void print_summary(struct dstate *s)
 			(unsigned long long)v[i]->syscalls, v[i]->key);
 	free(v);
 
+	fprintf(s->out, "  calls and syscalls in %s, in order (%llu%s):\n", s->exe ? s->exe : "?",
+		(unsigned long long)s->nr_prog, s->nr_prog > NR_PROG ? ", the first shown" : "");
+	for (k = 0; k < s->nr_prog && k < NR_PROG; k++)
+		fprintf(s->out, "    %s\n", s->prog[k]);
 	fprintf(s->out, "  flow (%llu lines; `itrace decode` prints all), first lines:\n",
 		(unsigned long long)s->nr_lines);
 	for (k = 0; k < s->nr_lines && k < NR_KEEP; k++)
