@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * itrace: the trace fd of an instruction flow tracing event
+ *
+ * Hardware instruction trace (Intel PT and the like) produces far more data
+ * than any other perf event, and decoding it costs orders of magnitude more
+ * than producing it, so it is exported to user space zero-copy and decoded
+ * there. perf already carries such data in the AUX area of an event's
+ * buffer. The trace fd maps that same AUX area through a file of its own:
+ *
+ *	fd  = perf_event_open(&attr, pid, cpu, -1, 0);	(an itrace PMU)
+ *	mmap(NULL, (1 + 2^m) pages, ..., fd, 0);	perf stream: sideband
+ *	tfd = perf_event_open(NULL, -1, -1, fd, PERF_FLAG_FD_ITRACE);
+ *	mmap(NULL, (1 + 2^n) pages, ..., tfd, 0);	the trace
+ *
+ * Page 0 of the trace fd mapping is a struct perf_event_mmap_page of its own
+ * whose data_offset, data_size, data_head and data_tail describe the trace
+ * in pages 1..2^n, so a reader handles the trace exactly as it handles a
+ * perf stream. The event's perf stream keeps the sideband (MMAP, COMM, AUX
+ * records) the decoder needs.
+ *
+ * The AUX pages hang off the event's perf buffer, as with a mapping at
+ * aux_offset of the event fd; the two are exclusive. While a trace fd owns
+ * the AUX pages, the AUX head and tail that perf_aux_output_{begin,end}()
+ * share with user space live in the trace fd's user page (see
+ * perf_buffer::aux_user_head), and the event fd does not map them.
+ *
+ * A writable mapping stops tracing when the buffer is full, until the
+ * reader moves data_tail and enables the event again; a read-only mapping
+ * overwrites the oldest trace (the AUX "snapshot" mode).
+ */
+
+#include <linux/anon_inodes.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/itrace.h>
+#include <linux/mm.h>
+#include <linux/perf_event.h>
+#include <linux/poll.h>
+#include <linux/security.h>
+#include <linux/slab.h>
+
+#include "internal.h"
+
+/**
+ * struct itrace_file - what a trace fd refers to
+ * @event_file: the event's file; the reference keeps @event alive for as
+ *	long as the trace fd and its mappings exist, whatever is closed first
+ * @event: the event whose AUX pages the trace fd maps
+ */
+struct itrace_file {
+	struct file		*event_file;
+	struct perf_event	*event;
+};
+
+/**
+ * itrace_pmu_register() - make a PMU's trace available through trace fds
+ * @pmu: an AUX PMU, before perf_pmu_register()
+ *
+ * Events of @pmu can then be passed to
+ * perf_event_open(NULL, -1, -1, event_fd, PERF_FLAG_FD_ITRACE).
+ *
+ * Context: process context, before @pmu is registered with perf.
+ * Return: 0 on success, -EINVAL if @pmu has no AUX buffer support
+ * (pmu::setup_aux and pmu::free_aux).
+ */
+int itrace_pmu_register(struct pmu *pmu)
+{
+	if (!pmu->setup_aux || !pmu->free_aux)
+		return -EINVAL;
+
+	pmu->capabilities |= PERF_PMU_CAP_ITRACE_FD;
+
+	return 0;
+}
+EXPORT_SYMBOL_GPL(itrace_pmu_register);
+
+static void itrace_init_user_page(struct perf_event_mmap_page *userpg,
+				  unsigned long nr_pages)
+{
+	/*
+	 * No self-monitoring through this page (index, cap_user_* are 0):
+	 * those fields stay in the event's user page.
+	 */
+	userpg->cap_bit0_is_deprecated = 1;
+	userpg->size = offsetof(struct perf_event_mmap_page, __reserved);
+	userpg->data_offset = PAGE_SIZE;
+	userpg->data_size = nr_pages << PAGE_SHIFT;
+}
+
+/*
+ * The mapping holds the event (through the file), one count of the event's
+ * and of the buffer's mmap_count, which keep the buffer attached to the
+ * event, and one of aux_mmap_count, which keeps the AUX pages and the user
+ * page (vm_private_data is the buffer).
+ */
+static void itrace_vm_open(struct vm_area_struct *vma)
+{
+	struct itrace_file *itf = vma->vm_file->private_data;
+	struct perf_buffer *rb = vma->vm_private_data;
+
+	atomic_inc(&itf->event->mmap_count);
+	atomic_inc(&rb->mmap_count);
+	atomic_inc(&rb->aux_mmap_count);
+}
+
+static void itrace_vm_close(struct vm_area_struct *vma)
+{
+	struct itrace_file *itf = vma->vm_file->private_data;
+
+	perf_mmap_put(itf->event, vma, true);
+}
+
+static vm_fault_t itrace_vm_fault(struct vm_fault *vmf)
+{
+	struct perf_buffer *rb = vmf->vma->vm_private_data;
+	struct page *page;
+
+	/* Only the user page is writable: user space moves data_tail. */
+	if (vmf->flags & FAULT_FLAG_MKWRITE)
+		return vmf->pgoff ? VM_FAULT_SIGBUS : 0;
+
+	if (vmf->pgoff && (vmf->flags & FAULT_FLAG_WRITE))
+		return VM_FAULT_SIGBUS;
+
+	page = rb_itrace_to_page(rb, vmf->pgoff);
+	if (!page)
+		return VM_FAULT_SIGBUS;
+
+	get_page(page);
+	page->mapping = vmf->vma->vm_file->f_mapping;
+	page->index = vmf->pgoff;
+	vmf->page = page;
+
+	return 0;
+}
+
+static int itrace_vm_may_split(struct vm_area_struct *vma, unsigned long addr)
+{
+	/* The mapping is one buffer; see perf_mmap_may_split(). */
+	return -EINVAL;
+}
+
+static const struct vm_operations_struct itrace_vm_ops = {
+	.open		= itrace_vm_open,
+	.close		= itrace_vm_close,
+	.fault		= itrace_vm_fault,
+	.page_mkwrite	= itrace_vm_fault,
+	.may_split	= itrace_vm_may_split,
+};
+
+/*
+ * Attach AUX pages with a user page of their own to the event's buffer,
+ * charged like an AUX mapping of the event fd (plus the user page).
+ */
+static int itrace_map_aux(struct perf_event *event, struct vm_area_struct *vma,
+			  unsigned long nr_pages)
+{
+	long user_extra = nr_pages + 1, extra = 0;
+	int flags = RING_BUFFER_ITRACE;
+	struct perf_buffer *rb;
+	int ret;
+
+	mutex_lock(&event->mmap_mutex);
+
+	/* The perf stream first: it carries the sideband and AUX records. */
+	ret = -EINVAL;
+	rb = event->rb;
+	if (!rb)
+		goto unlock;
+
+	mutex_lock(&rb->aux_mutex);
+
+	/* Mapped already: through this or another trace fd, or at aux_offset */
+	ret = -EBUSY;
+	if (rb_has_aux(rb))
+		goto aux_unlock;
+
+	/* Raced with the last munmap() of the perf stream, see perf_mmap(). */
+	ret = -EINVAL;
+	if (!atomic_inc_not_zero(&rb->mmap_count))
+		goto aux_unlock;
+
+	ret = -EPERM;
+	if (!perf_mmap_calc_limits(vma, &user_extra, &extra))
+		goto dec;
+
+	if (vma->vm_flags & VM_WRITE)
+		flags |= RING_BUFFER_WRITABLE;
+
+	ret = rb_alloc_aux(rb, event, 0, nr_pages, event->attr.aux_watermark,
+			   flags);
+	if (ret)
+		goto dec;
+
+	itrace_init_user_page(rb->itrace_page, nr_pages);
+	rb->aux_mmap_locked = extra;
+	/*
+	 * Pairs with the acquire in perf_aux_output_begin(): a writer that
+	 * sees the mapping sees its pages and the trace user page.
+	 */
+	atomic_set_release(&rb->aux_mmap_count, 1);
+
+	perf_mmap_account(vma, user_extra, extra);
+	atomic_inc(&event->mmap_count);
+	vma->vm_private_data = rb;
+	goto aux_unlock;
+
+dec:
+	atomic_dec(&rb->mmap_count);
+aux_unlock:
+	mutex_unlock(&rb->aux_mutex);
+unlock:
+	mutex_unlock(&event->mmap_mutex);
+
+	return ret;
+}
+
+/**
+ * itrace_mmap() - map the trace of the event
+ * @file: the trace fd
+ * @vma: the new mapping: offset 0, (1 + 2^n) pages, shared
+ *
+ * Maps the trace fd's user page and 2^n pages of trace, which become the
+ * AUX pages of the event's buffer. With PROT_WRITE, tracing stops when the
+ * buffer is full (data_tail is honoured); read-only, the trace overwrites
+ * itself and data_tail is ignored.
+ *
+ * Context: process context, mmap lock held for writing; takes the event's
+ * mmap_mutex and its buffer's aux_mutex.
+ * Return: 0 on success;
+ * -EINVAL if the mapping is not shared, its offset is not 0, its size is
+ * not 1 + a power of two pages, the event is an inherited per-task event,
+ * or the event's own buffer (its perf stream) is not mapped;
+ * -EBUSY if the AUX pages of the event's buffer are mapped already,
+ * through a trace fd or at the event fd's aux_offset;
+ * -EPERM if the pages exceed the locked memory limits (perf_event_mlock_kb,
+ * RLIMIT_MEMLOCK) without CAP_IPC_LOCK;
+ * -ENOMEM if memory runs out;
+ * -EOPNOTSUPP if the PMU cannot set up the buffer;
+ * or the error of the LSM's perf_event_read hook.
+ */
+static int itrace_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct itrace_file *itf = file->private_data;
+	struct perf_event *event = itf->event;
+	unsigned long nr_pages = vma_pages(vma) - 1;
+	int ret;
+
+	/* One buffer for all children would serialize them, see perf_mmap() */
+	if (event->cpu == -1 && event->attr.inherit)
+		return -EINVAL;
+
+	if (!(vma->vm_flags & VM_SHARED) || vma->vm_pgoff)
+		return -EINVAL;
+
+	if (!nr_pages || !is_power_of_2(nr_pages))
+		return -EINVAL;
+
+	if (nr_pages > INT_MAX)
+		return -ENOMEM;
+
+	ret = security_perf_event_read(event);
+	if (ret)
+		return ret;
+
+	ret = itrace_map_aux(event, vma, nr_pages);
+	if (ret)
+		return ret;
+
+	/* Pinned accounting is per mm: fork() must not copy the mapping. */
+	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_ops = &itrace_vm_ops;
+
+	return 0;
+}
+
+/*
+ * Readable when the writer has moved data_head past data_tail; the event
+ * going away hangs up. Only the writable (stop) mode has a reader position
+ * to compare with.
+ */
+static __poll_t itrace_poll(struct file *file, poll_table *wait)
+{
+	struct itrace_file *itf = file->private_data;
+	struct perf_event *event = itf->event;
+	struct perf_event_mmap_page *userpg;
+	struct perf_buffer *rb;
+	__poll_t events = 0;
+
+	/* AUX wakeups wake every waitq of the buffer's events */
+	poll_wait(file, &event->waitq, wait);
+
+	if (perf_event_is_hup(event))
+		return EPOLLHUP;
+
+	mutex_lock(&event->mmap_mutex);
+	rb = event->rb;
+	if (rb) {
+		mutex_lock(&rb->aux_mutex);
+		userpg = rb->itrace_page;
+		if (userpg && !rb->aux_overwrite &&
+		    READ_ONCE(userpg->data_head) != READ_ONCE(userpg->data_tail))
+			events = EPOLLIN | EPOLLRDNORM;
+		mutex_unlock(&rb->aux_mutex);
+	}
+	mutex_unlock(&event->mmap_mutex);
+
+	return events;
+}
+
+/*
+ * PERF_EVENT_IOC_ENABLE and PERF_EVENT_IOC_DISABLE act on the event, as on
+ * its fd: a reader in stop mode re-enables tracing after moving data_tail.
+ */
+static long itrace_ioctl(struct file *file, unsigned int cmd,
+			 unsigned long arg)
+{
+	struct itrace_file *itf = file->private_data;
+
+	switch (cmd) {
+	case PERF_EVENT_IOC_ENABLE:
+	case PERF_EVENT_IOC_DISABLE:
+		return perf_event_ioctl(itf->event, cmd, arg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static int itrace_release(struct inode *inode, struct file *file)
+{
+	struct itrace_file *itf = file->private_data;
+
+	/* No mapping is left: each holds a reference to this file. */
+	fput(itf->event_file);
+	kfree(itf);
+
+	return 0;
+}
+
+static const struct file_operations itrace_fops = {
+	.release		= itrace_release,
+	.poll			= itrace_poll,
+	.unlocked_ioctl		= itrace_ioctl,
+	.compat_ioctl		= compat_ptr_ioctl,
+	.mmap			= itrace_mmap,
+};
+
+/**
+ * itrace_fd_open() - perf_event_open() with PERF_FLAG_FD_ITRACE
+ * @attr_uptr: must be NULL: the trace fd is not a new event
+ * @pid: must be -1
+ * @cpu: must be -1
+ * @event_fd: fd of an event of a PMU registered with itrace_pmu_register()
+ * @flags: PERF_FLAG_FD_ITRACE, optionally with PERF_FLAG_FD_CLOEXEC
+ *
+ * Returns a new fd, the trace fd of the event: mmap() it for the trace
+ * (see itrace_mmap()), ioctl() it to enable or disable the event. It holds
+ * a reference to the event, which therefore lives until both fds and all
+ * their mappings are gone. Owning @event_fd is all the permission needed;
+ * each mmap() is checked like an mmap() of @event_fd.
+ *
+ * Context: process context (the perf_event_open() system call).
+ * Return: the new fd on success;
+ * -EINVAL if @attr_uptr is not NULL, @pid or @cpu is not -1, @flags holds
+ * any other flag, or the event's PMU does not support trace fds;
+ * -EBADF if @event_fd is not an open perf event fd;
+ * -EMFILE or -ENFILE if out of file descriptors or files;
+ * -ENOMEM if memory runs out.
+ */
+int itrace_fd_open(const void __user *attr_uptr, pid_t pid, int cpu,
+		   int event_fd, unsigned long flags)
+{
+	struct itrace_file *itf;
+	struct file *event_file, *file;
+	int fd, ret;
+
+	if (attr_uptr || pid != -1 || cpu != -1)
+		return -EINVAL;
+
+	if (flags & ~(PERF_FLAG_FD_ITRACE | PERF_FLAG_FD_CLOEXEC))
+		return -EINVAL;
+
+	event_file = perf_event_get(event_fd);
+	if (IS_ERR(event_file))
+		return PTR_ERR(event_file);
+
+	ret = -EINVAL;
+	if (!is_itrace_event(event_file->private_data))
+		goto err_fput;
+
+	ret = -ENOMEM;
+	itf = kzalloc(sizeof(*itf), GFP_KERNEL);
+	if (!itf)
+		goto err_fput;
+
+	itf->event_file = event_file;
+	itf->event = event_file->private_data;
+
+	fd = get_unused_fd_flags(O_RDWR |
+				 (flags & PERF_FLAG_FD_CLOEXEC ? O_CLOEXEC : 0));
+	if (fd < 0) {
+		ret = fd;
+		goto err_free;
+	}
+
+	file = anon_inode_getfile("[itrace]", &itrace_fops, itf, O_RDWR);
+	if (IS_ERR(file)) {
+		ret = PTR_ERR(file);
+		goto err_put_fd;
+	}
+
+	fd_install(fd, file);
+
+	return fd;
+
+err_put_fd:
+	put_unused_fd(fd);
+err_free:
+	kfree(itf);
+err_fput:
+	fput(event_file);
+
+	return ret;
+}

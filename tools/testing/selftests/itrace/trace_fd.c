@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The itrace trace fd: perf_event_open(NULL, -1, -1, event_fd,
+ * PERF_FLAG_FD_ITRACE) and the mapping of the trace through it.
+ *
+ * Tests that need an itrace PMU use intel_pt and are skipped when
+ * /sys/bus/event_source/devices/intel_pt does not exist.
+ */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <linux/perf_event.h>
+
+#include "../kselftest_harness.h"
+
+#define PT_TYPE_FILE	"/sys/bus/event_source/devices/intel_pt/type"
+#define NO_PT		"no intel_pt PMU (" PT_TYPE_FILE " is missing)"
+
+/* Set in the environment of the traced child, see traced_child(). */
+#define CHILD_ENV	"ITRACE_SELFTEST_CHILD"
+
+#define RB_PAGES	8	/* perf stream: 1 + RB_PAGES pages */
+#define TRACE_PAGES	256	/* trace: 1 + TRACE_PAGES pages */
+
+static const unsigned char psb[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
+static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
+			       int cpu, int group_fd, unsigned long flags)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+static int trace_fd_open(int event_fd)
+{
+	return sys_perf_event_open(NULL, -1, -1, event_fd, PERF_FLAG_FD_ITRACE);
+}
+
+static long page_size(void)
+{
+	return sysconf(_SC_PAGESIZE);
+}
+
+/* The PMU type of intel_pt, or -1 if there is none. */
+static int pt_type(void)
+{
+	FILE *f = fopen(PT_TYPE_FILE, "r");
+	int type;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &type) != 1)
+		type = -1;
+	fclose(f);
+
+	return type;
+}
+
+/*
+ * The traced program: re-executed as this binary with CHILD_ENV set, it
+ * runs a loop with a data-dependent branch and exits before the harness.
+ */
+static void __attribute__((constructor)) traced_child(void)
+{
+	unsigned long i, sum = 0;
+
+	if (!getenv(CHILD_ENV))
+		return;
+
+	for (i = 0; i < 1000; i++) {
+		if (i % 3)
+			sum += i;
+		else
+			sum ^= i;
+		/* keep the loop and its branch */
+		asm volatile("" : "+r" (sum));
+	}
+	_exit(sum ? 0 : 1);
+}
+
+static void pt_attr(struct perf_event_attr *attr, int type)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = type;
+	attr->disabled = 1;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+}
+
+static void *map_fd(int fd, size_t pages, int prot, off_t offset)
+{
+	return mmap(NULL, pages * page_size(), prot, MAP_SHARED, fd, offset);
+}
+
+TEST(software_event_einval)
+{
+	struct perf_event_attr attr = {
+		.size		= sizeof(attr),
+		.type		= PERF_TYPE_SOFTWARE,
+		.config		= PERF_COUNT_SW_DUMMY,
+		.disabled	= 1,
+		.exclude_kernel	= 1,
+	};
+	int fd;
+
+	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	if (fd < 0)
+		SKIP(return, "no software event: %s", strerror(errno));
+
+	EXPECT_EQ(-1, trace_fd_open(fd));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+TEST(bad_event_fd_ebadf)
+{
+	int pipefd[2];
+
+	EXPECT_EQ(-1, trace_fd_open(-1));
+	EXPECT_EQ(EBADF, errno);
+
+	/* Not open */
+	EXPECT_EQ(-1, trace_fd_open(INT_MAX));
+	EXPECT_EQ(EBADF, errno);
+
+	/* Not a perf event */
+	ASSERT_EQ(0, pipe(pipefd));
+	EXPECT_EQ(-1, trace_fd_open(pipefd[0]));
+	EXPECT_EQ(EBADF, errno);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
+struct pt_event {
+	int		type;	/* of intel_pt */
+	int		fd;	/* the event */
+	int		tfd;	/* its trace fd */
+	void		*rb;	/* its perf stream */
+};
+
+/* An intel_pt event of this task, its perf stream not yet mapped. */
+FIXTURE(pt)
+{
+	struct pt_event	ev;
+};
+
+FIXTURE_SETUP(pt)
+{
+	struct perf_event_attr attr;
+
+	self->ev.fd = -1;
+	self->ev.tfd = -1;
+	self->ev.rb = MAP_FAILED;
+
+	self->ev.type = pt_type();
+	if (self->ev.type < 0)
+		SKIP(return, NO_PT);
+
+	pt_attr(&attr, self->ev.type);
+	self->ev.fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	ASSERT_LE(0, self->ev.fd) TH_LOG("intel_pt event: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(pt)
+{
+	if (self->ev.rb != MAP_FAILED)
+		munmap(self->ev.rb, (1 + RB_PAGES) * page_size());
+	if (self->ev.tfd >= 0)
+		close(self->ev.tfd);
+	if (self->ev.fd >= 0)
+		close(self->ev.fd);
+}
+
+/* Map the perf stream and open the trace fd. */
+static void pt_map_rb(struct __test_metadata *_metadata, struct pt_event *ev)
+{
+	ev->rb = map_fd(ev->fd, 1 + RB_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, ev->rb);
+	ev->tfd = trace_fd_open(ev->fd);
+	ASSERT_LE(0, ev->tfd) TH_LOG("trace fd: %s", strerror(errno));
+}
+
+TEST_F(pt, attr_not_null_einval)
+{
+	struct perf_event_attr attr;
+
+	pt_attr(&attr, self->ev.type);
+	EXPECT_EQ(-1, sys_perf_event_open(&attr, -1, -1, self->ev.fd,
+					  PERF_FLAG_FD_ITRACE));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(pt, pid_not_minus_one_einval)
+{
+	EXPECT_EQ(-1, sys_perf_event_open(NULL, 0, -1, self->ev.fd,
+					  PERF_FLAG_FD_ITRACE));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, sys_perf_event_open(NULL, getpid(), -1, self->ev.fd,
+					  PERF_FLAG_FD_ITRACE));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(pt, cpu_not_minus_one_einval)
+{
+	EXPECT_EQ(-1, sys_perf_event_open(NULL, -1, 0, self->ev.fd,
+					  PERF_FLAG_FD_ITRACE));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(pt, other_flags_einval)
+{
+	static const unsigned long other[] = {
+		PERF_FLAG_FD_NO_GROUP, PERF_FLAG_FD_OUTPUT, PERF_FLAG_PID_CGROUP,
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(other); i++) {
+		EXPECT_EQ(-1, sys_perf_event_open(NULL, -1, -1, self->ev.fd,
+						  PERF_FLAG_FD_ITRACE | other[i]))
+			TH_LOG("flags %#lx", other[i]);
+		EXPECT_EQ(EINVAL, errno);
+	}
+}
+
+TEST_F(pt, cloexec)
+{
+	int tfd, fl;
+
+	tfd = sys_perf_event_open(NULL, -1, -1, self->ev.fd,
+				  PERF_FLAG_FD_ITRACE | PERF_FLAG_FD_CLOEXEC);
+	ASSERT_LE(0, tfd);
+	fl = fcntl(tfd, F_GETFD);
+	EXPECT_TRUE(fl & FD_CLOEXEC);
+	close(tfd);
+
+	self->ev.tfd = trace_fd_open(self->ev.fd);
+	ASSERT_LE(0, self->ev.tfd);
+	fl = fcntl(self->ev.tfd, F_GETFD);
+	EXPECT_FALSE(fl & FD_CLOEXEC);
+}
+
+TEST_F(pt, trace_fd_is_not_an_event_ebadf)
+{
+	self->ev.tfd = trace_fd_open(self->ev.fd);
+	ASSERT_LE(0, self->ev.tfd);
+	EXPECT_EQ(-1, trace_fd_open(self->ev.tfd));
+	EXPECT_EQ(EBADF, errno);
+}
+
+TEST_F(pt, mmap_before_event_einval)
+{
+	self->ev.tfd = trace_fd_open(self->ev.fd);
+	ASSERT_LE(0, self->ev.tfd);
+	EXPECT_EQ(MAP_FAILED, map_fd(self->ev.tfd, 1 + TRACE_PAGES,
+				     PROT_READ | PROT_WRITE, 0));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(pt, mmap_offset_einval)
+{
+	pt_map_rb(_metadata, &self->ev);
+	EXPECT_EQ(MAP_FAILED, map_fd(self->ev.tfd, 1 + TRACE_PAGES,
+				     PROT_READ | PROT_WRITE, page_size()));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(pt, mmap_size_einval)
+{
+	static const size_t pages[] = { 1, 1 + 3, 1 + 6, TRACE_PAGES };
+	unsigned int i;
+
+	pt_map_rb(_metadata, &self->ev);
+	for (i = 0; i < ARRAY_SIZE(pages); i++) {
+		EXPECT_EQ(MAP_FAILED, map_fd(self->ev.tfd, pages[i],
+					     PROT_READ | PROT_WRITE, 0))
+			TH_LOG("%zu pages", pages[i]);
+		EXPECT_EQ(EINVAL, errno);
+	}
+}
+
+TEST_F(pt, mmap_private_einval)
+{
+	pt_map_rb(_metadata, &self->ev);
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, (1 + TRACE_PAGES) * page_size(),
+				   PROT_READ, MAP_PRIVATE, self->ev.tfd, 0));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST_F(pt, second_mapping_ebusy)
+{
+	size_t len = (1 + TRACE_PAGES) * page_size();
+	void *trace;
+	int tfd2;
+
+	pt_map_rb(_metadata, &self->ev);
+	trace = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, trace);
+
+	/* Through the same trace fd */
+	EXPECT_EQ(MAP_FAILED, map_fd(self->ev.tfd, 1 + TRACE_PAGES,
+				     PROT_READ | PROT_WRITE, 0));
+	EXPECT_EQ(EBUSY, errno);
+
+	/* Through another trace fd of the same event */
+	tfd2 = trace_fd_open(self->ev.fd);
+	ASSERT_LE(0, tfd2);
+	EXPECT_EQ(MAP_FAILED, map_fd(tfd2, 1 + TRACE_PAGES, PROT_READ, 0));
+	EXPECT_EQ(EBUSY, errno);
+
+	/* Once unmapped, the trace can be mapped again, in the other mode */
+	ASSERT_EQ(0, munmap(trace, len));
+	trace = map_fd(tfd2, 1 + TRACE_PAGES, PROT_READ, 0);
+	ASSERT_NE(MAP_FAILED, trace);
+	EXPECT_EQ(0, munmap(trace, len));
+	close(tfd2);
+}
+
+/* Map the AUX area of the event fd at aux_offset, the classic way. */
+static void *map_classic_aux(struct perf_event_mmap_page *rb, int fd,
+			     size_t pages)
+{
+	rb->aux_offset = (1 + RB_PAGES) * page_size();
+	rb->aux_size = pages * page_size();
+
+	return map_fd(fd, pages, PROT_READ | PROT_WRITE, rb->aux_offset);
+}
+
+TEST_F(pt, classic_aux_then_trace_ebusy)
+{
+	void *aux;
+
+	pt_map_rb(_metadata, &self->ev);
+	aux = map_classic_aux(self->ev.rb, self->ev.fd, TRACE_PAGES);
+	ASSERT_NE(MAP_FAILED, aux) TH_LOG("AUX mmap: %s", strerror(errno));
+
+	EXPECT_EQ(MAP_FAILED, map_fd(self->ev.tfd, 1 + TRACE_PAGES,
+				     PROT_READ | PROT_WRITE, 0));
+	EXPECT_EQ(EBUSY, errno);
+
+	EXPECT_EQ(0, munmap(aux, TRACE_PAGES * page_size()));
+}
+
+TEST_F(pt, trace_then_classic_aux_ebusy)
+{
+	size_t len = (1 + TRACE_PAGES) * page_size();
+	void *trace, *aux;
+
+	pt_map_rb(_metadata, &self->ev);
+	trace = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, trace);
+
+	EXPECT_EQ(MAP_FAILED, map_classic_aux(self->ev.rb, self->ev.fd, TRACE_PAGES));
+	EXPECT_EQ(EBUSY, errno);
+
+	/* Once the trace is unmapped, the classic AUX area maps again. */
+	ASSERT_EQ(0, munmap(trace, len));
+	aux = map_classic_aux(self->ev.rb, self->ev.fd, TRACE_PAGES);
+	ASSERT_NE(MAP_FAILED, aux);
+	EXPECT_EQ(0, munmap(aux, TRACE_PAGES * page_size()));
+}
+
+TEST_F(pt, user_page)
+{
+	const size_t data_tail_end = offsetof(struct perf_event_mmap_page,
+					      data_tail) + sizeof(__u64);
+	size_t len = (1 + TRACE_PAGES) * page_size();
+	struct perf_event_mmap_page *pg;
+
+	pt_map_rb(_metadata, &self->ev);
+	pg = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+
+	EXPECT_EQ(page_size(), pg->data_offset);
+	EXPECT_EQ(TRACE_PAGES * page_size(), pg->data_size);
+	EXPECT_EQ(0, pg->data_head);
+	EXPECT_EQ(0, pg->data_tail);
+	EXPECT_EQ(0, pg->aux_offset);
+	EXPECT_EQ(0, pg->aux_size);
+	EXPECT_LE(data_tail_end, pg->size);
+	EXPECT_TRUE(pg->cap_bit0_is_deprecated != 0);
+	EXPECT_EQ(0, pg->index);
+
+	/* The event fd's own user page has no AUX area. */
+	EXPECT_EQ(0, ((struct perf_event_mmap_page *)self->ev.rb)->aux_size);
+
+	/* The reader writes data_tail. */
+	pg->data_tail = 0;
+
+	EXPECT_EQ(0, munmap(pg, len));
+}
+
+TEST_F(pt, ioctl)
+{
+	pt_map_rb(_metadata, &self->ev);
+	EXPECT_EQ(0, ioctl(self->ev.tfd, PERF_EVENT_IOC_ENABLE, 0));
+	EXPECT_EQ(0, ioctl(self->ev.tfd, PERF_EVENT_IOC_DISABLE, 0));
+	EXPECT_EQ(-1, ioctl(self->ev.tfd, PERF_EVENT_IOC_RESET, 0));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
+/* The event and the trace fd go away in either order, mapped or not. */
+TEST_F(pt, close_event_fd_first)
+{
+	size_t len = (1 + TRACE_PAGES) * page_size();
+	void *trace;
+
+	pt_map_rb(_metadata, &self->ev);
+	trace = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, trace);
+
+	ASSERT_EQ(0, close(self->ev.fd));
+	self->ev.fd = -1;
+	ASSERT_EQ(0, munmap(self->ev.rb, (1 + RB_PAGES) * page_size()));
+	self->ev.rb = MAP_FAILED;
+
+	/* The trace fd still refers to the event. */
+	EXPECT_EQ(0, ioctl(self->ev.tfd, PERF_EVENT_IOC_ENABLE, 0));
+	EXPECT_EQ(0, ioctl(self->ev.tfd, PERF_EVENT_IOC_DISABLE, 0));
+
+	EXPECT_EQ(0, munmap(trace, len));
+	EXPECT_EQ(0, close(self->ev.tfd));
+	self->ev.tfd = -1;
+}
+
+TEST_F(pt, close_trace_fd_first)
+{
+	size_t len = (1 + TRACE_PAGES) * page_size();
+	struct perf_event_mmap_page *pg;
+
+	pt_map_rb(_metadata, &self->ev);
+	pg = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+
+	/* The mapping outlives the fd. */
+	ASSERT_EQ(0, close(self->ev.tfd));
+	self->ev.tfd = -1;
+	EXPECT_EQ(TRACE_PAGES * page_size(), pg->data_size);
+
+	EXPECT_EQ(0, close(self->ev.fd));
+	self->ev.fd = -1;
+	EXPECT_EQ(0, munmap(pg, len));
+}
+
+/*
+ * Trace a child from its exec() to its exit: pid = child, cpu = -1,
+ * enable_on_exec. Returns the trace mapping, the child's exit status in
+ * *status.
+ */
+static struct perf_event_mmap_page *
+trace_child(struct __test_metadata *_metadata, struct pt_event *ev, int prot,
+	    int *status)
+{
+	struct perf_event_attr attr;
+	struct perf_event_mmap_page *pg;
+	char exe[PATH_MAX];
+	int go[2];
+	ssize_t n;
+	pid_t pid;
+	char c;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_LT(0, n);
+	exe[n] = '\0';
+	ASSERT_EQ(0, pipe(go));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		setenv(CHILD_ENV, "1", 1);
+		execl(exe, exe, (char *)NULL);
+		_exit(3);
+	}
+	close(go[0]);
+
+	/* The fixture's event is not used here. */
+	close(ev->fd);
+	pt_attr(&attr, ev->type);
+	attr.enable_on_exec = 1;
+	ev->fd = sys_perf_event_open(&attr, pid, -1, -1, 0);
+	if (ev->fd < 0)
+		kill(pid, SIGKILL);
+	ASSERT_LE(0, ev->fd) TH_LOG("intel_pt event: %s", strerror(errno));
+
+	pt_map_rb(_metadata, ev);
+	pg = map_fd(ev->tfd, 1 + TRACE_PAGES, prot, 0);
+	if (pg == MAP_FAILED)
+		kill(pid, SIGKILL);
+	ASSERT_NE(MAP_FAILED, pg) TH_LOG("trace mmap: %s", strerror(errno));
+
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, status, 0));
+
+	return pg;
+}
+
+TEST_F(pt, trace_child_writable)
+{
+	struct perf_event_mmap_page *pg;
+	unsigned long long head;
+	unsigned char *data;
+	int status;
+
+	pg = trace_child(_metadata, &self->ev, PROT_READ | PROT_WRITE, &status);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("child status %#x", status);
+
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	TH_LOG("data_head %llu", head);
+	ASSERT_LT(0, head);
+	/* Stop mode: the trace never overwrites itself. */
+	EXPECT_GE(pg->data_size, head);
+
+	data = (unsigned char *)pg + pg->data_offset;
+	ASSERT_LE(sizeof(psb), head);
+	EXPECT_EQ(0, memcmp(data, psb, sizeof(psb)))
+		TH_LOG("trace starts %02x %02x %02x %02x, not a PSB",
+		       data[0], data[1], data[2], data[3]);
+
+	/* The reader consumed it all. */
+	__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
+
+	EXPECT_EQ(0, munmap(pg, (1 + TRACE_PAGES) * page_size()));
+}
+
+TEST_F(pt, trace_child_read_only)
+{
+	struct perf_event_mmap_page *pg;
+	unsigned long long head;
+	int status;
+
+	pg = trace_child(_metadata, &self->ev, PROT_READ, &status);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("child status %#x", status);
+
+	EXPECT_EQ(TRACE_PAGES * page_size(), pg->data_size);
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	TH_LOG("data_head %llu", head);
+	/*
+	 * Overwrite mode: data_head is where the trace ends; counting
+	 * the wraps too is not done yet.
+	 */
+	EXPECT_LT(0, head);
+
+	EXPECT_EQ(0, munmap(pg, (1 + TRACE_PAGES) * page_size()));
+}
+
+TEST_HARNESS_MAIN
