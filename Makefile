@@ -68,7 +68,7 @@ kheaders: kernel
 	@$(MAKE) -s -C $(BUILD)/linux O=$(KOBJ) headers_install INSTALL_HDR_PATH=$(KOBJ)/usr >/dev/null
 
 initramfs: tools
-	@$(S)/mkinitramfs.sh $(BUILD)/initramfs.cpio.gz
+	@$(S)/mkinitramfs.sh $(BUILD)/initramfs.cpio
 
 run: all
 	@$(S)/run-demo.sh

@@ -26,7 +26,7 @@ script=$1
 shift
 qemu=$BUILD/qemu-obj/qemu-system-x86_64
 kernel=$BUILD/linux-obj/arch/x86/boot/bzImage
-initrd=$BUILD/initramfs.cpio.gz
+initrd=$BUILD/initramfs.cpio
 cpu=$(cat "$t/qemu-cpu.txt" 2>/dev/null || echo "max,vendor=GenuineIntel,family=6,model=158,stepping=10,+intel-pt,level=0x15")
 for f in "$qemu" "$kernel" "$initrd"; do
 	[ -f "$f" ] || { echo "run-vm: missing $f (run make)" >&2; exit 2; }
@@ -39,20 +39,21 @@ trap 'rm -rf "$work"' EXIT
 mkdir "$work/in"
 cp "$script" "$work/in/cmd.sh"
 for f in "$@"; do cp -a "$f" "$work/in/"; done
-disk=$work/disk.img
-truncate -s 512M "$disk"
-tar -cf "$disk.tar" -C "$work/in" .
-dd if="$disk.tar" of="$disk" conv=notrunc status=none
+# /dev/vda: the input tar, exactly; /dev/vdb: room for the results tar.
+tar -cf "$work/in.tar" -C "$work/in" .
+out=$work/out.img
+truncate -s 256M "$out"
 
 start=$(date +%s.%N)
 rc=0
 timeout --foreground -k 5 "$timeout" "$qemu" \
 	-L /usr/share/qemu -L /usr/share/seabios \
 	-machine pc -cpu "$cpu" -m "$mem" -smp 1 \
-	-nographic -no-reboot -monitor none -serial stdio \
+	-nographic -no-reboot -monitor none -serial stdio -nic none \
 	-kernel "$kernel" -initrd "$initrd" \
-	-append "console=ttyS0 panic=-1 oops=panic nmi_watchdog=0 tsc=reliable kmemleak=on ${ITRACE_CMDLINE:-}" \
-	-drive file="$disk",format=raw,if=virtio,cache=unsafe \
+	-append "console=ttyS0 panic=-1 oops=panic nmi_watchdog=0 tsc=reliable kmemleak=on printk.time=1 ${ITRACE_CMDLINE:-}" \
+	-drive file="$work/in.tar",format=raw,if=virtio,readonly=on \
+	-drive file="$out",format=raw,if=virtio,cache=unsafe \
 	> "$res/console.log" 2>&1 < /dev/null || rc=$?
 end=$(date +%s.%N)
 echo "$start $end" | awk '{ printf "%.1f\n", $2 - $1 }' > "$res/vm-seconds"
@@ -61,7 +62,7 @@ if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 	echo "run-vm: guest timed out after $timeout s (log: $res/console.log)" >&2
 	exit 124
 fi
-tar -xf "$disk" -C "$res" 2>/dev/null || {
+tar -xf "$out" -C "$res" 2>/dev/null || {
 	echo "run-vm: guest returned no results (log: $res/console.log)" >&2
 	tail -20 "$res/console.log" >&2
 	exit 1
