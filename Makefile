@@ -46,7 +46,7 @@ overlay: linux-src qemu-src
 
 $(KOBJ)/.config: $(KFRAG) $(KREQ) $(S)/kconfig.sh | linux-src
 	@echo "  KCONFIG $(KOBJ)/.config"
-	@$(S)/kconfig.sh $(KOBJ) $(KFRAG) $(KREQ)
+	@flock $(BUILD)/.kernel.lock $(S)/kconfig.sh $(KOBJ) $(KFRAG) $(KREQ)
 
 kernel: overlay $(KOBJ)/.config
 	@echo "  KERNEL  bzImage"
