@@ -102,6 +102,22 @@ static int pt_format_bit(const char *name, int dflt)
 	return bit;
 }
 
+/*
+ * BranchEn ("branch", config:13).  The driver takes BranchEn only together
+ * with "pt" (config:0, RTIT_CTL_PASSTHROUGH: the user's bits are used as
+ * they are, as perf's default "pt,branch" does); kernels without "pt" in
+ * the format directory take BranchEn alone.
+ */
+static uint64_t pt_config(void)
+{
+	uint64_t config = 1ULL << pt_format_bit("branch", 13);
+	int pt = pt_format_bit("pt", -1);
+
+	if (pt >= 0)
+		config |= 1ULL << pt;
+	return config;
+}
+
 void itrace_cpu_ident(struct itrace_file_header *hdr)
 {
 	unsigned int eax, ebx, ecx, edx, family, model;
@@ -410,8 +426,7 @@ int cmd_record(int argc, char **argv)
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = pmu_type;
-	attr.config = rec.sideband_only ? PERF_COUNT_SW_DUMMY :
-		      1ULL << pt_format_bit("branch", 13);
+	attr.config = rec.sideband_only ? PERF_COUNT_SW_DUMMY : pt_config();
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 	attr.disabled = 1;
