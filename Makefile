@@ -24,7 +24,7 @@ KREQ    := $(T)/config/required.txt
 STAMPS  := $(BUILD)/stamps
 JOBS    ?= $(shell nproc)
 
-.PHONY: all deps linux-src qemu-src overlay kernel qemu tools initramfs \
+.PHONY: all deps linux-src qemu-src overlay kernel kheaders qemu tools initramfs \
 	run check refresh refresh-check bench series clean FORCE
 
 all: kernel qemu tools initramfs
@@ -58,14 +58,19 @@ qemu: overlay
 	@echo "  QEMU    x86_64-softmmu"
 	@flock $(BUILD)/.qemu.lock $(S)/build-qemu.sh
 
-tools: deps
+# The kselftests build inside the kernel tree (they include ../lib.mk and
+# ../kselftest_harness.h) against the patched uAPI headers.
+tools: deps kheaders
 	@$(MAKE) -s -C $(TOP)/tools/itrace O=$(BUILD)/tools/itrace
 	@$(MAKE) -s -C $(T)/progs O=$(BUILD)/progs
-	@$(MAKE) -s -C $(TOP)/tools/testing/selftests/itrace OUTPUT=$(BUILD)/selftests/itrace \
+	@mkdir -p $(BUILD)/selftests/itrace
+	@$(MAKE) -s -C $(BUILD)/linux/tools/testing/selftests/itrace \
+		OUTPUT=$(BUILD)/selftests/itrace \
 		KHDR_INCLUDES="-isystem $(KOBJ)/usr/include"
 
 kheaders: kernel
-	@$(MAKE) -s -C $(BUILD)/linux O=$(KOBJ) headers_install INSTALL_HDR_PATH=$(KOBJ)/usr >/dev/null
+	@flock $(BUILD)/.kernel.lock $(MAKE) -s -C $(BUILD)/linux O=$(KOBJ) \
+		headers_install INSTALL_HDR_PATH=$(KOBJ)/usr >/dev/null
 
 initramfs: tools
 	@$(S)/mkinitramfs.sh $(BUILD)/initramfs.cpio
