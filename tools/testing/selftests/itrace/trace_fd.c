@@ -380,10 +380,8 @@ TEST_F(pt, trace_then_classic_aux_ebusy)
 
 TEST_F(pt, user_page)
 {
-	const size_t data_tail_end = offsetof(struct perf_event_mmap_page,
-					      data_tail) + sizeof(__u64);
 	size_t len = (1 + TRACE_PAGES) * page_size();
-	struct perf_event_mmap_page *pg;
+	struct perf_event_mmap_page *pg, *rb;
 
 	pt_map_rb(_metadata, &self->ev);
 	pg = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ | PROT_WRITE, 0);
@@ -395,12 +393,15 @@ TEST_F(pt, user_page)
 	EXPECT_EQ(0, pg->data_tail);
 	EXPECT_EQ(0, pg->aux_offset);
 	EXPECT_EQ(0, pg->aux_size);
-	EXPECT_LE(data_tail_end, pg->size);
 	EXPECT_TRUE(pg->cap_bit0_is_deprecated != 0);
 	EXPECT_EQ(0, pg->index);
 
-	/* The event fd's own user page has no AUX area. */
-	EXPECT_EQ(0, ((struct perf_event_mmap_page *)self->ev.rb)->aux_size);
+	/* The same layout as the event's user page, which has no AUX area */
+	rb = self->ev.rb;
+	EXPECT_EQ(rb->size, pg->size);
+	EXPECT_EQ(rb->version, pg->version);
+	EXPECT_EQ(rb->compat_version, pg->compat_version);
+	EXPECT_EQ(0, rb->aux_size);
 
 	/* The reader writes data_tail. */
 	pg->data_tail = 0;
@@ -415,6 +416,61 @@ TEST_F(pt, ioctl)
 	EXPECT_EQ(0, ioctl(self->ev.tfd, PERF_EVENT_IOC_DISABLE, 0));
 	EXPECT_EQ(-1, ioctl(self->ev.tfd, PERF_EVENT_IOC_RESET, 0));
 	EXPECT_EQ(ENOTTY, errno);
+}
+
+/* A moved mapping still holds the trace; a partial munmap() fails. */
+TEST_F(pt, mremap_and_split)
+{
+	size_t len = (1 + TRACE_PAGES) * page_size();
+	struct perf_event_mmap_page *pg;
+	char *trace, *to;
+
+	pt_map_rb(_metadata, &self->ev);
+	trace = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, trace);
+
+	EXPECT_EQ(-1, munmap(trace + len - page_size(), page_size()));
+	EXPECT_EQ(EINVAL, errno);
+
+	to = mmap(NULL, 2 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, to);
+	to += len;	/* away from the old place */
+	pg = mremap(trace, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
+	ASSERT_EQ((void *)to, (void *)pg);
+	EXPECT_EQ(TRACE_PAGES * page_size(), pg->data_size);
+
+	/* Still mapped, through the new place only */
+	EXPECT_EQ(MAP_FAILED, map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ, 0));
+	EXPECT_EQ(EBUSY, errno);
+	ASSERT_EQ(0, munmap(pg, len));
+
+	trace = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ, 0);
+	ASSERT_NE(MAP_FAILED, trace);
+	EXPECT_EQ(0, munmap(trace, len));
+	munmap(to - len, len);
+}
+
+/* The trace mapping keeps the event's buffer, as an AUX mapping does. */
+TEST_F(pt, munmap_perf_stream_first)
+{
+	size_t len = (1 + TRACE_PAGES) * page_size();
+	struct perf_event_mmap_page *pg;
+
+	pt_map_rb(_metadata, &self->ev);
+	pg = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+
+	ASSERT_EQ(0, munmap(self->ev.rb, (1 + RB_PAGES) * page_size()));
+	self->ev.rb = MAP_FAILED;
+	EXPECT_EQ(TRACE_PAGES * page_size(), pg->data_size);
+	EXPECT_EQ(0, munmap(pg, len));
+
+	/* Both map again, in order. */
+	self->ev.rb = map_fd(self->ev.fd, 1 + RB_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, self->ev.rb);
+	pg = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+	EXPECT_EQ(0, munmap(pg, len));
 }
 
 /* The event and the trace fd go away in either order, mapped or not. */
