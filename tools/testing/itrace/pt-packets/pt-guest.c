@@ -6,6 +6,8 @@
  * stdout, base64-encoded between marker lines, for the host to decode.
  *
  * Build static and non-PIE so the host can decode against the same ELF.
+ *
+ *   pt-guest [LOOPS [noretcomp]]
  */
 #define _GNU_SOURCE
 #include <linux/perf_event.h>
@@ -21,7 +23,6 @@
 #define PAGE		4096UL
 #define AUX_PAGES	64
 
-#define LOOPS		100
 #define FIB_N		10
 
 static volatile unsigned long sink;
@@ -44,14 +45,21 @@ __attribute__((noinline)) static unsigned long fib(unsigned long n)
 typedef unsigned long (*op_fn)(unsigned long);
 op_fn ops[2] = { add_one, add_two };
 
-__attribute__((noinline)) void workload(void)
+/*
+ * add_one and add_two run LOOPS / 2 times each, fib 177 times; the first
+ * write to each of LOOPS / 10 fresh pages takes a page fault in user mode.
+ */
+__attribute__((noinline)) void workload(int loops, volatile char *pages)
 {
 	unsigned long acc = 0;
 	int i;
 
-	for (i = 0; i < LOOPS; i++) {
+	for (i = 0; i < loops / 10; i++)
+		pages[i * PAGE] = 1;
+
+	for (i = 0; i < loops; i++) {
 		acc = ops[i & 1](acc);
-		if (i == LOOPS / 2)
+		if (i == loops / 2)
 			syscall(SYS_getppid);
 	}
 	acc += fib(FIB_N);
@@ -103,8 +111,9 @@ int main(int argc, char **argv)
 	struct perf_event_attr attr;
 	struct perf_event_mmap_page *up;
 	unsigned char *aux;
+	char *pages;
 	uint64_t head;
-	int type, fd;
+	int type, fd, loops = argc > 1 ? atoi(argv[1]) : 100;
 
 	type = read_int("/sys/bus/event_source/devices/intel_pt/type");
 	if (type < 0) {
@@ -115,7 +124,7 @@ int main(int argc, char **argv)
 	attr.size = sizeof(attr);
 	attr.type = type;
 	attr.config = 1ULL << 10;		/* tsc */
-	if (argc > 1 && !strcmp(argv[1], "noretcomp"))
+	if (argc > 2 && !strcmp(argv[2], "noretcomp"))
 		attr.config |= 1ULL << 11;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
@@ -140,8 +149,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	pages = mmap(NULL, (loops / 10 + 1) * PAGE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pages == MAP_FAILED) {
+		perror("PT-GUEST: mmap pages");
+		return 1;
+	}
+
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-	workload();
+	workload(loops, pages);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 
 	head = __atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE);

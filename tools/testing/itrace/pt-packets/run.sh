@@ -46,18 +46,20 @@ if [ -d $d ]; then
 fi
 dmesg | grep -i -E 'intel_pt|Performance Events|PMU' | sed 's/^/PT-DMESG /'
 echo PT-RUN retcomp
-/pt-guest
+/pt-guest 100
 echo PT-RUN noretcomp
-/pt-guest noretcomp
-dmesg | grep -E 'WARNING|BUG|KASAN|lockdep|Call Trace' | sed 's/^/PT-SPLAT /'
-poweroff -f
+/pt-guest 100 noretcomp
+echo PT-RUN long
+/pt-guest 20000
+dmesg | grep -E 'WARNING:|BUG:|KASAN:|INFO: possible|DEBUG_LOCKS_WARN|Call Trace' | sed 's/^/PT-SPLAT /'
+reboot -f
 INIT
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$out/initramfs.cpio.gz"
 
 log=$out/console.log
 timeout 600 "$qemu" -L /usr/share/qemu -L /usr/share/seabios \
-	-nographic -no-reboot -m 1G -cpu "$cpu" -kernel "$kernel" \
+	-nographic -no-reboot -nic none -m 1G -cpu "$cpu" -kernel "$kernel" \
 	-initrd "$out/initramfs.cpio.gz" \
 	-append "console=ttyS0 nmi_watchdog=0 panic=-1 quiet" > "$log" 2>&1 || true
 tr -d '\r' < "$log" > "$log.txt"
@@ -75,9 +77,11 @@ check "intel_pt caps match the emulated CPUID leaf 0x14" $caps_ok
 check "no WARN/BUG/KASAN/lockdep in guest log" bash -c "! grep -q '^PT-SPLAT' '$log.txt'"
 
 sym() { printf '%x' 0x$(nm "$out/pt-guest" | awk -v s="$1" '$3 == s { print $1 }'); }
-expect=("$(sym workload)=1" "$(sym add_one)=50" "$(sym add_two)=50" "$(sym fib)=177")
-
-for mode in retcomp noretcomp; do
+for mode in retcomp noretcomp long; do
+	loops=100
+	[ $mode = long ] && loops=20000
+	expect=("$(sym workload)=1" "$(sym add_one)=$((loops / 2))"
+		"$(sym add_two)=$((loops / 2))" "$(sym fib)=177")
 	awk -v m="$mode" '$0 == "PT-RUN " m { on = 1; next }
 		on && /^PT-GUEST-BEGIN/ { take = 1; next }
 		on && /^PT-GUEST-END/ { exit }
@@ -97,6 +101,12 @@ for mode in retcomp noretcomp; do
 		"#"*) echo "$line" ;;
 		esac
 	done < "$out/ptcheck-$mode.tap"
+	if [ $mode = long ]; then
+		psbs=$(grep -o ' psb=[0-9]*' "$out/ptcheck-$mode.tap" | cut -d= -f2)
+		size=$(stat -c %s "$out/trace-$mode.bin")
+		check "long: periodic PSB+ ($psbs PSB in $size bytes)" \
+			[ "${psbs:-0}" -ge $((size / 4096)) ]
+	fi
 done
 echo "1..$n"
 [ $fail -eq 0 ]
