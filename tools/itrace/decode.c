@@ -69,6 +69,10 @@ struct dstate {
 	struct sym_info	pend_from;
 	int		depth;
 
+	/* stream offsets where trace stopped and resumed (loss records) */
+	uint64_t	*splits;
+	size_t		nr_splits;
+
 	/* flow lines for the summary */
 	char		first[NR_KEEP][LINE_MAX_LEN];
 	char		last[NR_KEEP][LINE_MAX_LEN];
@@ -148,7 +152,7 @@ static struct fstat *fs_of(struct dstate *s, const struct sym_info *si)
 static void fmt_sym(struct dstate *s, char *buf, size_t len, uint64_t ip,
 		    const struct sym_info *si)
 {
-	const char *mod = in_exe(s, si) ? "" : si->module;
+	const char *mod = in_exe(s, si) || !si->module ? "" : si->module;
 	const char *sep = *mod ? " [" : "", *end = *mod ? "]" : "";
 
 	if (!si->name)
@@ -185,9 +189,10 @@ static void flow_line(struct dstate *s, const char *what, uint64_t ip,
 
 static void note(struct dstate *s, const char *what, uint64_t ip)
 {
-	struct sym_info si;
+	struct sym_info si = { .name = "", .module = "", .start = ip };
 
-	sym_lookup(s->st, ip, &si);
+	if (ip)
+		sym_lookup(s->st, ip, &si);
 	flow_line(s, what, ip, &si);
 }
 
@@ -435,6 +440,41 @@ static void decode_segment(struct dstate *s, const struct itrace_segment *seg)
 	pt_insn_free_decoder(dec);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Trace on both sides of a loss point is decoded by separate decoders: the
+ * bytes are contiguous in the buffer, the packet stream is not.  The gap
+ * itself was counted with its loss record.
+ */
+static void decode_split(struct dstate *s, const struct itrace_segment *seg)
+{
+	struct itrace_segment part = *seg;
+	uint64_t end = seg->stream_offset + seg->size;
+	size_t i;
+
+	for (i = 0; i < s->nr_splits; i++) {
+		uint64_t at = s->splits[i];
+
+		if (at <= part.stream_offset || at >= end)
+			continue;
+		part.size = at - part.stream_offset;
+		decode_segment(s, &part);
+		part.buf_offset += part.size;
+		part.stream_offset = at;
+		part.size = end - at;
+		s->depth = 0;
+		s->have_cur = 0;
+		note(s, "[lost]", 0);
+	}
+	decode_segment(s, &part);
+}
+
 /* ---- sideband: the address space ------------------------------------- */
 
 static const char *base_name(const char *p)
@@ -505,7 +545,7 @@ static int scan_sideband(struct dstate *s)
 
 	while (pos < len) {
 		struct perf_event_header h;
-		uint64_t v[3];
+		uint64_t v[3], split, *ns;
 
 		if (len - pos < sizeof(h)) {
 			fprintf(stderr, "itrace: %s: truncated perf record at sideband offset 0x%zx\n",
@@ -550,10 +590,25 @@ static int scan_sideband(struct dstate *s)
 			memcpy(v, p + pos + sizeof(h), sizeof(v));
 			if (h.type == PERF_RECORD_AUX && !(v[2] & PERF_AUX_FLAG_TRUNCATED))
 				break;
-			fprintf(stderr, "itrace: %s: trace lost at trace offset 0x%llx (%llu bytes%s)\n",
-				s->o->name, (unsigned long long)v[0], (unsigned long long)v[1],
-				v[1] ? "" : ", size unknown");
+			/*
+			 * ITRACE_LOST: trace stopped and resumed at offset.
+			 * AUX TRUNCATED: the buffer filled after the data it
+			 * reports; what follows was written after a gap.
+			 */
+			split = h.type == PERF_RECORD_AUX ? v[0] + v[1] : v[0];
+			if (h.type == PERF_RECORD_AUX)
+				fprintf(stderr, "itrace: %s: trace lost at trace offset 0x%llx (buffer full)\n",
+					s->o->name, (unsigned long long)split);
+			else
+				fprintf(stderr, "itrace: %s: trace lost at trace offset 0x%llx (%llu bytes%s)\n",
+					s->o->name, (unsigned long long)split,
+					(unsigned long long)v[1], v[1] ? "" : ", size unknown");
 			s->gaps++;
+			ns = realloc(s->splits, (s->nr_splits + 1) * sizeof(*ns));
+			if (ns) {
+				s->splits = ns;
+				s->splits[s->nr_splits++] = split;
+			}
 			break;
 		default:
 			break;
@@ -621,6 +676,9 @@ static int dump_sideband(struct itrace_data *d, const char *name, FILE *out)
 			break;
 		case PERF_RECORD_LOST:
 			fprintf(out, "LOST (sideband records lost)\n");
+			break;
+		case PERF_RECORD_ITRACE_START:
+			fprintf(out, "ITRACE_START pid %u tid %u\n", u[0], u[1]);
 			break;
 		case PERF_RECORD_ITRACE_LOST:
 		case PERF_RECORD_AUX:
@@ -785,6 +843,8 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	if (scan_sideband(s))
 		s->errors++;
 	sym_done(s->st);
+	if (s->nr_splits)
+		qsort(s->splits, s->nr_splits, sizeof(*s->splits), cmp_u64);
 	if (!s->exe)
 		fprintf(stderr, "itrace: %s: warning: no executable mapping in the sideband\n",
 			o->name);
@@ -806,7 +866,7 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 			s->have_cur = 0;
 			note(s, "[gap]", 0);
 		}
-		decode_segment(s, seg);
+		decode_split(s, seg);
 		expect = seg->stream_offset + seg->size;
 	}
 
@@ -825,6 +885,7 @@ out:
 		free(s->fs[i].key);
 	free(s->fs);
 	free(s->exe);
+	free(s->splits);
 	free(s);
 	return ret;
 }

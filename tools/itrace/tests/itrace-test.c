@@ -314,6 +314,42 @@ static void test_decode_tiny(void)
 		free(out);
 	}
 
+	/*
+	 * Loss records split contiguous bytes: ITRACE_LOST at its offset,
+	 * a truncated AUX record after the data it reports.
+	 */
+	{
+		struct {
+			struct perf_event_header h;
+			uint64_t v[3];
+		} lost = { { 22, 0, 32 }, { n, 0, 0 } },
+		  aux = { { PERF_RECORD_AUX, 0, 32 }, { 0, n, PERF_AUX_FLAG_TRUNCATED } };
+		uint8_t p2[1024];
+		uint8_t both[8192];
+		size_t n2;
+		struct chunk one;
+
+		memcpy(both, e.buf, n);
+		memcpy(both + n, e.buf, n);
+		one = (struct chunk){ 0, both, 2 * n };
+		n2 = mmap2_record(p2, tiny_path, text_vaddr, text_size, text_off,
+				  PROT_READ | PROT_EXEC);
+		memcpy(p2 + n2, &lost, sizeof(lost));
+		write_file(tmp("lost.itrace"), p2, n2 + sizeof(lost), &one, 1, 1);
+		out = decode_stats(tmp("lost.itrace"), &ret);
+		ok(ret == 0 && out && has_line(out, "total gaps 1") &&
+		   has_line(out, "total errors 0") && has_line(out, "calls f 6"),
+		   "ITRACE_LOST splits the trace: one gap, both sides decode");
+		free(out);
+		memcpy(p2 + n2, &aux, sizeof(aux));
+		write_file(tmp("aux.itrace"), p2, n2 + sizeof(aux), &one, 1, 1);
+		out = decode_stats(tmp("aux.itrace"), &ret);
+		ok(ret == 0 && out && has_line(out, "total gaps 1") &&
+		   has_line(out, "total errors 0") && has_line(out, "calls f 6"),
+		   "truncated AUX record splits the trace after its data");
+		free(out);
+	}
+
 	/* contiguous chunks join into one segment */
 	{
 		struct chunk two[2] = {
