@@ -7,7 +7,9 @@
  *
  * Build static and non-PIE so the host can decode against the same ELF.
  *
- *   pt-guest [LOOPS [noretcomp]]
+ *   pt-guest [LOOPS [noretcomp|notrace]]
+ *
+ * notrace: only run the workload (for tracing it with perf).
  */
 #define _GNU_SOURCE
 #include <linux/perf_event.h>
@@ -115,6 +117,17 @@ int main(int argc, char **argv)
 	uint64_t head;
 	int type, fd, loops = argc > 1 ? atoi(argv[1]) : 100;
 
+	pages = mmap(NULL, (loops / 10 + 1) * PAGE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pages == MAP_FAILED) {
+		perror("PT-GUEST: mmap pages");
+		return 1;
+	}
+	if (argc > 2 && !strcmp(argv[2], "notrace")) {
+		workload(loops, pages);
+		return 0;
+	}
+
 	type = read_int("/sys/bus/event_source/devices/intel_pt/type");
 	if (type < 0) {
 		printf("PT-GUEST: no intel_pt PMU\n");
@@ -146,13 +159,6 @@ int main(int argc, char **argv)
 		   fd, 2 * PAGE);
 	if (aux == MAP_FAILED) {
 		perror("PT-GUEST: mmap aux");
-		return 1;
-	}
-
-	pages = mmap(NULL, (loops / 10 + 1) * PAGE, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (pages == MAP_FAILED) {
-		perror("PT-GUEST: mmap pages");
 		return 1;
 	}
 

@@ -29,9 +29,21 @@ gcc -O1 -g -Wall -static -no-pie -o "$out/pt-guest" "$here/pt-guest.c"
 # initramfs: static busybox, pt-guest, an init script
 root=$out/initramfs
 rm -rf "$root"
-mkdir -p "$root"/{bin,proc,sys,dev}
+mkdir -p "$root"/{bin,proc,sys,dev,tmp}
 cp /usr/bin/busybox "$root/bin/busybox"
 cp "$out/pt-guest" "$root/pt-guest"
+# perf, with its libraries at their host paths; pt-guest at its host path
+# too, so that perf script on the host finds the traced ELF.
+perf=/usr/bin/perf
+if [ -x $perf ]; then
+	for f in $perf $(ldd $perf | awk '/=> \// { print $3 } /^\t\// { print $1 }'); do
+		mkdir -p "$root$(dirname "$f")"
+		cp -L "$f" "$root$f"
+	done
+	mkdir -p "$root$out"
+	cp "$out/pt-guest" "$root$out/pt-guest"
+	echo "$out/pt-guest" > "$root/perf-target"
+fi
 cat > "$root/init" <<'INIT'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -51,6 +63,17 @@ echo PT-RUN noretcomp
 /pt-guest 100 noretcomp
 echo PT-RUN long
 /pt-guest 20000
+if [ -x /usr/bin/perf ]; then
+	echo PT-RUN perf
+	cd /tmp
+	HOME=/tmp /usr/bin/perf record -e intel_pt//u -o /tmp/perf.data -- \
+		$(cat /perf-target) 1000 notrace
+	echo "PT-PERF-RC $?"
+	echo PT-GUEST-BEGIN
+	base64 /tmp/perf.data
+	echo PT-GUEST-END
+	cd /
+fi
 dmesg | grep -E 'WARNING:|BUG:|KASAN:|INFO: possible|DEBUG_LOCKS_WARN|Call Trace' | sed 's/^/PT-SPLAT /'
 reboot -f
 INIT
@@ -108,5 +131,25 @@ for mode in retcomp noretcomp long; do
 			[ "${psbs:-0}" -ge $((size / 4096)) ]
 	fi
 done
+# Debian's perf: record in the guest, decode on the host.
+if [ -x $perf ]; then
+	awk '$0 == "PT-RUN perf" { on = 1; next }
+		on && /^PT-GUEST-BEGIN/ { take = 1; next }
+		on && /^PT-GUEST-END/ { exit }
+		take { print }' "$log.txt" | base64 -d > "$out/perf.data" 2>/dev/null || true
+	check "perf record -e intel_pt//u in the guest" \
+		grep -q '^PT-PERF-RC 0' "$log.txt"
+	$perf script -i "$out/perf.data" --itrace=e > "$out/perf-errors.txt" 2>&1 || true
+	errs=$(grep -c 'instruction trace error' "$out/perf-errors.txt" || true)
+	check "perf script --itrace=e: no decode errors ($errs)" [ "$errs" = 0 ]
+	$perf script -i "$out/perf.data" --itrace=c -F addr > "$out/perf-calls.txt" 2>/dev/null || true
+	for kv in workload=1 add_one=500 add_two=500 fib=177; do
+		a=$(sym ${kv%=*})
+		c=$(grep -c "=> *$a\$" "$out/perf-calls.txt" || true)
+		check "perf script: ${kv%=*} called $c times (want ${kv#*=})" [ "$c" = "${kv#*=}" ]
+	done
+	insns=$($perf script -i "$out/perf.data" --itrace=i1i -F ip 2>/dev/null | wc -l)
+	echo "# perf script: $insns instructions decoded"
+fi
 echo "1..$n"
 [ $fail -eq 0 ]
