@@ -302,15 +302,25 @@ static int drain_all(struct recorder *rec)
 	return 0;
 }
 
-/* Snapshot: the read-only buffer holds the newest data_size bytes. */
+/*
+ * Snapshot: the read-only buffer holds the newest data_size bytes, the
+ * oldest at data_head % data_size.  The whole buffer is saved from there
+ * even when data_head < data_size: a kernel that reports data_head as an
+ * offset inside the buffer (as mainline's AUX overwrite mode does) may have
+ * wrapped, and bytes never written are zero, which is PT's PAD packet.
+ */
 static int drain_snapshot(struct recorder *rec)
 {
 	struct ring *r = &rec->trace;
 	uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t start = head % r->size;
 
-	if (head > r->size)
-		r->tail = head - r->size;
-	return ring_drain(rec, r, ITRACE_SEC_TRACE);
+	if (itrace_write_section2(rec->out, ITRACE_SEC_TRACE,
+				  head >= r->size ? head - r->size : 0,
+				  r->data + start, r->size - start, r->data, start))
+		return -1;
+	rec->trace_bytes += head < r->size ? head : r->size;
+	return 0;
 }
 
 static int write_out(struct recorder *rec)
