@@ -19,12 +19,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <poll.h>
+
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <linux/capability.h>
 #include <linux/perf_event.h>
 
 #include "../kselftest_harness.h"
@@ -473,6 +477,148 @@ TEST_F(pt, munmap_perf_stream_first)
 	EXPECT_EQ(0, munmap(pg, len));
 }
 
+/* VmPin of this process, in kB */
+static long vm_pinned_kb(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+
+	return kb;
+}
+
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long val;
+
+	if (!f)
+		return LONG_MIN;
+	if (fscanf(f, "%ld", &val) != 1)
+		val = LONG_MIN;
+	fclose(f);
+
+	return val;
+}
+
+/* What munmap() of the trace uncharges is what mmap() charged. */
+TEST_F(pt, accounting_balanced)
+{
+	size_t len = (1 + TRACE_PAGES) * page_size();
+	long pinned, pinned_mapped;
+	void *trace;
+
+	pt_map_rb(_metadata, &self->ev);
+	pinned = vm_pinned_kb();
+	ASSERT_LE(0, pinned);
+
+	trace = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, trace);
+	pinned_mapped = vm_pinned_kb();
+	EXPECT_LE(pinned, pinned_mapped);
+	TH_LOG("VmPin %ld kB, %ld kB with the trace mapped", pinned,
+	       pinned_mapped);
+	ASSERT_EQ(0, munmap(trace, len));
+	EXPECT_EQ(pinned, vm_pinned_kb());
+
+	/* Again, so that a leak of the user's perf_mlock would show as EPERM */
+	trace = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, trace);
+	EXPECT_EQ(pinned_mapped, vm_pinned_kb());
+	ASSERT_EQ(0, munmap(trace, len));
+}
+
+static int drop_cap_ipc_lock(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	data[CAP_TO_INDEX(CAP_IPC_LOCK)].effective &= ~CAP_TO_MASK(CAP_IPC_LOCK);
+
+	return syscall(SYS_capset, &hdr, data);
+}
+
+/* Over perf_event_mlock_kb and RLIMIT_MEMLOCK without CAP_IPC_LOCK */
+TEST_F(pt, over_mlock_limit_eperm)
+{
+	long mlock_kb, limit_pages, pages = 1;
+	struct rlimit rl = { 0, 0 };
+	void *trace;
+
+	mlock_kb = read_long("/proc/sys/kernel/perf_event_mlock_kb");
+	if (mlock_kb == LONG_MIN)
+		SKIP(return, "no /proc/sys/kernel/perf_event_mlock_kb");
+	if (read_long("/proc/sys/kernel/perf_event_paranoid") < 0)
+		SKIP(return, "perf_event_paranoid < 0: no locked memory limit");
+
+	pt_map_rb(_metadata, &self->ev);
+
+	/* More pages than the user's allowance on all online CPUs */
+	limit_pages = mlock_kb * 1024 / page_size() *
+		      sysconf(_SC_NPROCESSORS_ONLN);
+	while (pages <= limit_pages)
+		pages *= 2;
+
+	ASSERT_EQ(0, drop_cap_ipc_lock());
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+
+	trace = map_fd(self->ev.tfd, 1 + pages, PROT_READ | PROT_WRITE, 0);
+	EXPECT_EQ(MAP_FAILED, trace) TH_LOG("%ld pages mapped", pages);
+	EXPECT_EQ(EPERM, errno);
+	if (trace != MAP_FAILED)
+		munmap(trace, (1 + pages) * page_size());
+}
+
+/*
+ * Trace this process between PERF_EVENT_IOC_ENABLE and _DISABLE issued on
+ * the trace fd; the trace fd polls readable until the reader catches up.
+ */
+TEST_F(pt, trace_self_ioctl_poll)
+{
+	size_t len = (1 + TRACE_PAGES) * page_size();
+	struct pollfd pfd = { .events = POLLIN };
+	struct perf_event_mmap_page *pg;
+	unsigned long i, sum = 0;
+	unsigned long long head;
+
+	pt_map_rb(_metadata, &self->ev);
+	pg = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+
+	pfd.fd = self->ev.tfd;
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+
+	ASSERT_EQ(0, ioctl(self->ev.tfd, PERF_EVENT_IOC_ENABLE, 0));
+	for (i = 0; i < 1000; i++) {
+		if (i & 1)
+			sum += i;
+		asm volatile("" : "+r" (sum));
+	}
+	ASSERT_EQ(0, ioctl(self->ev.tfd, PERF_EVENT_IOC_DISABLE, 0));
+
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	TH_LOG("data_head %llu", head);
+	ASSERT_LT(0, head);
+	EXPECT_EQ(1, poll(&pfd, 1, 0));
+	EXPECT_EQ(POLLIN, pfd.revents);
+
+	__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+
+	EXPECT_EQ(0, munmap(pg, len));
+}
+
 /* The event and the trace fd go away in either order, mapped or not. */
 TEST_F(pt, close_event_fd_first)
 {
@@ -574,6 +720,7 @@ trace_child(struct __test_metadata *_metadata, struct pt_event *ev, int prot,
 
 TEST_F(pt, trace_child_writable)
 {
+	struct pollfd pfd = { .events = POLLIN };
 	struct perf_event_mmap_page *pg;
 	unsigned long long head;
 	unsigned char *data;
@@ -582,6 +729,11 @@ TEST_F(pt, trace_child_writable)
 	pg = trace_child(_metadata, &self->ev, PROT_READ | PROT_WRITE, &status);
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		TH_LOG("child status %#x", status);
+
+	/* The traced task is gone: hang up. */
+	pfd.fd = self->ev.tfd;
+	EXPECT_EQ(1, poll(&pfd, 1, 0));
+	EXPECT_TRUE(pfd.revents & POLLHUP);
 
 	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 	TH_LOG("data_head %llu", head);
