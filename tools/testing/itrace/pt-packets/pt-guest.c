@@ -7,9 +7,11 @@
  *
  * Build static and non-PIE so the host can decode against the same ELF.
  *
- *   pt-guest [LOOPS [noretcomp|notrace]]
+ *   pt-guest [LOOPS [noretcomp|notrace|snapshot]]
  *
  * notrace: only run the workload (for tracing it with perf).
+ * snapshot: a one-page read-only AUX mapping (overwrite mode), which the
+ * intel_pt driver serves with single-range output.
  */
 #define _GNU_SOURCE
 #include <linux/perf_event.h>
@@ -116,6 +118,9 @@ int main(int argc, char **argv)
 	char *pages;
 	uint64_t head;
 	int type, fd, loops = argc > 1 ? atoi(argv[1]) : 100;
+	const char *mode = argc > 2 ? argv[2] : "";
+	unsigned long aux_pages = AUX_PAGES;
+	int aux_prot = PROT_READ | PROT_WRITE;
 
 	pages = mmap(NULL, (loops / 10 + 1) * PAGE, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -123,7 +128,11 @@ int main(int argc, char **argv)
 		perror("PT-GUEST: mmap pages");
 		return 1;
 	}
-	if (argc > 2 && !strcmp(argv[2], "notrace")) {
+	if (!strcmp(mode, "snapshot")) {
+		aux_pages = 1;
+		aux_prot = PROT_READ;
+	}
+	if (!strcmp(mode, "notrace")) {
 		workload(loops, pages);
 		return 0;
 	}
@@ -137,7 +146,7 @@ int main(int argc, char **argv)
 	attr.size = sizeof(attr);
 	attr.type = type;
 	attr.config = 1ULL << 10;		/* tsc */
-	if (argc > 2 && !strcmp(argv[2], "noretcomp"))
+	if (!strcmp(mode, "noretcomp"))
 		attr.config |= 1ULL << 11;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
@@ -154,9 +163,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	up->aux_offset = 2 * PAGE;
-	up->aux_size = AUX_PAGES * PAGE;
-	aux = mmap(NULL, AUX_PAGES * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   fd, 2 * PAGE);
+	up->aux_size = aux_pages * PAGE;
+	aux = mmap(NULL, aux_pages * PAGE, aux_prot, MAP_SHARED, fd, 2 * PAGE);
 	if (aux == MAP_FAILED) {
 		perror("PT-GUEST: mmap aux");
 		return 1;
@@ -168,8 +176,8 @@ int main(int argc, char **argv)
 
 	head = __atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE);
 	printf("PT-GUEST: aux_head %llu\n", (unsigned long long)head);
-	if (head > AUX_PAGES * PAGE)
-		head = AUX_PAGES * PAGE;
+	if (head > aux_pages * PAGE)
+		head = aux_pages * PAGE;
 	printf("PT-GUEST-BEGIN\n");
 	b64_out(aux, head);
 	printf("PT-GUEST-END\n");

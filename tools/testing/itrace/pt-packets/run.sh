@@ -63,6 +63,8 @@ echo PT-RUN noretcomp
 /pt-guest 100 noretcomp
 echo PT-RUN long
 /pt-guest 20000
+echo PT-RUN snapshot
+/pt-guest 100 snapshot
 if [ -x /usr/bin/perf ]; then
 	echo PT-RUN perf
 	cd /tmp
@@ -100,7 +102,7 @@ check "intel_pt caps match the emulated CPUID leaf 0x14" $caps_ok
 check "no WARN/BUG/KASAN/lockdep in guest log" bash -c "! grep -q '^PT-SPLAT' '$log.txt'"
 
 sym() { printf '%x' 0x$(nm "$out/pt-guest" | awk -v s="$1" '$3 == s { print $1 }'); }
-for mode in retcomp noretcomp long; do
+for mode in retcomp noretcomp long snapshot; do
 	loops=100
 	[ $mode = long ] && loops=20000
 	expect=("$(sym workload)=1" "$(sym add_one)=$((loops / 2))"

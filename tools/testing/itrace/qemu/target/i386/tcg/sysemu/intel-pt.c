@@ -317,6 +317,15 @@ static void pt_ip_packet(CPUX86State *env, uint8_t opc, uint64_t ip)
     pt->last_ip = ip;
 }
 
+/* A packet with the full, uncompressed IP. */
+static void pt_ip_packet_full(CPUX86State *env, uint8_t opc, uint64_t ip)
+{
+    pt_tnt_flush(env);
+    pt_byte(env, opc | (6 << 5));
+    pt_bytes_le(env, ip, 8);
+    env->pt.last_ip = ip;
+}
+
 /* A packet whose IP payload is suppressed; the last IP is unchanged. */
 static void pt_noip_packet(CPUX86State *env, uint8_t opc)
 {
@@ -469,6 +478,30 @@ void intel_pt_far_transfer(CPUX86State *env, bool async, target_ulong src)
         }
         pt_ip_packet(env, PT_TIP, env->eip);
         pt_maybe_psb(env, env->eip);
+    }
+}
+
+/*
+ * After loadvm or an incoming migration.  The packet generator's own state
+ * (staged bytes, pending TNT bits, last IP, call stack) is not migrated:
+ * report the loss as hardware reports its internal buffer overflows, with
+ * OVF and, if packets are being generated, a FUP where execution resumes.
+ */
+void intel_pt_post_load(CPUX86State *env)
+{
+    IntelPTState *pt = &env->pt;
+
+    memset(pt, 0, sizeof(*pt));
+    pt_update_hflags(env);
+    if (!pt_trigger_en(env)) {
+        return;
+    }
+    pt->packet_en = pt_context_en(env);
+    pt_byte(env, PT_EXT);
+    pt_byte(env, PT_EXT_OVF);
+    if (pt->packet_en && pt_cofi_en(env)) {
+        pt->exec_mode = pt_exec_mode(env);
+        pt_ip_packet_full(env, PT_FUP, env->eip);
     }
 }
 
