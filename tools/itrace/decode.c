@@ -134,14 +134,22 @@ static int in_exe(struct dstate *s, const struct sym_info *si)
 	return s->exe && !strcmp(si->module, s->exe);
 }
 
+/* Symbol name without its version ("memcpy@@GLIBC_2.14" -> "memcpy"). */
+static int name_len(const char *name)
+{
+	const char *at = strchr(name, '@');
+
+	return at && at != name ? (int)(at - name) : (int)strlen(name);
+}
+
 static struct fstat *fs_of(struct dstate *s, const struct sym_info *si)
 {
 	char key[LINE_MAX_LEN];
 
 	if (si->name && in_exe(s, si))
-		return fs_get(s, si->name, si->start);
-	if (si->name)
-		snprintf(key, sizeof(key), "%s:%s", si->module, si->name);
+		snprintf(key, sizeof(key), "%.*s", name_len(si->name), si->name);
+	else if (si->name)
+		snprintf(key, sizeof(key), "%s:%.*s", si->module, name_len(si->name), si->name);
 	else
 		snprintf(key, sizeof(key), "%s:[unknown]", si->module);
 	return fs_get(s, key, si->start);
@@ -158,10 +166,10 @@ static void fmt_sym(struct dstate *s, char *buf, size_t len, uint64_t ip,
 	if (!si->name)
 		snprintf(buf, len, "0x%llx%s%s%s", (unsigned long long)ip, sep, mod, end);
 	else if (ip != si->start)
-		snprintf(buf, len, "%s+0x%llx%s%s%s", si->name,
+		snprintf(buf, len, "%.*s+0x%llx%s%s%s", name_len(si->name), si->name,
 			 (unsigned long long)(ip - si->start), sep, mod, end);
 	else
-		snprintf(buf, len, "%s%s%s%s", si->name, sep, mod, end);
+		snprintf(buf, len, "%.*s%s%s%s", name_len(si->name), si->name, sep, mod, end);
 }
 
 /* One line of the function-level flow. */

@@ -552,7 +552,8 @@ static void test_sim(const char *itrace, const char *ptsim, const char *progs,
 	/* file name, program, ptsim flags: with return compression, and without */
 	static const char * const runs[][3] = {
 		{ "demo", "demo", "" }, { "fib", "fib", "" }, { "fptr", "fptr", "" },
-		{ "loop", "loop", "" }, { "fib-noretcomp", "fib", "-R" },
+		{ "loop", "loop", "" }, { "vdso", "vdso", "" },
+		{ "fib-noretcomp", "fib", "-R" },
 	};
 	char cmd[2048], line[512];
 	size_t i;
