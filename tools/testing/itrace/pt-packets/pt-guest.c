@@ -7,11 +7,12 @@
  *
  * Build static and non-PIE so the host can decode against the same ELF.
  *
- *   pt-guest [LOOPS [noretcomp|notrace|snapshot]]
+ *   pt-guest [LOOPS [noretcomp|notrace|snapshot|kernel]]
  *
  * notrace: only run the workload (for tracing it with perf).
  * snapshot: a one-page read-only AUX mapping (overwrite mode), which the
  * intel_pt driver serves with single-range output.
+ * kernel: trace kernel and user mode.
  */
 #define _GNU_SOURCE
 #include <linux/perf_event.h>
@@ -148,7 +149,7 @@ int main(int argc, char **argv)
 	attr.config = 1ULL << 10;		/* tsc */
 	if (!strcmp(mode, "noretcomp"))
 		attr.config |= 1ULL << 11;
-	attr.exclude_kernel = 1;
+	attr.exclude_kernel = strcmp(mode, "kernel") != 0;
 	attr.exclude_hv = 1;
 	attr.disabled = 1;
 

@@ -65,6 +65,8 @@ echo PT-RUN long
 /pt-guest 20000
 echo PT-RUN snapshot
 /pt-guest 100 snapshot
+echo PT-RUN kernel
+/pt-guest 100 kernel
 if [ -x /usr/bin/perf ]; then
 	echo PT-RUN perf
 	cd /tmp
@@ -133,6 +135,23 @@ for mode in retcomp noretcomp long snapshot; do
 			[ "${psbs:-0}" -ge $((size / 4096)) ]
 	fi
 done
+# Kernel and user mode: the packet layer only (no kernel image to decode).
+awk '$0 == "PT-RUN kernel" { on = 1; next }
+	on && /^PT-GUEST-BEGIN/ { take = 1; next }
+	on && /^PT-GUEST-END/ { exit }
+	take { print }' "$log.txt" | base64 -d > "$out/trace-kernel.bin" 2>/dev/null || true
+check "kernel: trace received from the guest ($(stat -c %s "$out/trace-kernel.bin") bytes)" \
+	[ -s "$out/trace-kernel.bin" ]
+"$out/ptcheck" "$out/trace-kernel.bin" > "$out/ptcheck-kernel.tap" 2> "$out/ptcheck-kernel.err" || true
+sed 's/^/# /' "$out/ptcheck-kernel.err" | head -20
+while read -r line; do
+	case $line in
+	"ok "*) ok "kernel: $(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
+	"not ok "*) notok "kernel: $(echo "$line" | sed -E 's/^not ok [0-9]+ //')" ;;
+	"#"*) echo "$line" ;;
+	esac
+done < "$out/ptcheck-kernel.tap"
+
 # Debian's perf: record in the guest, decode on the host.
 if [ -x $perf ]; then
 	awk '$0 == "PT-RUN perf" { on = 1; next }
