@@ -7,12 +7,14 @@
  *
  * Build static and non-PIE so the host can decode against the same ELF.
  *
- *   pt-guest [LOOPS [noretcomp|notrace|snapshot|kernel]]
+ *   pt-guest [LOOPS [noretcomp|notrace|snapshot|kernel|spin]]
  *
  * notrace: only run the workload (for tracing it with perf).
  * snapshot: a one-page read-only AUX mapping (overwrite mode), which the
  * intel_pt driver serves with single-range output.
  * kernel: trace kernel and user mode.
+ * spin: first spin for a while in user mode making few packets (REP STOSB),
+ * so the host can migrate the VM while the trace is on.
  */
 #define _GNU_SOURCE
 #include <linux/perf_event.h>
@@ -40,6 +42,19 @@ __attribute__((noinline)) static unsigned long add_one(unsigned long x)
 __attribute__((noinline)) static unsigned long add_two(unsigned long x)
 {
 	return x + 2;
+}
+
+__attribute__((noinline)) static void spin(long n)
+{
+	static char page[PAGE];
+	long i;
+
+	for (i = 0; i < n; i++) {
+		void *d = page;
+		unsigned long c = sizeof(page);
+
+		asm volatile("rep stosb" : "+D" (d), "+c" (c) : "a" (0) : "memory");
+	}
 }
 
 __attribute__((noinline)) static unsigned long fib(unsigned long n)
@@ -172,6 +187,11 @@ int main(int argc, char **argv)
 	}
 
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	if (!strcmp(mode, "spin")) {
+		printf("PT-GUEST-SPIN\n");
+		fflush(stdout);
+		spin(300000);
+	}
 	workload(loops, pages);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 

@@ -1,0 +1,115 @@
+#!/bin/bash
+# Emulated Intel PT across a migration (TAP): trace pt-guest while it spins
+# in user mode, migrate the VM to a file and resume it in a second QEMU.
+# The packet generator's own state does not migrate: the trace must carry
+# OVF and resume with a FUP, and still decode with libipt, with exact call
+# counts for the workload that runs after the migration.
+#
+#   tools/testing/itrace/pt-packets/migrate.sh [BUILD]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../../.." && pwd)
+BUILD=${1:-${BUILD:-$top/build}}
+out=$BUILD/pt-packets/migrate
+qemu=$BUILD/qemu-obj/qemu-system-x86_64
+kernel=${KERNEL:-$BUILD/linux-obj/arch/x86/boot/bzImage}
+cpu=$(cat "$top/tools/testing/itrace/qemu-cpu.txt")
+mkdir -p "$out"
+
+n=0 fail=0
+ok() { n=$((n + 1)); echo "ok $n $*"; }
+notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n $*"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
+
+gcc -O2 -Wall -o "$out/ptcheck" "$here/ptcheck.c" -lipt
+gcc -O1 -g -Wall -static -no-pie -o "$out/pt-guest" "$here/pt-guest.c"
+
+root=$out/initramfs
+rm -rf "$root"
+mkdir -p "$root"/{bin,proc,sys,dev,tmp}
+cp /usr/bin/busybox "$root/bin/busybox"
+cp "$out/pt-guest" "$root/pt-guest"
+cat > "$root/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+echo PT-RUN spin
+/pt-guest 100 spin
+reboot -f
+INIT
+chmod +x "$root/init"
+(cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$out/initramfs.cpio.gz"
+
+args=(-L /usr/share/qemu -L /usr/share/seabios -display none -no-reboot
+      -nic none -m 512M -cpu "$cpu" -kernel "$kernel"
+      -initrd "$out/initramfs.cpio.gz"
+      -append "console=ttyS0 nmi_watchdog=0 panic=-1 quiet")
+mon() {
+	python3 - "$out/mon.sock" "$1" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(2)
+def rd():
+    buf = b""
+    try:
+        while True:
+            d = s.recv(4096)
+            if not d:
+                break
+            buf += d
+            if buf.endswith(b"(qemu) "):
+                break
+    except socket.timeout:
+        pass
+    return buf.decode(errors="replace")
+rd()
+s.sendall(sys.argv[2].encode() + b"\n")
+print(rd())
+PY
+}
+
+rm -f "$out/mon.sock" "$out/state" "$out/log1" "$out/log2"
+"$qemu" "${args[@]}" -serial file:"$out/log1" \
+	-monitor unix:"$out/mon.sock",server=on,wait=off &
+pid=$!
+for _ in $(seq 300); do
+	grep -q PT-GUEST-SPIN "$out/log1" 2>/dev/null && break
+	sleep 0.5
+done
+check "guest is spinning with the trace on" grep -q PT-GUEST-SPIN "$out/log1"
+sleep 1
+mon "migrate \"exec:cat > $out/state\"" > /dev/null
+for _ in $(seq 120); do
+	mon "info migrate" | grep -q "Migration status: completed" && break
+	sleep 0.5
+done
+mon "quit" > /dev/null || true
+wait $pid || true
+check "VM state saved" [ -s "$out/state" ]
+check "guest had not finished before the migration" \
+	bash -c "! grep -q PT-GUEST-END '$out/log1'"
+
+timeout 300 "$qemu" "${args[@]}" -serial file:"$out/log2" \
+	-incoming "exec:cat $out/state" || true
+tr -d '\r' < "$out/log2" | awk '/^PT-GUEST-BEGIN/ { take = 1; next }
+	/^PT-GUEST-END/ { exit }
+	take { print }' | base64 -d > "$out/trace.bin" 2>/dev/null || true
+check "trace received after the migration ($(stat -c %s "$out/trace.bin") bytes)" \
+	[ -s "$out/trace.bin" ]
+
+sym() { printf '%x' 0x$(nm "$out/pt-guest" | awk -v s="$1" '$3 == s { print $1 }'); }
+"$out/ptcheck" "$out/trace.bin" "$out/pt-guest" "$(sym add_one)=50" \
+	"$(sym add_two)=50" "$(sym fib)=177" > "$out/ptcheck.tap" 2> "$out/ptcheck.err" || true
+sed 's/^/# /' "$out/ptcheck.err" | head -20
+while read -r line; do
+	case $line in
+	"ok "*) ok "$(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
+	"not ok "*) notok "$(echo "$line" | sed -E 's/^not ok [0-9]+ //')" ;;
+	"#"*) echo "$line" ;;
+	esac
+done < "$out/ptcheck.tap"
+check "OVF marks the lost packet state" grep -q ' ovf=1' "$out/ptcheck.tap"
+echo "1..$n"
+[ $fail -eq 0 ]
