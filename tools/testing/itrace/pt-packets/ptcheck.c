@@ -127,25 +127,49 @@ static int check_packets(uint8_t *buf, size_t len)
 	return errors;
 }
 
+static int add_segment(struct pt_image *image, const char *path,
+		       uint64_t off, uint64_t size, uint64_t vaddr)
+{
+	return pt_image_add_file(image, path, off, size, NULL, vaddr);
+}
+
+/* Add the executable PT_LOAD segments of a 64-bit or 32-bit ELF file. */
 static int add_elf(struct pt_image *image, const char *path)
 {
 	size_t len;
 	uint8_t *buf = read_file(path, &len);
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
 	int i, n = 0;
 
-	if (!buf || len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+	if (!buf || len < sizeof(Elf64_Ehdr) || memcmp(buf, ELFMAG, SELFMAG))
 		return -1;
-	for (i = 0; i < eh->e_phnum; i++) {
-		Elf64_Phdr *ph = (Elf64_Phdr *)(buf + eh->e_phoff +
-						i * eh->e_phentsize);
+	if (buf[EI_CLASS] == ELFCLASS64) {
+		Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
 
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		if (pt_image_add_file(image, path, ph->p_offset, ph->p_filesz,
-				      NULL, ph->p_vaddr) < 0)
-			return -1;
-		n++;
+		for (i = 0; i < eh->e_phnum; i++) {
+			Elf64_Phdr *ph = (Elf64_Phdr *)(buf + eh->e_phoff +
+							i * eh->e_phentsize);
+
+			if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+				continue;
+			if (add_segment(image, path, ph->p_offset,
+					ph->p_filesz, ph->p_vaddr) < 0)
+				return -1;
+			n++;
+		}
+	} else {
+		Elf32_Ehdr *eh = (Elf32_Ehdr *)buf;
+
+		for (i = 0; i < eh->e_phnum; i++) {
+			Elf32_Phdr *ph = (Elf32_Phdr *)(buf + eh->e_phoff +
+							i * eh->e_phentsize);
+
+			if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+				continue;
+			if (add_segment(image, path, ph->p_offset,
+					ph->p_filesz, ph->p_vaddr) < 0)
+				return -1;
+			n++;
+		}
 	}
 	free(buf);
 	return n;

@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Bare-metal (multiboot, 32-bit, CPL0) check of the emulated Intel PT
+ * programming interface: CPUID, IA32_RTIT_* MSRs and their #GP rules,
+ * ToPA output with END and STOP.  Prints TAP on COM1, then the first
+ * trace it produced in hex between PT-HEX-BEGIN/END for the host to parse
+ * with libipt.  Run with -kernel; exits through isa-debug-exit.
+ */
+#include <stdint.h>
+
+#define MSR_PLATFORM_INFO	0xce
+#define RTIT_OUTPUT_BASE	0x560
+#define RTIT_OUTPUT_MASK	0x561
+#define RTIT_CTL		0x570
+#define RTIT_STATUS		0x571
+#define RTIT_CR3_MATCH		0x572
+
+#define CTL_TRACEEN	(1ULL << 0)
+#define CTL_OS		(1ULL << 2)
+#define CTL_USER	(1ULL << 3)
+#define CTL_CR3FILTER	(1ULL << 7)
+#define CTL_TOPA	(1ULL << 8)
+#define CTL_TSCEN	(1ULL << 10)
+#define CTL_DISRETC	(1ULL << 11)
+#define CTL_BRANCHEN	(1ULL << 13)
+
+#define TOPA_TABLE	0x200000u
+#define REGION		0x300000u	/* first run, dumped at the end */
+#define REGION2		0x400000u	/* STOP run */
+
+asm(".text\n"
+    ".align 4\n"
+    ".long 0x1badb002, 0, -0x1badb002\n"
+    ".text\n"
+    ".globl _start\n"
+    "_start:\n"
+    "	mov $stack_top, %esp\n"
+    "	call main\n"
+    "1:	hlt\n"
+    "	jmp 1b\n"
+    "gp_entry:\n"			/* #GP: count it, skip the 2-byte insn */
+    "	incl gp_count\n"
+    "	add $4, %esp\n"
+    "	addl $2, (%esp)\n"
+    "	iret\n"
+    "bad_entry:\n"
+    "	call bad_exception\n"
+    ".globl gp_entry, bad_entry\n");
+
+char stack[16384] __attribute__((aligned(16)));
+asm(".globl stack_top\n.set stack_top, stack + 16384");
+
+volatile unsigned int gp_count;
+static uint64_t gdt[3] = {
+	0, 0x00cf9a000000ffffULL, 0x00cf92000000ffffULL,
+};
+static uint64_t idt[32];
+static int test_n, test_fail;
+
+static inline void outb(uint16_t port, uint8_t v)
+{
+	asm volatile("outb %0, %1" : : "a" (v), "Nd" (port));
+}
+
+static void puts_(const char *s)
+{
+	while (*s)
+		outb(0x3f8, *s++);
+}
+
+static void putu(unsigned long v, unsigned int base)
+{
+	char buf[24];
+	int i = 0;
+
+	do {
+		buf[i++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v);
+	while (i)
+		outb(0x3f8, buf[--i]);
+}
+
+static void ok(int cond, const char *name)
+{
+	test_n++;
+	if (!cond) {
+		test_fail++;
+		puts_("not ");
+	}
+	puts_("ok ");
+	putu(test_n, 10);
+	puts_(" ");
+	puts_(name);
+	puts_("\n");
+}
+
+static void finish(void)
+{
+	puts_("1..");
+	putu(test_n, 10);
+	puts_("\n");
+	outb(0xf4, test_fail ? 1 : 0);
+	for (;;)
+		asm volatile("hlt");
+}
+
+void bad_exception(void)
+{
+	ok(0, "unexpected exception");
+	finish();
+}
+
+static void cpuid(uint32_t leaf, uint32_t sub, uint32_t *r)
+{
+	asm volatile("cpuid" : "=a" (r[0]), "=b" (r[1]), "=c" (r[2]), "=d" (r[3])
+		     : "a" (leaf), "c" (sub));
+}
+
+static uint64_t rdmsr(uint32_t msr)
+{
+	uint32_t lo, hi;
+
+	asm volatile("rdmsr" : "=a" (lo), "=d" (hi) : "c" (msr));
+	return lo | (uint64_t)hi << 32;
+}
+
+/* Returns 1 if the WRMSR raised #GP. */
+static int wrmsr_gp(uint32_t msr, uint64_t val)
+{
+	unsigned int before = gp_count;
+
+	asm volatile("wrmsr" : : "c" (msr), "a" ((uint32_t)val),
+		     "d" ((uint32_t)(val >> 32)) : "memory");
+	return gp_count != before;
+}
+
+static void set_gate(int vec, void *fn)
+{
+	uint32_t a = (uint32_t)fn;
+
+	idt[vec] = (a & 0xffff) | (0x08u << 16) |
+		   ((uint64_t)0x8e00 << 32) | ((uint64_t)(a >> 16) << 48);
+}
+
+static void setup_cpu(void)
+{
+	extern char gp_entry[], bad_entry[];
+	struct { uint16_t lim; uint32_t base; } __attribute__((packed)) d;
+	int i;
+
+	d.lim = sizeof(gdt) - 1;
+	d.base = (uint32_t)gdt;
+	asm volatile("lgdt %0\n"
+		     "ljmp $0x08, $1f\n"
+		     "1: mov $0x10, %%ax\n"
+		     "mov %%ax, %%ds\nmov %%ax, %%es\nmov %%ax, %%ss\n"
+		     : : "m" (d) : "eax", "memory");
+	for (i = 0; i < 32; i++)
+		set_gate(i, bad_entry);
+	set_gate(13, gp_entry);
+	d.lim = sizeof(idt) - 1;
+	d.base = (uint32_t)idt;
+	asm volatile("lidt %0" : : "m" (d));
+}
+
+static volatile unsigned long sink;
+
+__attribute__((noinline)) static void leaf_fn(unsigned long i)
+{
+	sink += i;
+}
+
+static void (*volatile fnptr)(unsigned long) = leaf_fn;
+
+/* Code with conditional branches, calls, returns and indirect calls. */
+__attribute__((noinline)) static void traced_work(unsigned long n)
+{
+	unsigned long i;
+
+	for (i = 0; i < n; i++) {
+		if (i % 3 == 0)
+			fnptr(i);
+		else
+			leaf_fn(i);
+	}
+}
+
+static void topa_setup(int stop)
+{
+	volatile uint64_t *t = (uint64_t *)TOPA_TABLE;
+
+	if (stop) {
+		t[0] = REGION2;				/* 4K */
+		t[1] = (REGION2 + 0x1000) | (1 << 4);	/* 4K, STOP */
+		t[2] = TOPA_TABLE | 1;			/* END */
+	} else {
+		t[0] = REGION | (4 << 6);		/* 64K */
+		t[1] = TOPA_TABLE | 1;			/* END */
+	}
+}
+
+int main(void)
+{
+	uint64_t ctl = CTL_TRACEEN | CTL_OS | CTL_TOPA | CTL_BRANCHEN |
+		       CTL_TSCEN;
+	uint32_t r[4];
+	uint64_t v, off;
+	const uint8_t *p;
+	unsigned int i;
+
+	setup_cpu();
+
+	cpuid(0, 0, r);
+	ok(r[0] >= 0x15 && r[1] == 0x756e6547, "GenuineIntel, CPUID level >= 0x15");
+	cpuid(1, 0, r);
+	ok(((r[0] >> 8) & 0xf) == 6 && (((r[0] >> 12) & 0xf0) | ((r[0] >> 4) & 0xf)) == 158,
+	   "family 6 model 158");
+	cpuid(7, 0, r);
+	ok(r[1] & (1u << 25), "CPUID.7.0:EBX[25] intel-pt");
+	cpuid(0x14, 0, r);
+	ok(r[0] == 1 && r[1] == 1 && r[2] == 7 && r[3] == 0,
+	   "CPUID.14.0 = {1, cr3 filter, topa+multi+single}");
+	cpuid(0x14, 1, r);
+	ok(!r[0] && !r[1] && !r[2] && !r[3], "CPUID.14.1 advertises nothing");
+	cpuid(0x15, 0, r);
+	ok(r[2] == 0, "CPUID.15:ECX = 0");
+	ok(((rdmsr(MSR_PLATFORM_INFO) >> 8) & 0xff) == 24,
+	   "MSR_PLATFORM_INFO[15:8] = 24");
+
+	ok(wrmsr_gp(RTIT_CTL, 1ULL << 1), "#GP: CTL.CYCEn (not enumerated)");
+	ok(wrmsr_gp(RTIT_CTL, 1ULL << 4), "#GP: CTL.PwrEvtEn");
+	ok(wrmsr_gp(RTIT_CTL, 1ULL << 9), "#GP: CTL.MTCEn");
+	ok(wrmsr_gp(RTIT_CTL, 1ULL << 12), "#GP: CTL.PTWEn");
+	ok(wrmsr_gp(RTIT_CTL, 1ULL << 24), "#GP: CTL.PSBFreq");
+	ok(wrmsr_gp(RTIT_CTL, 1ULL << 32), "#GP: CTL.ADDR0_CFG");
+	ok(wrmsr_gp(RTIT_CTL, 1ULL << 63), "#GP: CTL reserved bit 63");
+	ok(!wrmsr_gp(RTIT_CTL, CTL_OS | CTL_USER | CTL_CR3FILTER | CTL_TOPA |
+		     CTL_TSCEN | CTL_DISRETC | CTL_BRANCHEN) &&
+	   !wrmsr_gp(RTIT_CTL, 0), "no #GP: every enumerated CTL bit");
+	ok(wrmsr_gp(RTIT_OUTPUT_BASE, 0x40), "#GP: OUTPUT_BASE[6:0]");
+	ok(wrmsr_gp(RTIT_OUTPUT_BASE, 1ULL << 52), "#GP: OUTPUT_BASE above MAXPHYADDR");
+	ok(wrmsr_gp(RTIT_CR3_MATCH, 0x10), "#GP: CR3_MATCH[4:0]");
+	ok(!wrmsr_gp(RTIT_CR3_MATCH, 0x1000) && rdmsr(RTIT_CR3_MATCH) == 0x1000,
+	   "CR3_MATCH reads back");
+	ok(wrmsr_gp(RTIT_STATUS, 1ULL << 8), "#GP: STATUS reserved bit");
+	ok(!wrmsr_gp(RTIT_STATUS, 1ULL << 5) && rdmsr(RTIT_STATUS) == 1ULL << 5 &&
+	   !wrmsr_gp(RTIT_STATUS, 0), "STATUS.Stopped writable");
+
+	/* Trace 2000 iterations into a 64K region. */
+	topa_setup(0);
+	ok(!wrmsr_gp(RTIT_OUTPUT_BASE, TOPA_TABLE) &&
+	   !wrmsr_gp(RTIT_OUTPUT_MASK, 0x7f) && !wrmsr_gp(RTIT_CTL, ctl),
+	   "enable TraceEn with ToPA");
+	v = rdmsr(RTIT_STATUS);
+	ok((v & 0xb) == 0xb, "STATUS: FilterEn, ContextEn, TriggerEn while tracing");
+	ok(wrmsr_gp(RTIT_OUTPUT_BASE, TOPA_TABLE), "#GP: OUTPUT_BASE while TraceEn");
+	ok(wrmsr_gp(RTIT_OUTPUT_MASK, 0x7f), "#GP: OUTPUT_MASK_PTRS while TraceEn");
+	ok(wrmsr_gp(RTIT_STATUS, 0), "#GP: STATUS while TraceEn");
+	ok(wrmsr_gp(RTIT_CR3_MATCH, 0), "#GP: CR3_MATCH while TraceEn");
+	ok(wrmsr_gp(RTIT_CTL, ctl | CTL_USER), "#GP: CTL change keeping TraceEn");
+	ok(!wrmsr_gp(RTIT_CTL, ctl), "no #GP: CTL rewritten unchanged");
+	traced_work(2000);
+	ok(!wrmsr_gp(RTIT_CTL, (ctl & ~CTL_TRACEEN) | CTL_USER),
+	   "no #GP: clearing TraceEn while changing other bits");
+	v = rdmsr(RTIT_OUTPUT_MASK);
+	off = v >> 32;
+	ok((v & 0xffffffff) == 0x7f && off > 1000 && off < 0x10000,
+	   "OUTPUT_MASK_PTRS: entry 0, offset of the data");
+	p = (const uint8_t *)REGION;
+	ok(p[0] == 0x02 && p[1] == 0x82 && p[14] == 0x02 && p[15] == 0x82,
+	   "output starts with PSB");
+	ok(rdmsr(RTIT_STATUS) == 0, "STATUS clean after the run");
+
+	/* STOP: two 4K regions, the second marked STOP. */
+	topa_setup(1);
+	wrmsr_gp(RTIT_CTL, 0);
+	ok(!wrmsr_gp(RTIT_OUTPUT_BASE, TOPA_TABLE) &&
+	   !wrmsr_gp(RTIT_OUTPUT_MASK, 0x7f) && !wrmsr_gp(RTIT_CTL, ctl),
+	   "enable TraceEn with a STOP entry");
+	traced_work(200000);
+	v = rdmsr(RTIT_STATUS);
+	ok(v & (1 << 5), "STATUS.Stopped once the STOP region is full");
+	ok(!(v & (1 << 3)), "TriggerEn clear once stopped");
+	v = rdmsr(RTIT_OUTPUT_MASK);
+	ok(v == ((0x1000ULL << 32) | (1 << 7) | 0x7f),
+	   "OUTPUT_MASK_PTRS: entry 1, offset = region size");
+	ok(rdmsr(RTIT_OUTPUT_BASE) == TOPA_TABLE, "OUTPUT_BASE: same table");
+	wrmsr_gp(RTIT_CTL, 0);
+	ok(!wrmsr_gp(RTIT_STATUS, 0), "STATUS cleared after stopping");
+
+	/* The first trace, for the host. */
+	puts_("PT-HEX-BEGIN\n");
+	for (i = 0; i < off; i++) {
+		outb(0x3f8, "0123456789abcdef"[p[i] >> 4]);
+		outb(0x3f8, "0123456789abcdef"[p[i] & 15]);
+		if (i % 32 == 31)
+			outb(0x3f8, '\n');
+	}
+	puts_("\nPT-HEX-END\n");
+	finish();
+	return 0;
+}

@@ -1,0 +1,55 @@
+#!/bin/bash
+# Bare-metal check of the emulated Intel PT programming interface (TAP):
+# CPUID, IA32_RTIT_* #GP rules, ToPA END/STOP, then a CPL0 32-bit trace
+# (with #GP exceptions inside it) decoded by libipt against msr-test's ELF.
+#
+#   tools/testing/itrace/pt-packets/msr-test.sh [BUILD]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../../.." && pwd)
+BUILD=${1:-${BUILD:-$top/build}}
+out=$BUILD/pt-packets/msr-test
+qemu=$BUILD/qemu-obj/qemu-system-x86_64
+cpu=$(cat "$top/tools/testing/itrace/qemu-cpu.txt")
+mkdir -p "$out"
+
+gcc -O2 -Wall -o "$out/ptcheck" "$here/ptcheck.c" -lipt
+gcc -m32 -O2 -Wall -ffreestanding -fno-toplevel-reorder -nostdlib -static \
+	-fno-pic -fno-pie -no-pie -fno-stack-protector \
+	-Wl,-Ttext=0x100000 -Wl,--build-id=none \
+	-o "$out/msr-test" "$here/msr-test.c"
+
+timeout 120 "$qemu" -L /usr/share/qemu -L /usr/share/seabios -display none \
+	-nic none -no-reboot -m 64M -cpu "$cpu" \
+	-device isa-debug-exit,iobase=0xf4,iosize=4 -serial stdio \
+	-kernel "$out/msr-test" 2>&1 | tr -d '\r' > "$out/console.log" || true
+
+n=0 fail=0
+while read -r line; do
+	case $line in
+	"ok "*) n=$((n + 1)); echo "ok $n $(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
+	"not ok "*) n=$((n + 1)); fail=$((fail + 1))
+		echo "not ok $n $(echo "$line" | sed -E 's/^not ok [0-9]+ //')" ;;
+	esac
+done < "$out/console.log"
+if [ $n -eq 0 ]; then
+	n=1 fail=1
+	echo "not ok 1 msr-test ran"
+fi
+
+awk '/^PT-HEX-BEGIN/ { t = 1; next } /^PT-HEX-END/ { exit } t' "$out/console.log" |
+	tr -d '\n' | xxd -r -p > "$out/trace.bin"
+sym() { nm "$out/msr-test" | awk -v s="$1" '$3 == s { print $1 }'; }
+"$out/ptcheck" "$out/trace.bin" "$out/msr-test" "$(sym leaf_fn)=2000" \
+	"$(sym traced_work)=1" > "$out/ptcheck.tap" 2> "$out/ptcheck.err" || true
+sed 's/^/# /' "$out/ptcheck.err" | head -20
+while read -r line; do
+	case $line in
+	"ok "*) n=$((n + 1)); echo "ok $n trace: $(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
+	"not ok "*) n=$((n + 1)); fail=$((fail + 1))
+		echo "not ok $n trace: $(echo "$line" | sed -E 's/^not ok [0-9]+ //')" ;;
+	"#"*) echo "$line" ;;
+	esac
+done < "$out/ptcheck.tap"
+echo "1..$n"
+[ $fail -eq 0 ]
