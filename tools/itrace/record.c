@@ -29,6 +29,7 @@
 
 #include "itrace.h"
 #include "itrace-file.h"
+#include "record.h"
 
 #ifndef PERF_FLAG_FD_ITRACE
 #define PERF_FLAG_FD_ITRACE	(1UL << 4)
@@ -39,32 +40,6 @@
 
 #define PT_SYSFS	"/sys/bus/event_source/devices/intel_pt"
 #define PERF_PAGES	64	/* sideband ring: 64 data pages */
-
-struct ring {
-	const char	*name;
-	void		*base;		/* mapping, page 0 = user page */
-	size_t		map_size;
-	struct perf_event_mmap_page *pg;
-	uint8_t		*data;
-	uint64_t	size;
-	uint64_t	tail;		/* our copy of data_tail */
-	int		writable;
-};
-
-struct recorder {
-	FILE		*out;
-	const char	*path;
-	int		fd;		/* event fd */
-	int		tfd;		/* trace fd */
-	struct ring	perf;
-	struct ring	trace;
-	int		exec_seen;
-	int		lost;		/* loss records seen since last drain */
-	unsigned long	nr_lost;
-	int		snapshot;
-	int		sideband_only;	/* test hook: no PT, dummy event */
-	uint64_t	trace_bytes;
-};
 
 static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			    int group_fd, unsigned long flags)
@@ -192,7 +167,7 @@ static int ring_map(struct ring *r, int fd, size_t pages, int writable)
 }
 
 /* React to records of the perf stream that matter while recording. */
-static void scan_perf(struct recorder *rec, const uint8_t *p, size_t len)
+void scan_perf(struct recorder *rec, const uint8_t *p, size_t len)
 {
 	size_t pos = 0;
 
@@ -231,7 +206,7 @@ static void scan_perf(struct recorder *rec, const uint8_t *p, size_t len)
 }
 
 /* Copy [tail, head) of a ring to the file, then release it to the kernel. */
-static int ring_drain(struct recorder *rec, struct ring *r, uint32_t type)
+int ring_drain(struct recorder *rec, struct ring *r, uint32_t type)
 {
 	/* acquire: the data we copy below is at least as new as data_head */
 	uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
@@ -309,7 +284,7 @@ static int drain_all(struct recorder *rec)
  * offset inside the buffer (as mainline's AUX overwrite mode does) may have
  * wrapped, and bytes never written are zero, which is PT's PAD packet.
  */
-static int drain_snapshot(struct recorder *rec)
+int drain_snapshot(struct recorder *rec)
 {
 	struct ring *r = &rec->trace;
 	uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
