@@ -800,7 +800,9 @@ static void print_summary(struct dstate *s)
 			other++;
 	if (v && n)
 		qsort(v, n, sizeof(*v), cmp_calls);
-	fprintf(s->out, "  functions of %s (%zu more elsewhere):\n", s->exe ? s->exe : "?", other);
+	fprintf(s->out, "  functions of %s (%zu more elsewhere; calls = call instructions that\n"
+		"  entered the function, taken/not-taken = its conditional branches):\n",
+		s->exe ? s->exe : "?", other);
 	fprintf(s->out, "    %10s %12s %10s %10s %8s  %s\n",
 		"calls", "insns", "taken", "not-taken", "syscalls", "function");
 	for (i = 0; i < n; i++)
