@@ -27,6 +27,8 @@
 #define TOPA_TABLE	0x200000u
 #define REGION		0x300000u	/* first run, dumped at the end */
 #define REGION2		0x400000u	/* STOP run */
+#define TOPA_TABLE3	0x210000u
+#define REGION3		0x500000u	/* CR3 filter run, dumped too */
 
 asm(".text\n"
     ".align 4\n"
@@ -186,6 +188,28 @@ __attribute__((noinline)) static void traced_work(unsigned long n)
 	}
 }
 
+static void set_cr3(uint32_t v)
+{
+	asm volatile("mov %0, %%cr3" : : "r" (v) : "memory");
+}
+
+static void dump(const char *tag, const uint8_t *p, uint64_t len)
+{
+	unsigned int i;
+
+	puts_(tag);
+	puts_("-BEGIN\n");
+	for (i = 0; i < len; i++) {
+		outb(0x3f8, "0123456789abcdef"[p[i] >> 4]);
+		outb(0x3f8, "0123456789abcdef"[p[i] & 15]);
+		if (i % 32 == 31)
+			outb(0x3f8, '\n');
+	}
+	puts_("\n");
+	puts_(tag);
+	puts_("-END\n");
+}
+
 static void topa_setup(int stop)
 {
 	volatile uint64_t *t = (uint64_t *)TOPA_TABLE;
@@ -207,7 +231,6 @@ int main(void)
 	uint32_t r[4];
 	uint64_t v, off;
 	const uint8_t *p;
-	unsigned int i;
 
 	setup_cpu();
 
@@ -289,15 +312,31 @@ int main(void)
 	wrmsr_gp(RTIT_CTL, 0);
 	ok(!wrmsr_gp(RTIT_STATUS, 0), "STATUS cleared after stopping");
 
-	/* The first trace, for the host. */
-	puts_("PT-HEX-BEGIN\n");
-	for (i = 0; i < off; i++) {
-		outb(0x3f8, "0123456789abcdef"[p[i] >> 4]);
-		outb(0x3f8, "0123456789abcdef"[p[i] & 15]);
-		if (i % 32 == 31)
-			outb(0x3f8, '\n');
-	}
-	puts_("\nPT-HEX-END\n");
+	/*
+	 * CR3 filter: only the 300 iterations run with CR3 == CR3_MATCH are
+	 * traced (TIP.PGE and TIP.PGD at the MOV CR3s, PIP in between).
+	 */
+	((volatile uint64_t *)TOPA_TABLE3)[0] = REGION3 | (4 << 6);
+	((volatile uint64_t *)TOPA_TABLE3)[1] = TOPA_TABLE3 | 1;
+	set_cr3(0x2000);
+	ok(!wrmsr_gp(RTIT_CR3_MATCH, 0x1000) &&
+	   !wrmsr_gp(RTIT_OUTPUT_BASE, TOPA_TABLE3) &&
+	   !wrmsr_gp(RTIT_OUTPUT_MASK, 0x7f) &&
+	   !wrmsr_gp(RTIT_CTL, ctl | CTL_CR3FILTER), "enable with CR3Filter");
+	ok(!(rdmsr(RTIT_STATUS) & 2), "ContextEn clear while CR3 != CR3_MATCH");
+	traced_work(100);
+	set_cr3(0x1000);
+	traced_work(300);
+	set_cr3(0x1000);
+	set_cr3(0x2000);
+	traced_work(100);
+	wrmsr_gp(RTIT_CTL, 0);
+	set_cr3(0);
+	v = rdmsr(RTIT_OUTPUT_MASK) >> 32;
+	ok(v > 100 && v < 0x10000, "CR3 filter run produced output");
+
+	dump("PT-HEX", p, off);
+	dump("PT-HEX3", (const uint8_t *)REGION3, v);
 	finish();
 	return 0;
 }

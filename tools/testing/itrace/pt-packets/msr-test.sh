@@ -37,19 +37,23 @@ if [ $n -eq 0 ]; then
 	echo "not ok 1 msr-test ran"
 fi
 
-awk '/^PT-HEX-BEGIN/ { t = 1; next } /^PT-HEX-END/ { exit } t' "$out/console.log" |
-	tr -d '\n' | xxd -r -p > "$out/trace.bin"
 sym() { nm "$out/msr-test" | awk -v s="$1" '$3 == s { print $1 }'; }
-"$out/ptcheck" "$out/trace.bin" "$out/msr-test" "$(sym leaf_fn)=2000" \
-	"$(sym traced_work)=1" > "$out/ptcheck.tap" 2> "$out/ptcheck.err" || true
-sed 's/^/# /' "$out/ptcheck.err" | head -20
-while read -r line; do
-	case $line in
-	"ok "*) n=$((n + 1)); echo "ok $n trace: $(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
-	"not ok "*) n=$((n + 1)); fail=$((fail + 1))
-		echo "not ok $n trace: $(echo "$line" | sed -E 's/^not ok [0-9]+ //')" ;;
-	"#"*) echo "$line" ;;
-	esac
-done < "$out/ptcheck.tap"
+# PT-HEX: 2000 iterations with #GP inside; PT-HEX3: CR3 filter, 300 traced.
+for t in PT-HEX:2000 PT-HEX3:300; do
+	tag=${t%:*} want=${t#*:}
+	awk -v b="$tag-BEGIN" -v e="$tag-END" '$0 == b { t = 1; next } $0 == e { exit } t' \
+		"$out/console.log" | tr -d '\n' | xxd -r -p > "$out/$tag.bin"
+	"$out/ptcheck" "$out/$tag.bin" "$out/msr-test" "$(sym leaf_fn)=$want" \
+		"$(sym traced_work)=1" > "$out/$tag.tap" 2> "$out/$tag.err" || true
+	sed 's/^/# /' "$out/$tag.err" | head -20
+	while read -r line; do
+		case $line in
+		"ok "*) n=$((n + 1)); echo "ok $n $tag: $(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
+		"not ok "*) n=$((n + 1)); fail=$((fail + 1))
+			echo "not ok $n $tag: $(echo "$line" | sed -E 's/^not ok [0-9]+ //')" ;;
+		"#"*) echo "$line" ;;
+		esac
+	done < "$out/$tag.tap"
+done
 echo "1..$n"
 [ $fail -eq 0 ]

@@ -51,6 +51,7 @@ bool intel_pt_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val);
 uint64_t intel_pt_rdmsr(CPUX86State *env, uint32_t msr);
 void intel_pt_far_transfer(CPUX86State *env, bool async, target_ulong src);
 void intel_pt_post_load(CPUX86State *env);
+void intel_pt_mov_cr3(CPUX86State *env);
 #else
 static inline void intel_pt_far_transfer(CPUX86State *env, bool async,
                                          target_ulong src)

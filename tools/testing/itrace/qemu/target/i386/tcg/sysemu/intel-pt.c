@@ -35,6 +35,7 @@
 #define PT_EXT_PSB      0x82
 #define PT_EXT_PSBEND   0x23
 #define PT_EXT_OVF      0xf3
+#define PT_EXT_PIP      0x43
 
 #define PT_PSB_LEN      16
 #define PT_TNT_MAX      6       /* bits in a short TNT packet */
@@ -502,6 +503,34 @@ void intel_pt_post_load(CPUX86State *env)
     if (pt->packet_en && pt_cofi_en(env)) {
         pt->exec_mode = pt_exec_mode(env);
         pt_ip_packet_full(env, PT_FUP, env->eip);
+    }
+}
+
+/*
+ * MOV to CR3 (EIP already at the next instruction): PIP while packets are
+ * generated in kernel tracing, and the CR3 filter evaluated again.
+ */
+void intel_pt_mov_cr3(CPUX86State *env)
+{
+    IntelPTState *pt = &env->pt;
+    bool now_en;
+
+    if (!pt_trigger_en(env)) {
+        return;
+    }
+    now_en = pt_context_en(env);
+    if (pt->packet_en && now_en) {
+        if (env->msr_rtit_ctrl & RTIT_CTL_OS) {
+            /* Payload: CR3[51:5] in bits 47:1; NR (bit 0) is 0. */
+            pt_tnt_flush(env);
+            pt_byte(env, PT_EXT);
+            pt_byte(env, PT_EXT_PIP);
+            pt_bytes_le(env, (env->cr[3] >> 5) << 1, 6);
+        }
+    } else if (now_en) {
+        pt_enable_packets(env, env->eip);
+    } else if (pt->packet_en) {
+        pt_disable_packets(env);
     }
 }
 
