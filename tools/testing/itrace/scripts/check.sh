@@ -51,7 +51,7 @@ tap() {
 echo "== layer 1: host unit tests"
 "$here/test-overlay.sh" > "$res/host-overlay.tap" 2>&1
 tap "$res/host-overlay.tap" host/overlay
-make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" test > "$res/host-itrace.tap" 2>&1
+make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" TEST_O="$BUILD/itrace-test" test > "$res/host-itrace.tap" 2>&1
 tap "$res/host-itrace.tap" host/itrace
 if [ -x "$t/pt-packets/run.sh" ]; then
 	"$t/pt-packets/run.sh" > "$res/host-pt-packets.tap" 2>&1

@@ -12,7 +12,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../../../.." && pwd)
 root=$BUILD/initramfs
 rm -rf "$root"
-mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,root,in,out}
+# Merged /usr, as on the Debian 12 host: /lib/... and /usr/lib/... are the
+# same files, whichever path a symlink or the dynamic loader names.
+mkdir -p "$root"/{usr/bin,usr/sbin,usr/lib,usr/lib64,etc,proc,sys,dev,tmp,root,in,out}
+for d in bin sbin lib lib64; do
+	ln -s "usr/$d" "$root/$d"
+done
 
 install -m755 /bin/busybox "$root/bin/busybox"
 install -m755 "$src/tools/testing/itrace/guest/init" "$root/init"
@@ -30,7 +35,11 @@ copy() {	# copy a host path to the same path in the guest
 	[ -e "$root$1" ] && return 0
 	mkdir -p "$root$(dirname "$1")"
 	cp -a "$1" "$root$1"
-	if [ -L "$1" ]; then
+	if [ -L "$1" ]; then	# the link's literal target and its final one
+		local to
+		to=$(readlink "$1")
+		case $to in /*) ;; *) to=$(dirname "$1")/$to ;; esac
+		copy "$to"
 		copy "$(readlink -f "$1")"
 	fi
 }
@@ -48,7 +57,8 @@ for d in "$BUILD/tools" "$BUILD/progs" "$BUILD/selftests"; do
 	[ -d "$d" ] || continue
 	while IFS= read -r -d '' f; do
 		if is_elf "$f"; then add_elf "$f"; else copy "$f"; fi
-	done < <(find "$d" -type f ! -name '*.o' ! -name '*.d' ! -name '*.a' -print0)
+	done < <(find "$d" -type f ! -name '*.o' ! -name '*.d' ! -name '*.a' \
+		! -path '*/test-obj/*' -print0)
 done
 # Scripts the guest runs, at their repository paths.
 copy "$src/tools/testing/itrace/guest"
