@@ -268,7 +268,11 @@ static int itrace_mmap(struct file *file, struct vm_area_struct *vma)
 	if (ret)
 		return ret;
 
-	/* Pinned accounting is per mm: fork() must not copy the mapping. */
+	/*
+	 * Pinned accounting is per mm: fork() must not copy the mapping.
+	 * No pmu::event_mapped(): that is for self-monitoring through the
+	 * event's own user page.
+	 */
 	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_ops = &itrace_vm_ops;
 

@@ -580,6 +580,24 @@ TEST_F(pt, over_mlock_limit_eperm)
 		munmap(trace, (1 + pages) * page_size());
 }
 
+/* Trace this process for a while through the trace fd; returns data_head. */
+static unsigned long long trace_self(struct perf_event_mmap_page *pg, int tfd)
+{
+	unsigned long i, sum = 0;
+
+	if (ioctl(tfd, PERF_EVENT_IOC_ENABLE, 0))
+		return 0;
+	for (i = 0; i < 1000; i++) {
+		if (i & 1)
+			sum += i;
+		asm volatile("" : "+r" (sum));
+	}
+	if (ioctl(tfd, PERF_EVENT_IOC_DISABLE, 0))
+		return 0;
+
+	return __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+}
+
 /*
  * Trace this process between PERF_EVENT_IOC_ENABLE and _DISABLE issued on
  * the trace fd; the trace fd polls readable until the reader catches up.
@@ -589,7 +607,6 @@ TEST_F(pt, trace_self_ioctl_poll)
 	size_t len = (1 + TRACE_PAGES) * page_size();
 	struct pollfd pfd = { .events = POLLIN };
 	struct perf_event_mmap_page *pg;
-	unsigned long i, sum = 0;
 	unsigned long long head;
 
 	pt_map_rb(_metadata, &self->ev);
@@ -599,15 +616,7 @@ TEST_F(pt, trace_self_ioctl_poll)
 	pfd.fd = self->ev.tfd;
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
 
-	ASSERT_EQ(0, ioctl(self->ev.tfd, PERF_EVENT_IOC_ENABLE, 0));
-	for (i = 0; i < 1000; i++) {
-		if (i & 1)
-			sum += i;
-		asm volatile("" : "+r" (sum));
-	}
-	ASSERT_EQ(0, ioctl(self->ev.tfd, PERF_EVENT_IOC_DISABLE, 0));
-
-	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	head = trace_self(pg, self->ev.tfd);
 	TH_LOG("data_head %llu", head);
 	ASSERT_LT(0, head);
 	EXPECT_EQ(1, poll(&pfd, 1, 0));
@@ -617,6 +626,31 @@ TEST_F(pt, trace_self_ioctl_poll)
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
 
 	EXPECT_EQ(0, munmap(pg, len));
+}
+
+/* Each mapping of the trace is a stream of its own, from data_head 0. */
+TEST_F(pt, remap_starts_afresh)
+{
+	size_t len = (1 + TRACE_PAGES) * page_size();
+	struct perf_event_mmap_page *pg;
+	unsigned long long head;
+	int round;
+
+	pt_map_rb(_metadata, &self->ev);
+	for (round = 0; round < 3; round++) {
+		pg = map_fd(self->ev.tfd, 1 + TRACE_PAGES,
+			    PROT_READ | PROT_WRITE, 0);
+		ASSERT_NE(MAP_FAILED, pg);
+		EXPECT_EQ(0, pg->data_head);
+
+		head = trace_self(pg, self->ev.tfd);
+		TH_LOG("round %d: data_head %llu", round, head);
+		ASSERT_LE(sizeof(psb), head);
+		EXPECT_GE(pg->data_size, head);
+		EXPECT_EQ(0, memcmp((char *)pg + pg->data_offset, psb,
+				    sizeof(psb)));
+		ASSERT_EQ(0, munmap(pg, len));
+	}
 }
 
 /* The event and the trace fd go away in either order, mapped or not. */
