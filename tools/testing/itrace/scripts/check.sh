@@ -29,22 +29,23 @@ tap() {
 		"ok "[0-9]*|"not ok "[0-9]*)
 			seen=$((seen + 1))
 			name=$(echo "$line" | sed -E 's/^(not )?ok [0-9]+ *-? *//')
+			[ -n "$prefix" ] && name="$prefix/$name"
 			if echo "$line" | grep -qiE '# *skip'; then
-				result skip "$prefix/${name%%#*}" "${name#*#}"
+				result skip "${name%%#*}" "${name#*#}"
 			elif [ "${line#not}" != "$line" ]; then
-				result fail "$prefix/$name"
+				result fail "$name"
 			else
-				result ok "$prefix/$name"
+				result ok "$name"
 			fi ;;
 		esac
 	done < "$file"
 	if [ "$plan" -gt "$seen" ]; then
 		for _ in $(seq $((plan - seen))); do
-			result fail "$prefix/(missing result: test crashed or hung; see $file)"
+			result fail "$prefix(missing result: test crashed or hung; see $file)"
 		done
 	fi
 	if [ "$plan" -eq 0 ] && [ "$seen" -eq 0 ]; then
-		result fail "$prefix (no TAP output; see $file)"
+		result fail "$file (no TAP output; see $file)"
 	fi
 }
 
@@ -93,7 +94,7 @@ done
 
 echo "== layer 3: end-to-end decode on the host"
 "$here/e2e-verify.sh" "$g/e2e" > "$res/e2e.tap" 2>&1
-tap "$res/e2e.tap" e2e
+tap "$res/e2e.tap" ""
 
 echo
 if [ "$skip" -gt 0 ]; then
