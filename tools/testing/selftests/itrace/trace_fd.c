@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <poll.h>
+#include <sched.h>
 
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -651,6 +652,46 @@ TEST_F(pt, remap_starts_afresh)
 				    sizeof(psb)));
 		ASSERT_EQ(0, munmap(pg, len));
 	}
+}
+
+/*
+ * Map and unmap the trace while the event is enabled on this task: each
+ * munmap() stops a live writer, each mapping is picked up when the event
+ * is scheduled in again.
+ */
+TEST_F(pt, remap_while_tracing)
+{
+	size_t len = (1 + TRACE_PAGES) * page_size();
+	struct perf_event_mmap_page *pg;
+	unsigned long i, sum = 0;
+	int round, traced = 0;
+
+	pt_map_rb(_metadata, &self->ev);
+	ASSERT_EQ(0, ioctl(self->ev.tfd, PERF_EVENT_IOC_ENABLE, 0));
+	for (round = 0; round < 100; round++) {
+		pg = map_fd(self->ev.tfd, 1 + TRACE_PAGES,
+			    round & 1 ? PROT_READ : PROT_READ | PROT_WRITE, 0);
+		ASSERT_NE(MAP_FAILED, pg);
+		sched_yield();
+		for (i = 0; i < 100; i++) {
+			sum += i & 1;
+			asm volatile("" : "+r" (sum));
+		}
+		if (__atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE))
+			traced++;
+		ASSERT_EQ(0, munmap(pg, len));
+	}
+	EXPECT_EQ(0, ioctl(self->ev.tfd, PERF_EVENT_IOC_DISABLE, 0));
+	TH_LOG("%d of 100 mappings saw trace before munmap()", traced);
+
+	/* Closing the event fd while enabled and mapped is fine too. */
+	pg = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+	ASSERT_EQ(0, ioctl(self->ev.tfd, PERF_EVENT_IOC_ENABLE, 0));
+	ASSERT_EQ(0, close(self->ev.fd));
+	self->ev.fd = -1;
+	sched_yield();
+	ASSERT_EQ(0, munmap(pg, len));
 }
 
 /* The event and the trace fd go away in either order, mapped or not. */
