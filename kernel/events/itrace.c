@@ -85,7 +85,7 @@ static void itrace_init_user_page(struct perf_event_mmap_page *userpg,
 	userpg->cap_bit0_is_deprecated = 1;
 	userpg->size = offsetof(struct perf_event_mmap_page, __reserved);
 	userpg->data_offset = PAGE_SIZE;
-	userpg->data_size = nr_pages << PAGE_SHIFT;
+	userpg->data_size = (u64)nr_pages << PAGE_SHIFT;
 }
 
 /*
