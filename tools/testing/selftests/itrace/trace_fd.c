@@ -629,6 +629,37 @@ TEST_F(pt, trace_self_ioctl_poll)
 	EXPECT_EQ(0, munmap(pg, len));
 }
 
+/* A CPU-wide event has a trace fd as well; trace this task on CPU 0. */
+TEST_F(pt, trace_cpu_wide)
+{
+	size_t len = (1 + TRACE_PAGES) * page_size();
+	struct perf_event_mmap_page *pg;
+	struct perf_event_attr attr;
+	unsigned long long head;
+	cpu_set_t cpus;
+
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+
+	close(self->ev.fd);
+	pt_attr(&attr, self->ev.type);
+	self->ev.fd = sys_perf_event_open(&attr, -1, 0, -1, 0);
+	if (self->ev.fd < 0 && (errno == EACCES || errno == EPERM))
+		SKIP(return, "CPU-wide events not allowed: %s", strerror(errno));
+	ASSERT_LE(0, self->ev.fd) TH_LOG("intel_pt event: %s", strerror(errno));
+
+	pt_map_rb(_metadata, &self->ev);
+	pg = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+
+	head = trace_self(pg, self->ev.tfd);
+	TH_LOG("data_head %llu", head);
+	ASSERT_LE(sizeof(psb), head);
+	EXPECT_EQ(0, memcmp((char *)pg + pg->data_offset, psb, sizeof(psb)));
+	EXPECT_EQ(0, munmap(pg, len));
+}
+
 /* Each mapping of the trace is a stream of its own, from data_head 0. */
 TEST_F(pt, remap_starts_afresh)
 {
