@@ -39,11 +39,11 @@ echo PT-RUN spin
 reboot -f
 INIT
 chmod +x "$root/init"
-(cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$out/initramfs.cpio.gz"
+(cd "$root" && find . | cpio -o -H newc 2>/dev/null) > "$out/initramfs.cpio"
 
 args=(-L /usr/share/qemu -L /usr/share/seabios -display none -no-reboot
       -nic none -m 512M -cpu "$cpu" -kernel "$kernel"
-      -initrd "$out/initramfs.cpio.gz"
+      -initrd "$out/initramfs.cpio"
       -append "console=ttyS0 nmi_watchdog=0 panic=-1 quiet")
 mon() {
 	python3 - "$out/mon.sock" "$1" <<'PY'
@@ -79,7 +79,7 @@ for _ in $(seq 300); do
 	sleep 0.5
 done
 check "guest is spinning with the trace on" grep -q PT-GUEST-SPIN "$out/log1"
-sleep 1
+sleep 0.5
 mon "migrate \"exec:cat > $out/state\"" > /dev/null
 for _ in $(seq 120); do
 	mon "info migrate" | grep -q "Migration status: completed" && break

@@ -46,7 +46,7 @@ __attribute__((noinline)) static unsigned long add_two(unsigned long x)
 
 __attribute__((noinline)) static void spin(long n)
 {
-	static char page[PAGE];
+	static char page[16 * PAGE];
 	long i;
 
 	for (i = 0; i < n; i++) {
@@ -190,7 +190,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "spin")) {
 		printf("PT-GUEST-SPIN\n");
 		fflush(stdout);
-		spin(300000);
+		spin(150000);
 	}
 	workload(loops, pages);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);

@@ -82,12 +82,12 @@ dmesg | grep -E 'WARNING:|BUG:|KASAN:|INFO: possible|DEBUG_LOCKS_WARN|Call Trace
 reboot -f
 INIT
 chmod +x "$root/init"
-(cd "$root" && find . | cpio -o -H newc 2>/dev/null | gzip -1) > "$out/initramfs.cpio.gz"
+(cd "$root" && find . | cpio -o -H newc 2>/dev/null) > "$out/initramfs.cpio"
 
 log=$out/console.log
 timeout 600 "$qemu" -L /usr/share/qemu -L /usr/share/seabios \
-	-nographic -no-reboot -nic none -m 1G -cpu "$cpu" -kernel "$kernel" \
-	-initrd "$out/initramfs.cpio.gz" \
+	-nographic -no-reboot -nic none -m 1G -cpu "$cpu" -kernel "$kernel" ${QEMU_EXTRA:-} \
+	-initrd "$out/initramfs.cpio" \
 	-append "console=ttyS0 nmi_watchdog=0 panic=-1 quiet" > "$log" 2>&1 || true
 tr -d '\r' < "$log" > "$log.txt"
 

@@ -1,0 +1,20 @@
+#!/bin/bash
+# All emulated Intel PT checks as one TAP stream ("ok N name" /
+# "not ok N name", "#" comments, "1..N" at the end); exits non-zero if any
+# failed.  Needs the built QEMU and, for run.sh and migrate.sh, the bzImage.
+#
+#   tools/testing/itrace/pt-packets/check.sh [BUILD]
+here=$(cd "$(dirname "$0")" && pwd)
+n=0 fail=0
+for t in msr-test run migrate; do
+	while read -r line; do
+		case $line in
+		"ok "*) n=$((n + 1)); echo "ok $n $t: $(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
+		"not ok "*) n=$((n + 1)); fail=$((fail + 1))
+			echo "not ok $n $t: $(echo "$line" | sed -E 's/^not ok [0-9]+ //')" ;;
+		"#"*) echo "$line" ;;
+		esac
+	done < <("$here/$t.sh" "$@" 2>&1)
+done
+echo "1..$n"
+[ $fail -eq 0 ]
