@@ -24,7 +24,6 @@
 #include "tcg/intel-pt.h"
 
 /* Packet opcodes (SDM "Packet Formats") */
-#define PT_PAD          0x00
 #define PT_TIP_PGD      0x01
 #define PT_EXT          0x02
 #define PT_TIP          0x0d
@@ -143,7 +142,7 @@ static void pt_output_single(CPUX86State *env, const uint8_t *buf,
     hwaddr base = env->msr_rtit_output_base & pt_phys_mask(env);
 
     while (len) {
-        uint32_t n = MIN(len, mask - off + 1);
+        uint32_t n = MIN(len, (uint64_t)mask - off + 1);
 
         if (!pt_write_phys(env, base + off, buf, n)) {
             pt_output_error(env);
@@ -181,7 +180,7 @@ static void pt_output_topa(CPUX86State *env, const uint8_t *buf,
 
         region = entry & phys_mask & ~0xfffULL;
         if (entry & TOPA_END) {
-            /* Two END entries in a row never lead to a region. */
+            /* A chain of END entries must lead to a region. */
             if (++ends > 2) {
                 pt_output_error(env);
                 break;
