@@ -30,6 +30,7 @@ while read -r line; do
 	"ok "*) n=$((n + 1)); echo "ok $n $(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
 	"not ok "*) n=$((n + 1)); fail=$((fail + 1))
 		echo "not ok $n $(echo "$line" | sed -E 's/^not ok [0-9]+ //')" ;;
+	"# bench"*) echo "$line" ;;
 	esac
 done < "$out/console.log"
 if [ $n -eq 0 ]; then
