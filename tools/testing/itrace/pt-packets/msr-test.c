@@ -58,6 +58,7 @@ volatile unsigned int gp_count;
 static uint64_t gdt[3] = {
 	0, 0x00cf9a000000ffffULL, 0x00cf92000000ffffULL,
 };
+
 static uint64_t idt[32];
 static int test_n, test_fail;
 

@@ -106,7 +106,7 @@ static void b64_out(const unsigned char *p, size_t n)
 	int col = 0;
 
 	for (i = 0; i < n; i += 3) {
-		unsigned v = p[i] << 16;
+		unsigned int v = p[i] << 16;
 		size_t k = n - i;
 
 		if (k > 1)

@@ -62,7 +62,9 @@ static const char *const pkt_names[] = {
 	[ppt_exstop] = "exstop", [ppt_mwait] = "mwait", [ppt_pwre] = "pwre",
 	[ppt_pwrx] = "pwrx", [ppt_ptw] = "ptw",
 };
-#define NR_PKT (sizeof(pkt_names) / sizeof(pkt_names[0]))
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define NR_PKT ARRAY_SIZE(pkt_names)
 
 static void init_config(struct pt_config *cfg, uint8_t *buf, size_t len)
 {
