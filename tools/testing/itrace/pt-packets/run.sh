@@ -88,7 +88,7 @@ log=$out/console.log
 timeout 600 "$qemu" -L /usr/share/qemu -L /usr/share/seabios \
 	-nographic -no-reboot -nic none -m 1G -cpu "$cpu" -kernel "$kernel" ${QEMU_EXTRA:-} \
 	-initrd "$out/initramfs.cpio" \
-	-append "console=ttyS0 nmi_watchdog=0 panic=-1 quiet" > "$log" 2>&1 || true
+	-append "console=ttyS0 nmi_watchdog=0 panic=-1 quiet ${KERNEL_ARGS:-}" > "$log" 2>&1 || true
 tr -d '\r' < "$log" > "$log.txt"
 
 check "guest sees intel_pt in /proc/cpuinfo" grep -q '^PT-CPUFLAG intel_pt' "$log.txt"
