@@ -54,10 +54,10 @@ echo "== layer 1: host unit tests"
 tap "$res/host-overlay.tap" host/overlay
 make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" TEST_O="$BUILD/itrace-test" test > "$res/host-itrace.tap" 2>&1
 tap "$res/host-itrace.tap" host/itrace
-if [ -x "$t/pt-packets/run.sh" ]; then
-	"$t/pt-packets/run.sh" > "$res/host-pt-packets.tap" 2>&1
-	tap "$res/host-pt-packets.tap" host/pt-packets
-fi
+
+echo "== emulated Intel PT against the upstream driver, libipt and perf"
+"$t/pt-packets/check.sh" "$BUILD" > "$res/pt-packets.tap" 2>&1
+tap "$res/pt-packets.tap" pt
 
 echo "== layer 2-3: guest (kselftests, end-to-end recordings)"
 g=$res/guest
