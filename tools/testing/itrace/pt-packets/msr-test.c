@@ -2,7 +2,9 @@
 /*
  * Bare-metal (multiboot, 32-bit, CPL0) check of the emulated Intel PT
  * programming interface: CPUID, IA32_RTIT_* MSRs and their #GP rules,
- * ToPA output with END and STOP.  Prints TAP on COM1, then the first
+ * ToPA output with END, INT and STOP and malformed tables, the minimal
+ * perfmon (CPUID leaf 0xA, counter MSRs, IA32_PERF_GLOBAL_*) and the ToPA
+ * PMI through the local APIC's LVT.  Prints TAP on COM1, then the first
  * trace it produced in hex between PT-HEX-BEGIN/END for the host to parse
  * with libipt.  Run with -kernel; exits through isa-debug-exit.
  */
@@ -31,6 +33,23 @@
 #define REGION3		0x500000u	/* CR3 filter run, dumped too */
 #define TOPA_TABLE4	0x220000u
 #define REGION4		0x600000u	/* benchmark, wraps */
+#define TOPA_TABLE5	0x230000u	/* PMI and error runs */
+#define REGION5		0x700000u
+
+#define MSR_PERFCTR0		0xc1
+#define MSR_EVNTSEL0		0x186
+#define MSR_FIXED_CTR0		0x309
+#define MSR_FIXED_CTR_CTRL	0x38d
+#define MSR_GLOBAL_STATUS	0x38e
+#define MSR_GLOBAL_CTRL		0x38f
+#define MSR_GLOBAL_OVF_CTRL	0x390
+#define GLOBAL_TOPA_PMI		(1ULL << 55)
+
+#define APIC_BASE	0xfee00000u
+#define APIC_SVR	0xf0
+#define APIC_LVTPC	0x340
+#define LVT_NMI		(4u << 8)
+#define LVT_MASKED	(1u << 16)
 
 asm(".text\n"
     ".align 4\n"
@@ -42,6 +61,11 @@ asm(".text\n"
     "	call main\n"
     "1:	hlt\n"
     "	jmp 1b\n"
+    "nmi_entry:\n"			/* NMI (the PMI): nmi_handler() */
+    "	pusha\n"
+    "	call nmi_handler\n"
+    "	popa\n"
+    "	iret\n"
     "gp_entry:\n"			/* #GP: count it, skip the 2-byte insn */
     "	incl gp_count\n"
     "	add $4, %esp\n"
@@ -49,7 +73,7 @@ asm(".text\n"
     "	iret\n"
     "bad_entry:\n"
     "	call bad_exception\n"
-    ".globl gp_entry, bad_entry\n");
+    ".globl gp_entry, bad_entry, nmi_entry\n");
 
 char stack[16384] __attribute__((aligned(16)));
 asm(".globl stack_top\n.set stack_top, stack + 16384");
@@ -150,7 +174,7 @@ static void set_gate(int vec, void *fn)
 
 static void setup_cpu(void)
 {
-	extern char gp_entry[], bad_entry[];
+	extern char gp_entry[], bad_entry[], nmi_entry[];
 	struct { uint16_t lim; uint32_t base; } __attribute__((packed)) d;
 	int i;
 
@@ -164,6 +188,7 @@ static void setup_cpu(void)
 	for (i = 0; i < 32; i++)
 		set_gate(i, bad_entry);
 	set_gate(13, gp_entry);
+	set_gate(2, nmi_entry);
 	d.lim = sizeof(idt) - 1;
 	d.base = (uint32_t)idt;
 	asm volatile("lidt %0" : : "m" (d));
@@ -273,6 +298,196 @@ static void topa_setup(int stop)
 		t[0] = REGION | (4 << 6);		/* 64K */
 		t[1] = TOPA_TABLE | 1;			/* END */
 	}
+}
+
+static volatile uint32_t *apic_reg(uint32_t reg)
+{
+	return (volatile uint32_t *)(APIC_BASE + reg);
+}
+
+volatile unsigned int nmi_count, nmi_rearm;
+volatile uint64_t nmi_status;
+
+/*
+ * The PMI handler, as Linux's does it: read IA32_PERF_GLOBAL_STATUS,
+ * acknowledge through GLOBAL_OVF_CTRL, re-arm the LVT entry (delivery
+ * masked it) if nmi_rearm.
+ */
+void nmi_handler(void)
+{
+	uint64_t st = rdmsr(MSR_GLOBAL_STATUS);
+
+	nmi_count++;
+	nmi_status |= st;
+	wrmsr_gp(MSR_GLOBAL_OVF_CTRL, st);
+	if (nmi_rearm)
+		*apic_reg(APIC_LVTPC) = LVT_NMI;
+}
+
+/*
+ * Trace ITERS iterations of traced_work into the ToPA table at
+ * TOPA_TABLE5 (entries already written), from a clean STATUS; returns
+ * IA32_RTIT_STATUS after clearing TraceEn.
+ */
+static uint64_t topa_run(uint64_t ctl, unsigned long iters)
+{
+	uint64_t st;
+
+	wrmsr_gp(RTIT_CTL, 0);
+	wrmsr_gp(RTIT_STATUS, 0);
+	wrmsr_gp(RTIT_OUTPUT_BASE, TOPA_TABLE5);
+	wrmsr_gp(RTIT_OUTPUT_MASK, 0x7f);
+	wrmsr_gp(RTIT_CTL, ctl);
+	traced_work(iters);
+	st = rdmsr(RTIT_STATUS);
+	wrmsr_gp(RTIT_CTL, 0);
+	return st;
+}
+
+/* CPUID leaf 0xA, the counter MSRs, IA32_PERF_GLOBAL_*. */
+static void perfmon_tests(void)
+{
+	uint32_t r[4];
+
+	cpuid(0xa, 0, r);
+	ok(r[0] == (2 | 4 << 8 | 48 << 16 | 7 << 24),
+	   "CPUID.0A:EAX = version 2, 4 counters, 48 bits, 7 events");
+	ok(r[1] == 0x7f, "CPUID.0A:EBX = 0x7f (no architectural event counts)");
+	ok(r[3] == (3 | 48 << 5), "CPUID.0A:EDX = 3 fixed counters, 48 bits");
+	cpuid(1, 0, r);
+	ok(!(r[2] & (1u << 15)), "CPUID.1:ECX.PDCM = 0 (no PERF_CAPABILITIES)");
+	ok(!wrmsr_gp(MSR_PERFCTR0, 0xabcd) && rdmsr(MSR_PERFCTR0) == 0xabcd &&
+	   !wrmsr_gp(MSR_PERFCTR0 + 3, 0x1234) &&
+	   rdmsr(MSR_PERFCTR0 + 3) == 0x1234, "PERFCTR0/3 read back");
+	ok(!wrmsr_gp(MSR_PERFCTR0 + 1, 0x80000000ULL) &&
+	   rdmsr(MSR_PERFCTR0 + 1) == 0xffff80000000ULL,
+	   "PERFCTR write sign-extends bit 31 to 48 bits");
+	ok(!wrmsr_gp(MSR_EVNTSEL0 + 2, 0x53003c) &&
+	   rdmsr(MSR_EVNTSEL0 + 2) == 0x53003c &&
+	   rdmsr(MSR_PERFCTR0) == 0xabcd, "EVNTSEL2 reads back; nothing counts");
+	ok(wrmsr_gp(MSR_EVNTSEL0, 1ULL << 32), "#GP: EVNTSEL reserved bit 32");
+	ok(!wrmsr_gp(MSR_FIXED_CTR0 + 2, 0x123456789aULL) &&
+	   rdmsr(MSR_FIXED_CTR0 + 2) == 0x123456789aULL &&
+	   !wrmsr_gp(MSR_FIXED_CTR_CTRL, 0x333) &&
+	   rdmsr(MSR_FIXED_CTR_CTRL) == 0x333, "fixed counters and FIXED_CTR_CTRL read back");
+	ok(!wrmsr_gp(MSR_GLOBAL_CTRL, 0x70000000fULL) &&
+	   rdmsr(MSR_GLOBAL_CTRL) == 0x70000000fULL, "GLOBAL_CTRL reads back");
+	ok(wrmsr_gp(MSR_GLOBAL_CTRL, 1ULL << 4), "#GP: GLOBAL_CTRL bit 4 (no 5th counter)");
+	ok(wrmsr_gp(MSR_GLOBAL_STATUS, 0), "#GP: GLOBAL_STATUS is read-only");
+	ok(rdmsr(MSR_GLOBAL_STATUS) == 0 && rdmsr(MSR_GLOBAL_OVF_CTRL) == 0,
+	   "GLOBAL_STATUS and OVF_CTRL read 0");
+	wrmsr_gp(MSR_GLOBAL_CTRL, 0);
+	wrmsr_gp(MSR_FIXED_CTR_CTRL, 0);
+	wrmsr_gp(MSR_EVNTSEL0 + 2, 0);
+}
+
+/* ToPA INT: GLOBAL_STATUS bit 55 and the LVT performance-counter NMI. */
+static void pmi_tests(uint64_t ctl)
+{
+	volatile uint64_t *t = (uint64_t *)TOPA_TABLE5;
+	uint64_t st;
+
+	*apic_reg(APIC_SVR) = 0x1ff;
+	/* INT on both 4K regions, STOP on the second. */
+	t[0] = REGION5 | (1 << 2);
+	t[1] = (REGION5 + 0x1000) | (1 << 2) | (1 << 4);
+	t[2] = TOPA_TABLE5 | 1;
+
+	/* Masked: bit 55 set, no NMI; OVF_CTRL clears the bit. */
+	*apic_reg(APIC_LVTPC) = LVT_NMI | LVT_MASKED;
+	nmi_count = 0;
+	st = topa_run(ctl, 200000);
+	ok(st & (1 << 5), "INT+STOP run stopped");
+	ok(rdmsr(MSR_GLOBAL_STATUS) == GLOBAL_TOPA_PMI,
+	   "GLOBAL_STATUS bit 55 set by a full INT region");
+	ok(nmi_count == 0, "no NMI while LVTPC is masked");
+	ok(!wrmsr_gp(MSR_GLOBAL_OVF_CTRL, GLOBAL_TOPA_PMI) &&
+	   rdmsr(MSR_GLOBAL_STATUS) == 0, "OVF_CTRL bit 55 clears it");
+
+	/* Unmasked, handler re-arms: one NMI per INT region crossed. */
+	*apic_reg(APIC_LVTPC) = LVT_NMI;
+	nmi_count = 0;
+	nmi_status = 0;
+	nmi_rearm = 1;
+	st = topa_run(ctl, 200000);
+	ok(st & (1 << 5), "INT+STOP run stopped again");
+	ok(nmi_count == 2, "two INT regions filled: two NMIs");
+	ok(nmi_status == GLOBAL_TOPA_PMI, "the handler saw GLOBAL_STATUS = bit 55");
+	ok(rdmsr(MSR_GLOBAL_STATUS) == 0, "handler's OVF_CTRL write cleared it");
+	ok(*apic_reg(APIC_LVTPC) == LVT_NMI, "LVTPC unmasked (re-armed)");
+
+	/* Handler does not re-arm: delivery masks LVTPC, one NMI only. */
+	nmi_count = 0;
+	nmi_rearm = 0;
+	st = topa_run(ctl, 200000);
+	ok(nmi_count == 1, "delivery masks LVTPC: one NMI for two INT regions");
+	ok(*apic_reg(APIC_LVTPC) == (LVT_NMI | LVT_MASKED), "LVTPC masked after delivery");
+	ok(rdmsr(MSR_GLOBAL_STATUS) == GLOBAL_TOPA_PMI,
+	   "second INT region: bit 55 set again, no NMI");
+	wrmsr_gp(MSR_GLOBAL_OVF_CTRL, GLOBAL_TOPA_PMI);
+
+	/* No INT: no bit 55, no NMI. */
+	*apic_reg(APIC_LVTPC) = LVT_NMI;
+	t[0] = REGION5;
+	t[1] = (REGION5 + 0x1000) | (1 << 4);
+	nmi_count = 0;
+	st = topa_run(ctl, 200000);
+	ok(st & (1 << 5) && nmi_count == 0 && rdmsr(MSR_GLOBAL_STATUS) == 0,
+	   "STOP without INT: stopped, no PMI");
+	*apic_reg(APIC_LVTPC) = LVT_NMI | LVT_MASKED;
+}
+
+/* Malformed ToPA tables and output outside memory set STATUS.Error. */
+static void topa_error_tests(uint64_t ctl)
+{
+	static const struct {
+		uint64_t e0, e1;
+		uint32_t idx;		/* entry at fault */
+		const char *name;
+		uint32_t table;		/* its table, if not TOPA_TABLE5 */
+	} bad[] = {
+		{ REGION5 | (1 << 1), TOPA_TABLE5 | 1, 0, "reserved bit 1" },
+		{ REGION5 | (1ULL << 10), TOPA_TABLE5 | 1, 0, "reserved bit 10" },
+		{ REGION5 | (1ULL << 52), TOPA_TABLE5 | 1, 0, "base above MAXPHYADDR" },
+		{ (REGION5 + 0x1000) | (1 << 6), TOPA_TABLE5 | 1, 0,
+		  "8K region not 8K-aligned" },
+		{ TOPA_TABLE5 | 1, REGION5, 0, "END in entry 0" },
+		{ REGION5, TOPA_TABLE5 | 1 | (1 << 2), 1, "INT on an END entry" },
+		{ REGION5, TOPA_TABLE5 | 1 | (1 << 4), 1, "STOP on an END entry" },
+		{ 0xc0000000u, TOPA_TABLE5 | 1, 0, "region outside RAM" },
+		{ REGION5, 0xc0000000u | 1, 0, "END to a table outside RAM",
+		  0xc0000000u },
+	};
+	volatile uint64_t *t = (uint64_t *)TOPA_TABLE5;
+	uint64_t st, mask;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		t[0] = bad[i].e0;
+		t[1] = bad[i].e1;
+		st = topa_run(ctl, 20000);
+		mask = rdmsr(RTIT_OUTPUT_MASK);
+		test_n++;
+		if (!(st & (1 << 4)) || (st & (1 << 3)) ||
+		    ((mask >> 7) & 0x1ffffff) != bad[i].idx ||
+		    rdmsr(RTIT_OUTPUT_BASE) !=
+		    (bad[i].table ? bad[i].table : TOPA_TABLE5)) {
+			test_fail++;
+			puts_("not ");
+		}
+		puts_("ok ");
+		putu(test_n, 10);
+		puts_(" ToPA error: ");
+		puts_(bad[i].name);
+		puts_(" -> STATUS.Error, TriggerEn clear, pointer at the entry\n");
+	}
+	wrmsr_gp(RTIT_STATUS, 0);
+	/* A valid table wraps forever, without Error. */
+	t[0] = REGION5;
+	t[1] = TOPA_TABLE5 | 1;
+	st = topa_run(ctl, 200000);
+	ok(!(st & 0x30) && (st & (1 << 3)), "4K region wrapping: no Error, no Stop");
+	wrmsr_gp(RTIT_STATUS, 0);
 }
 
 int main(void)
@@ -385,6 +600,10 @@ int main(void)
 	set_cr3(0);
 	v = rdmsr(RTIT_OUTPUT_MASK) >> 32;
 	ok(v > 100 && v < 0x10000, "CR3 filter run produced output");
+
+	perfmon_tests();
+	pmi_tests(ctl);
+	topa_error_tests(ctl);
 
 	bench(ctl);
 	dump("PT-HEX", p, off);

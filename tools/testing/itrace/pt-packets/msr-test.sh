@@ -1,7 +1,9 @@
 #!/bin/bash
 # Bare-metal check of the emulated Intel PT programming interface (TAP):
-# CPUID, IA32_RTIT_* #GP rules, ToPA END/STOP, then a CPL0 32-bit trace
-# (with #GP exceptions inside it) decoded by libipt against msr-test's ELF.
+# CPUID, IA32_RTIT_* #GP rules, ToPA END/INT/STOP and ToPA errors, the
+# perfmon MSRs and the ToPA PMI (GLOBAL_STATUS bit 55, LVT NMI), then a CPL0
+# 32-bit trace (with #GP exceptions inside it) decoded by libipt against
+# msr-test's ELF.
 #
 #   tools/testing/itrace/pt-packets/msr-test.sh [BUILD]
 set -euo pipefail

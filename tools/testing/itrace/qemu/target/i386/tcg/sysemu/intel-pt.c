@@ -183,11 +183,37 @@ static void pt_output_single(CPUX86State *env, const uint8_t *buf,
                                 (uint32_t)env->msr_rtit_output_mask | 0x7f;
 }
 
+/* Reserved bits of a ToPA entry (SDM "ToPA Table Entry Format"). */
+#define TOPA_RESERVED   ((1ULL << 1) | (1ULL << 3) | (1ULL << 5) | \
+                         (3ULL << 10))
+
+/*
+ * A malformed ToPA entry (SDM "ToPA Errors"): reserved bits or address
+ * bits above MAXPHYADDR set, a region base not aligned to the region
+ * size, STOP or INT on an END entry, END in entry 0 of a table.
+ */
+static bool pt_topa_entry_bad(uint64_t entry, uint32_t idx,
+                              uint64_t phys_mask)
+{
+    uint64_t size = 4096ULL << ((entry >> TOPA_SIZE_SHIFT) & TOPA_SIZE_MASK);
+
+    if (entry & (TOPA_RESERVED | ~phys_mask)) {
+        return true;
+    }
+    if (entry & TOPA_END) {
+        return idx == 0 || (entry & (TOPA_STOP | TOPA_INT));
+    }
+    return entry & (size - 1) & ~0xfffULL;
+}
+
 /*
  * ToPA output: OUTPUT_BASE is the current table, OUTPUT_MASK_PTRS[31:7]
  * the index of the current entry and [63:32] the offset in its region.
  * A full region is left only when more data arrives, so the offset may
- * equal the region size; a full region marked STOP stops the trace.
+ * equal the region size; a larger offset is an error.  When a region
+ * fills, INT raises the ToPA PMI and STOP stops the trace.  Errors
+ * (malformed entries, a table or region outside memory) set Error and
+ * leave the pointers at the entry at fault.
  */
 static void pt_output_topa(CPUX86State *env, const uint8_t *buf,
                            uint32_t len)
@@ -197,28 +223,32 @@ static void pt_output_topa(CPUX86State *env, const uint8_t *buf,
     hwaddr table = env->msr_rtit_output_base & phys_mask;
     uint32_t idx = (uint32_t)env->msr_rtit_output_mask >> 7;
     uint32_t off = env->msr_rtit_output_mask >> 32;
-    unsigned int ends = 0;
 
     while (len) {
-        uint64_t entry = x86_ldq_phys(cs, table + idx * 8);
-        uint64_t size;
+        MemTxResult res;
+        uint64_t entry, size;
         hwaddr region;
         uint32_t n;
 
+        entry = address_space_ldq(cs->as, table + idx * 8,
+                                  MEMTXATTRS_UNSPECIFIED, &res);
+        if (res != MEMTX_OK || pt_topa_entry_bad(entry, idx, phys_mask)) {
+            pt_output_error(env);
+            break;
+        }
         region = entry & phys_mask & ~0xfffULL;
         if (entry & TOPA_END) {
-            /* A chain of END entries must lead to a region. */
-            if (++ends > 2) {
-                pt_output_error(env);
-                break;
-            }
             table = region;
             idx = 0;
             off = 0;
             continue;
         }
         size = 4096ULL << ((entry >> TOPA_SIZE_SHIFT) & TOPA_SIZE_MASK);
-        if (off >= size) {
+        if (off > size) {
+            pt_output_error(env);
+            break;
+        }
+        if (off == size) {
             if (entry & TOPA_STOP) {
                 env->msr_rtit_status |= RTIT_STATUS_STOPPED;
                 break;
@@ -231,7 +261,6 @@ static void pt_output_topa(CPUX86State *env, const uint8_t *buf,
             }
             continue;
         }
-        ends = 0;
         n = MIN(len, size - off);
         if (!pt_write_phys(env, region + off, buf, n)) {
             pt_output_error(env);
