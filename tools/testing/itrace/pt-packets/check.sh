@@ -1,12 +1,13 @@
 #!/bin/bash
 # All emulated Intel PT checks as one TAP stream ("ok N name" /
 # "not ok N name", "#" comments, "1..N" at the end); exits non-zero if any
-# failed.  Needs the built QEMU and, for run.sh and migrate.sh, the bzImage.
+# failed.  Needs the built QEMU and, for run.sh, migrate.sh and pmi.sh, the
+# bzImage (pmi.sh: also the initramfs with the itrace tool).
 #
 #   tools/testing/itrace/pt-packets/check.sh [BUILD]
 here=$(cd "$(dirname "$0")" && pwd)
 n=0 fail=0
-for t in msr-test run migrate; do
+for t in msr-test run migrate pmi; do
 	while read -r line; do
 		case $line in
 		"ok "*) n=$((n + 1)); echo "ok $n $t: $(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
