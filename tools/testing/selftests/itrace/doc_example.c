@@ -52,7 +52,7 @@ TEST(example_program)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		char *argv[] = { "itrace-example", trace, NULL };
+		char *argv[3] = { "itrace-example", trace, NULL };
 
 		dup2(ofd, STDOUT_FILENO);
 		dup2(ofd, STDERR_FILENO);
