@@ -115,8 +115,8 @@ refresh-check:
 bench: all
 	@$(S)/bench.sh
 
-series:
-	@$(S)/series.sh
+series: linux-src
+	@$(S)/series.sh --checkpatch
 
 clean:
 	rm -rf $(BUILD)

@@ -54,6 +54,13 @@ echo "== layer 1: host unit tests"
 tap "$res/host-overlay.tap" host/overlay
 make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" TEST_O="$BUILD/itrace-test" test > "$res/host-itrace.tap" 2>&1
 tap "$res/host-itrace.tap" host/itrace
+if "$here/series.sh" --checkpatch > "$res/series.tap" 2>&1; then
+	result ok "host/series: make series exports every overlay file"
+else
+	grep -q '^series:' "$res/series.tap" &&
+		result fail "host/series" "$(grep '^series:' "$res/series.tap" | head -2 | tr '\n' ' ')"
+fi
+tap "$res/series.tap" host/series
 
 echo "== emulated Intel PT against the upstream driver, libipt and perf"
 "$t/pt-packets/check.sh" "$BUILD" > "$res/pt-packets.tap" 2>&1

@@ -57,6 +57,14 @@ for p in "${files[@]}"; do
 		;;
 	*)
 		echo "$p" >> "$new_list.tmp"
+		if [ "$(basename "$p")" = .gitignore ]; then
+			# git does not follow a symlinked .gitignore: copy it.
+			[ ! -L "$tree/$p" ] && cmp -s "$src/$p" "$tree/$p" && continue
+			rm -f "$tree/$p"
+			mkdir -p "$tree/$(dirname "$p")"
+			cp "$src/$p" "$tree/$p"
+			continue
+		fi
 		if [ -L "$tree/$p" ] && [ "$(readlink "$tree/$p")" = "$src/$p" ]; then
 			continue
 		fi
@@ -85,7 +93,9 @@ fi
 # New files removed from the overlay: drop their links.
 if [ -f "$new_list" ]; then
 	comm -23 <(sort "$new_list") <(sort "$new_list.tmp") | while read -r p; do
-		[ -L "$tree/$p" ] && rm -f "$tree/$p"
+		if [ -L "$tree/$p" ] || [ "$(basename "$p")" = .gitignore ]; then
+			rm -f "$tree/$p"
+		fi
 	done
 fi
 mv "$new_list.tmp" "$new_list"

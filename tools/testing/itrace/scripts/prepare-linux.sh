@@ -25,7 +25,19 @@ if [ "$have" != "$want" ]; then
 fi
 [ "$have" = "$want" ] && rm -f "$BUILD/stamps/linux-fuzz"
 
+# Debian's tarball ignores everything at the top level ("/*" in .gitignore),
+# which would hide files added to the tree from `git status` and so from
+# `make refresh-check`.  Drop that block from the working copy only.
+unignore() {
+	if grep -qx '/\*' "$dest/.gitignore"; then
+		git -C "$dest" update-index --skip-worktree .gitignore
+		sed -i '/^# Debian packaging: ignore everything/,$d' "$dest/.gitignore"
+		sed -i '/^\/\*$/d; /^!\/debian\/$/d' "$dest/.gitignore"
+	fi
+}
+
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$have" ] && [ -d "$dest/.git" ]; then
+	unignore
 	exit 0
 fi
 echo "  PREP    linux-source-6.12 $have -> $dest"
@@ -33,4 +45,5 @@ rm -rf "$dest" "$BUILD/linux-obj" "$BUILD/stamps/linux-overlay"
 mkdir -p "$dest"
 tar -xJf /usr/src/linux-source-6.12.tar.xz -C "$dest" --strip-components=1
 "$here/git-base.sh" "$dest" "linux-source-6.12 $have"
+unignore
 echo "$have" > "$stamp"

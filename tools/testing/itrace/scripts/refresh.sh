@@ -63,6 +63,7 @@ done
 # New files created in the tree (not links into the repository).
 git -C "$tree" ls-files --others --exclude-standard | while read -r p; do
 	[ -L "$tree/$p" ] && continue
+	[ -f "$state/new.list" ] && grep -qxF -- "$p" "$state/new.list" && continue
 	if [ -n "$check" ]; then
 		echo "$name: $p: new file in $tree, not in the repository"
 		exit 1
