@@ -64,7 +64,7 @@ struct dstate {
 
 	/* branch waiting for the next IP */
 	enum pending	pend;
-	uint64_t	pend_next;	/* fall-through address */
+	uint64_t	pend_next;	/* address of the next instruction */
 	struct fstat	*pend_fs;
 	struct sym_info	pend_from;
 	int		depth;
@@ -336,7 +336,8 @@ static void decode_error(struct dstate *s, struct pt_insn_decoder *dec,
 	pt_insn_get_offset(dec, &off);
 	sym_lookup(s->st, ip, &si);
 	fmt_sym(s, sym, sizeof(sym), ip, &si);
-	fprintf(stderr, "itrace: %s: decode error at trace offset 0x%llx (after %llu instructions, last ip %s): %s\n",
+	fprintf(stderr,
+		"itrace: %s: decode error at trace offset 0x%llx (after %llu instructions, last ip %s): %s\n",
 		s->o->name, (unsigned long long)(s->seg_base + off),
 		(unsigned long long)s->insns, sym, pt_errstr(pt_errcode(err)));
 	s->errors++;
@@ -357,7 +358,8 @@ static int handle_events(struct dstate *s, struct pt_insn_decoder *dec, int stat
 		switch (ev.type) {
 		case ptev_overflow:
 			pt_insn_get_offset(dec, &off);
-			fprintf(stderr, "itrace: %s: trace overflow (hardware lost trace) at trace offset 0x%llx\n",
+			fprintf(stderr,
+				"itrace: %s: trace overflow (hardware lost trace) at trace offset 0x%llx\n",
 				s->o->name, (unsigned long long)(s->seg_base + off));
 			s->gaps++;
 			s->pend = P_NONE;
@@ -413,7 +415,8 @@ static void decode_segment(struct dstate *s, const struct itrace_segment *seg)
 
 	status = pt_insn_sync_forward(dec);
 	if (status == -pte_eos) {
-		fprintf(stderr, "itrace: %s: no PSB in %zu bytes of trace at offset 0x%llx: nothing to decode\n",
+		fprintf(stderr,
+			"itrace: %s: no PSB in %zu bytes of trace at offset 0x%llx: nothing to decode\n",
 			s->o->name, seg->size, (unsigned long long)seg->stream_offset);
 		s->errors++;
 	}
@@ -501,7 +504,8 @@ static void add_mapping(struct dstate *s, const char *file, uint64_t addr,
 
 	if (!strcmp(file, "[vdso]")) {
 		if (!s->d->vdso_size) {
-			fprintf(stderr, "itrace: warning: [vdso] mapped but not saved in the file\n");
+			fprintf(stderr,
+				"itrace: warning: [vdso] mapped but not saved in the file\n");
 			return;
 		}
 		if (!s->vdso_path[0]) {
@@ -556,13 +560,15 @@ static int scan_sideband(struct dstate *s)
 		uint64_t v[3], split, *ns;
 
 		if (len - pos < sizeof(h)) {
-			fprintf(stderr, "itrace: %s: truncated perf record at sideband offset 0x%zx\n",
+			fprintf(stderr,
+				"itrace: %s: truncated perf record at sideband offset 0x%zx\n",
 				s->o->name, pos);
 			return -1;
 		}
 		memcpy(&h, p + pos, sizeof(h));
 		if (h.size < sizeof(h) || h.size > len - pos) {
-			fprintf(stderr, "itrace: %s: bad perf record (type %u size %u) at sideband offset 0x%zx\n",
+			fprintf(stderr,
+				"itrace: %s: bad perf record (type %u size %u) at sideband offset 0x%zx\n",
 				s->o->name, h.type, h.size, pos);
 			return -1;
 		}
@@ -574,7 +580,8 @@ static int scan_sideband(struct dstate *s)
 			add_mapping(s, strndupa((const char *)p + pos + 40, h.size - 40),
 				    v[0], v[1], v[2]);
 			break;
-		case PERF_RECORD_MMAP2: {	/* ..., maj/min/ino or build id, prot, flags, filename */
+		/* MMAP2: ..., maj/min/ino or build id, prot, flags, filename */
+		case PERF_RECORD_MMAP2: {
 			uint32_t prot;
 
 			if (h.size <= 72)
@@ -588,7 +595,8 @@ static int scan_sideband(struct dstate *s)
 			break;
 		}
 		case PERF_RECORD_LOST:
-			fprintf(stderr, "itrace: %s: warning: sideband records were lost while recording; mappings may be missing\n",
+			fprintf(stderr,
+				"itrace: %s: warning: sideband records were lost while recording; mappings may be missing\n",
 				s->o->name);
 			break;
 		case PERF_RECORD_ITRACE_LOST:
@@ -605,10 +613,12 @@ static int scan_sideband(struct dstate *s)
 			 */
 			split = h.type == PERF_RECORD_AUX ? v[0] + v[1] : v[0];
 			if (h.type == PERF_RECORD_AUX)
-				fprintf(stderr, "itrace: %s: trace lost at trace offset 0x%llx (buffer full)\n",
+				fprintf(stderr,
+					"itrace: %s: trace lost at trace offset 0x%llx (buffer full)\n",
 					s->o->name, (unsigned long long)split);
 			else
-				fprintf(stderr, "itrace: %s: trace lost at trace offset 0x%llx (%llu bytes%s)\n",
+				fprintf(stderr,
+					"itrace: %s: trace lost at trace offset 0x%llx (%llu bytes%s)\n",
 					s->o->name, (unsigned long long)split,
 					(unsigned long long)v[1], v[1] ? "" : ", size unknown");
 			s->gaps++;
@@ -642,7 +652,8 @@ static int dump_sideband(struct itrace_data *d, const char *name, FILE *out)
 			break;
 		memcpy(&h, r, sizeof(h));
 		if (h.size < sizeof(h) || h.size > len - pos) {
-			fprintf(stderr, "itrace: %s: bad perf record (type %u size %u) at sideband offset 0x%zx\n",
+			fprintf(stderr,
+				"itrace: %s: bad perf record (type %u size %u) at sideband offset 0x%zx\n",
 				name, h.type, h.size, pos);
 			return 1;
 		}
@@ -783,7 +794,8 @@ static void print_summary(struct dstate *s)
 	fprintf(s->out, "  trace:         %zu bytes in %zu segment(s)%s\n", s->d->trace_size,
 		s->d->nr_segs, s->d->hdr.flags & ITRACE_FLAG_SNAPSHOT ? ", snapshot" : "");
 	fprintf(s->out, "  instructions:  %llu (user mode)\n", (unsigned long long)s->insns);
-	fprintf(s->out, "  branches:      %llu conditional (%llu taken, %llu not taken), %llu calls, %llu returns, %llu jumps, %llu syscalls\n",
+	fprintf(s->out,
+		"  branches:      %llu conditional (%llu taken, %llu not taken), %llu calls, %llu returns, %llu jumps, %llu syscalls\n",
 		(unsigned long long)s->cond, (unsigned long long)s->taken,
 		(unsigned long long)s->not_taken, (unsigned long long)s->calls,
 		(unsigned long long)s->rets, (unsigned long long)s->jumps,
@@ -868,7 +880,8 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 
 		if (seg->stream_offset != expect &&
 		    !(i == 0 && (d->hdr.flags & ITRACE_FLAG_SNAPSHOT))) {
-			fprintf(stderr, "itrace: %s: gap in the trace: bytes 0x%llx-0x%llx missing\n",
+			fprintf(stderr,
+				"itrace: %s: gap in the trace: bytes 0x%llx-0x%llx missing\n",
 				o->name, (unsigned long long)expect,
 				(unsigned long long)seg->stream_offset);
 			s->gaps++;

@@ -133,7 +133,8 @@ int itrace_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 		memcpy(&sec, buf + pos, sizeof(sec));
 		if (sec.size > ITRACE_SEC_MAX ||
 		    sec.size > size - pos - sizeof(sec)) {
-			fail(err, errlen, "section type %u at file offset 0x%zx: size %llu exceeds the file (truncated?)",
+			fail(err, errlen,
+			     "section type %u at file offset 0x%zx: size %llu exceeds the file (truncated?)",
 			     sec.type, pos, (unsigned long long)sec.size);
 			goto err;
 		}

@@ -39,8 +39,16 @@
 #define ITRACE_FILE_MAGIC	"ITRCDATA"
 #define ITRACE_FILE_VERSION	1
 
+/* The kernel's <linux/bits.h>, which user space does not have. */
+#ifndef BIT
+#define BIT(nr)			(1UL << (nr))
+#endif
+#ifndef BIT_ULL
+#define BIT_ULL(nr)		(1ULL << (nr))
+#endif
+
 /* header flags */
-#define ITRACE_FLAG_SNAPSHOT	(1U << 0)	/* overwrite-mode recording */
+#define ITRACE_FLAG_SNAPSHOT	BIT(0)	/* overwrite-mode recording */
 
 enum itrace_cpu_vendor {
 	ITRACE_CPU_UNKNOWN	= 0,
@@ -81,7 +89,7 @@ struct itrace_section {
 };
 
 /* Limit on one section: a corrupt size must not make us allocate 2^64. */
-#define ITRACE_SEC_MAX		(1ULL << 34)
+#define ITRACE_SEC_MAX		BIT_ULL(34)
 
 /* A contiguous piece of the trace stream. */
 struct itrace_segment {

@@ -5,7 +5,7 @@
 
 #include "itrace.h"
 
-static void usage(void)
+static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: itrace record [-o FILE] [-m PAGES] [--snapshot] -- CMD [ARGS...]\n"
@@ -15,7 +15,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		usage();
+		print_usage();
 		return 2;
 	}
 	if (!strcmp(argv[1], "record"))
@@ -23,10 +23,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "decode"))
 		return cmd_decode(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage();
+		print_usage();
 		return 0;
 	}
 	fprintf(stderr, "itrace: unknown command '%s'\n", argv[1]);
-	usage();
+	print_usage();
 	return 2;
 }

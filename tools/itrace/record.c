@@ -32,7 +32,7 @@
 #include "record.h"
 
 #ifndef PERF_FLAG_FD_ITRACE
-#define PERF_FLAG_FD_ITRACE	(1UL << 4)
+#define PERF_FLAG_FD_ITRACE	BIT(4)
 #endif
 #ifndef PERF_RECORD_ITRACE_LOST
 #define PERF_RECORD_ITRACE_LOST	22
@@ -183,7 +183,8 @@ void scan_perf(struct recorder *rec, const uint8_t *p, size_t len)
 				rec->exec_seen = 1;
 			break;
 		case PERF_RECORD_LOST:
-			fprintf(stderr, "itrace: warning: the kernel lost sideband records (perf stream full)\n");
+			fprintf(stderr,
+				"itrace: warning: the kernel lost sideband records (perf stream full)\n");
 			break;
 		case PERF_RECORD_ITRACE_LOST:
 			rec->lost = 1;
@@ -372,7 +373,8 @@ int cmd_record(int argc, char **argv)
 	if (rec.sideband_only) {
 		pmu_type = PERF_TYPE_SOFTWARE;
 	} else if (access(PT_SYSFS, F_OK)) {
-		fprintf(stderr, "itrace: no intel_pt PMU (%s missing): this CPU or kernel has no Intel PT\n",
+		fprintf(stderr,
+			"itrace: no intel_pt PMU (%s missing): this CPU or kernel has no Intel PT\n",
 			PT_SYSFS);
 		return 1;
 	}
@@ -426,7 +428,8 @@ int cmd_record(int argc, char **argv)
 
 	rec.fd = perf_event_open(&attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (rec.fd < 0) {
-		fprintf(stderr, "itrace: perf_event_open(intel_pt, type %ld, config 0x%llx): %s%s\n",
+		fprintf(stderr,
+			"itrace: perf_event_open(intel_pt, type %ld, config 0x%llx): %s%s\n",
 			pmu_type, (unsigned long long)attr.config, strerror(errno),
 			errno == EACCES || errno == EPERM ?
 			" (check /proc/sys/kernel/perf_event_paranoid or run as root)" : "");
@@ -440,7 +443,8 @@ int cmd_record(int argc, char **argv)
 		goto mapped;
 	rec.tfd = perf_event_open(NULL, -1, -1, rec.fd, PERF_FLAG_FD_ITRACE);
 	if (rec.tfd < 0) {
-		fprintf(stderr, "itrace: cannot get the trace fd (perf_event_open with PERF_FLAG_FD_ITRACE): %s%s\n",
+		fprintf(stderr,
+			"itrace: cannot get the trace fd (perf_event_open with PERF_FLAG_FD_ITRACE): %s%s\n",
 			strerror(errno), errno == EINVAL ?
 			" (kernel without itrace trace fd support?)" : "");
 		goto kill_child;
@@ -478,8 +482,10 @@ mapped:
 		if (cl) {
 			n = 0;
 			for (c = optind; c < argc; c++) {
-				strcpy(cl + n, argv[c]);
-				n += strlen(argv[c]) + 1;
+				size_t len = strlen(argv[c]) + 1;
+
+				memcpy(cl + n, argv[c], len);
+				n += len;
 			}
 			itrace_write_section(rec.out, ITRACE_SEC_CMDLINE, 0, cl, n);
 			free(cl);
@@ -535,7 +541,8 @@ mapped:
 	if (WIFSIGNALED(status))
 		fprintf(stderr, "itrace: %s killed by signal %d\n", argv[optind], WTERMSIG(status));
 	if (rec.nr_lost)
-		fprintf(stderr, "itrace: warning: %lu trace loss records (buffer full?); try a larger -m\n",
+		fprintf(stderr,
+			"itrace: warning: %lu trace loss records (buffer full?); try a larger -m\n",
 			rec.nr_lost);
 	fprintf(stderr, "itrace: recorded %llu bytes of trace to %s\n",
 		(unsigned long long)rec.trace_bytes, rec.path);

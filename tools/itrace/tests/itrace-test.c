@@ -25,6 +25,10 @@
 #include "itrace-file.h"
 #include "record.h"
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
 static int nr_test, nr_fail;
 
 static void ok(int cond, const char *fmt, ...)
@@ -190,7 +194,7 @@ static size_t mmap2_record(uint8_t *buf, const char *path, uint64_t addr,
 	memcpy(buf + 8, pidtid, 8);
 	memcpy(buf + 16, v, 24);
 	memcpy(buf + 64, pf, 8);
-	strcpy((char *)buf + 72, path);
+	memcpy(buf + 72, path, strlen(path) + 1);
 	return h.size;
 }
 
@@ -259,7 +263,9 @@ static int has_line(const char *text, const char *line)
 	return 0;
 }
 
-static char tmpdir[] = "/tmp/itrace-test-XXXXXX";
+/* mkdtemp() fills in the XXXXXX */
+#define TMPDIR_TEMPLATE	"/tmp/itrace-test-XXXXXX"
+static char tmpdir[sizeof(TMPDIR_TEMPLATE)] = TMPDIR_TEMPLATE;
 
 static char *tmp(const char *name)
 {
@@ -295,7 +301,7 @@ static void test_decode_tiny(void)
 	write_file(tmp("tiny.itrace"), perf, perf_size, &c, 1, 1);
 	out = decode_stats(tmp("tiny.itrace"), &ret);
 	ok(ret == 0 && out, "decode tiny: exit 0");
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(want); i++)
 		ok(out && has_line(out, want[i]), "decode tiny: %s", want[i]);
 	if (nr_fail && out)
 		fprintf(stderr, "# stats:\n%s", out);
@@ -555,7 +561,9 @@ static void test_rings(void)
 
 	/* perf stream: COMM(exec) straddling the end of the ring, ITRACE_LOST */
 	{
-		struct perf_event_header comm = { PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 104 };
+		struct perf_event_header comm = {
+			PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 104
+		};
 		struct perf_event_header lost = { 22, 0, 32 };
 		uint64_t i;
 
@@ -567,7 +575,8 @@ static void test_rings(void)
 		pr->size = sizeof(pdata);
 		pr->writable = 1;
 		/* stream position 200..336 in a 256-byte ring: wraps at 256 */
-		pr->tail = ppg.data_tail = 200;
+		ppg.data_tail = 200;
+		pr->tail = ppg.data_tail;
 		for (i = 0; i < 136; i++)
 			pdata[(200 + i) % sizeof(pdata)] = lin[i];
 		ppg.data_head = 336;
@@ -610,7 +619,8 @@ static void test_rings(void)
 	fclose(rec.out);
 	if (!itrace_parse((uint8_t *)buf, len, &d, err, sizeof(err))) {
 		ok(d.nr_segs == 1 && d.segs[0].size == 64 && d.trace[0] == data[20] &&
-		   d.trace[63] == data[19], "snapshot: head below size still saves the whole buffer from head");
+		   d.trace[63] == data[19],
+		   "snapshot: head below size still saves the whole buffer from head");
 		itrace_data_free(&d);
 	} else {
 		ok(0, "snapshot: parse: %s", err);
@@ -640,7 +650,8 @@ static void test_cli(const char *itrace)
 	snprintf(cmd, sizeof(cmd), "%s decode %s | grep -c '^ *[0-9]* call ' | grep -qx 4",
 		 itrace, tmp("tiny.itrace"));
 	ok(run(cmd) == 0, "flow: 4 call lines");
-	snprintf(cmd, sizeof(cmd), "%s decode --insn %s | grep -c '^ *[0-9]* [0-9a-f]\\{16\\} ' | grep -qx 21",
+	snprintf(cmd, sizeof(cmd),
+		 "%s decode --insn %s | grep -c '^ *[0-9]* [0-9a-f]\\{16\\} ' | grep -qx 21",
 		 itrace, tmp("tiny.itrace"));
 	ok(run(cmd) == 0, "--insn: 21 instruction lines");
 	snprintf(cmd, sizeof(cmd), "%s decode %s 2>&1 | grep -q 'decode error at trace offset 0x'",
@@ -648,7 +659,8 @@ static void test_cli(const char *itrace)
 	ok(run(cmd) == 0, "decode error message names the trace offset");
 	snprintf(cmd, sizeof(cmd), "%s decode %s >/dev/null 2>&1", itrace, tmp("noend.itrace"));
 	ok(run(cmd) == 1, "truncated file: exit 1");
-	snprintf(cmd, sizeof(cmd), "%s record -o %s -- /bin/true >/dev/null 2>&1; test $? -ne 0 -o -d /sys/bus/event_source/devices/intel_pt",
+	snprintf(cmd, sizeof(cmd),
+		 "%s record -o %s -- /bin/true >/dev/null 2>&1; test $? -ne 0 -o -d /sys/bus/event_source/devices/intel_pt",
 		 itrace, tmp("rec.itrace"));
 	ok(run(cmd) == 0, "record without intel_pt fails");
 	snprintf(cmd, sizeof(cmd), "%s bogus >/dev/null 2>&1", itrace);
@@ -673,7 +685,7 @@ static void test_sim(const char *itrace, const char *ptsim, const char *progs,
 	size_t i;
 	FILE *p;
 
-	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(runs); i++) {
 		unsigned long long truth = 0, got = 0;
 
 		snprintf(cmd, sizeof(cmd), "%s %s -o %s/%s.itrace -- %s/%s 2>&1 >/dev/null",
@@ -715,19 +727,21 @@ static void test_sim(const char *itrace, const char *ptsim, const char *progs,
 		 "ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -o %s/sb.itrace -- %s/fib >/dev/null 2>%s/sb.log",
 		 itrace, tmpdir, progs, tmpdir);
 	if (run(cmd) != 0) {
-		printf("ok %d record sideband on this kernel # SKIP perf_event_open not permitted here\n",
-		       ++nr_test);
+		fprintf(stdout,
+			"ok %d record sideband on this kernel # SKIP perf_event_open not permitted here\n",
+			++nr_test);
 	} else {
 		snprintf(cmd, sizeof(cmd),
-			 "s=$(%s decode --sideband %s/sb.itrace) && "
-			 "echo \"$s\" | grep -q '^ *0 COMM exec pid [0-9]* tid [0-9]* fib$' && "
-			 "echo \"$s\" | grep -q 'MMAP2 .* r-x %s/fib$' && "
-			 "echo \"$s\" | grep -q 'MMAP2 .* r-x .*/ld-linux-x86-64.so.2$' && "
-			 "echo \"$s\" | grep -q 'MMAP2 .* r-x .*/libc.so.6$' && "
-			 "echo \"$s\" | grep -q 'MMAP2 .* r-x \\[vdso\\]$' && "
+			 "s=$(%s decode --sideband %s/sb.itrace) &&\n"
+			 "echo \"$s\" | grep -q '^ *0 COMM exec pid [0-9]* tid [0-9]* fib$' &&\n"
+			 "echo \"$s\" | grep -q 'MMAP2 .* r-x %s/fib$' &&\n"
+			 "echo \"$s\" | grep -q 'MMAP2 .* r-x .*/ld-linux-x86-64.so.2$' &&\n"
+			 "echo \"$s\" | grep -q 'MMAP2 .* r-x .*/libc.so.6$' &&\n"
+			 "echo \"$s\" | grep -q 'MMAP2 .* r-x \\[vdso\\]$' &&\n"
 			 "echo \"$s\" | grep -q 'EXIT pid'",
 			 itrace, tmpdir, progs);
-		ok(run(cmd) == 0, "record sideband on this kernel: COMM exec, MMAP2 of program, ld.so, libc, vdso, EXIT");
+		ok(run(cmd) == 0,
+		   "record sideband on this kernel: COMM exec, MMAP2 of program, ld.so, libc, vdso, EXIT");
 		snprintf(cmd, sizeof(cmd), "%s decode %s/sb.itrace 2>&1 | grep -q 'holds no trace'",
 			 itrace, tmpdir);
 		ok(run(cmd) == 0, "decode of a file without trace says so");
@@ -735,7 +749,7 @@ static void test_sim(const char *itrace, const char *ptsim, const char *progs,
 
 	/* the verifier itself must fail a wrong expectation */
 	snprintf(cmd, sizeof(cmd),
-		 "d=%s/badexp; mkdir -p $d && echo 'calls fib 176' > $d/fib.expect && "
+		 "d=%s/badexp; mkdir -p $d && echo 'calls fib 176' > $d/fib.expect &&\n"
 		 "ITRACE=%s PROGS_SRC=$d %s %s | grep -q '^not ok 1 e2e/fib # calls fib: expected 176, got 177'",
 		 tmpdir, itrace, verify, tmpdir);
 	ok(run(cmd) == 0, "verifier reports a wrong expectation");
@@ -747,7 +761,8 @@ int main(int argc, char **argv)
 	int ret;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: itrace-test TINY-ELF ITRACE [PTSIM PROGS-DIR E2E-VERIFY]\n");
+		fprintf(stderr,
+			"usage: itrace-test TINY-ELF ITRACE [PTSIM PROGS-DIR E2E-VERIFY]\n");
 		return 2;
 	}
 	tiny_path = argv[1];

@@ -196,7 +196,7 @@ static int write_maps(FILE *f, pid_t pid)
 		memcpy(rec + 8, pt, 8);
 		memcpy(rec + 16, v, 24);
 		memcpy(rec + 64, pf, 8);
-		strcpy((char *)rec + 72, file);
+		memcpy(rec + 72, file, strlen(file) + 1);
 		itrace_write_section(f, ITRACE_SEC_PERF, 0, rec, h.size);
 	}
 	fclose(m);
@@ -273,7 +273,8 @@ int main(int argc, char **argv)
 		int rep;
 
 		if (pread(memfd, b, sizeof(b), ip) <= 0) {
-			fprintf(stderr, "ptsim: cannot read code at 0x%llx\n", (unsigned long long)ip);
+			fprintf(stderr, "ptsim: cannot read code at 0x%llx\n",
+				(unsigned long long)ip);
 			return 1;
 		}
 		k = classify(b, ip, &fall, &rep);

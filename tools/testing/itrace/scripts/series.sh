@@ -116,8 +116,14 @@ if [ -n "$checkpatch" ]; then
 			echo "# $(basename "$p"): not checked with checkpatch ($style)"
 			continue
 		fi
+		# CAMELCASE, for the tools patch only: it calls elfutils and
+		# libipt, whose types (Dwfl, GElf_Ehdr, Elf_Scn...) it cannot rename.
+		ignore=FILE_PATH_CHANGES
+		case $(basename "$m") in
+		*-tools-itrace) ignore=$ignore,CAMELCASE ;;
+		esac
 		if PATH=/usr/bin:$PATH "$tree/scripts/checkpatch.pl" --strict --quiet --no-summary \
-			--ignore FILE_PATH_CHANGES --root="$tree" "$p" > "$p.checkpatch" 2>&1; then
+			--ignore "$ignore" --root="$tree" "$p" > "$p.checkpatch" 2>&1; then
 			n=$((n + 1))
 			echo "ok $n - checkpatch --strict $(basename "$p")"
 		else
