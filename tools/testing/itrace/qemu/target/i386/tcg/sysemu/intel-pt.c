@@ -305,15 +305,28 @@ static void pt_flush(CPUX86State *env)
 
 /* Packet generation */
 
+/*
+ * Room for a packet of up to @len bytes.  The stage holds whole packets
+ * only: a migration, which does not carry the stage, then loses whole
+ * packets, and the OVF that intel_pt_post_load() emits accounts for them.
+ */
+static void pt_packet(CPUX86State *env, uint32_t len)
+{
+    if (env->pt.stage_len + len > INTEL_PT_STAGE_SIZE) {
+        pt_flush(env);
+    }
+}
+
 static void pt_byte(CPUX86State *env, uint8_t b)
 {
     IntelPTState *pt = &env->pt;
 
-    pt->stage[pt->stage_len++] = b;
-    pt->psb_bytes++;
+    /* Never full: pt_packet() made room for the packet. */
     if (pt->stage_len == INTEL_PT_STAGE_SIZE) {
         pt_flush(env);
     }
+    pt->stage[pt->stage_len++] = b;
+    pt->psb_bytes++;
 }
 
 static void pt_bytes_le(CPUX86State *env, uint64_t val, int n)
@@ -331,6 +344,7 @@ static void pt_tnt_flush(CPUX86State *env)
 
     if (pt->tnt_count) {
         /* Stop bit above the payload; bit 0 is the short TNT opcode. */
+        pt_packet(env, 1);
         pt_byte(env, (1 << (pt->tnt_count + 1)) | (pt->tnt_bits << 1));
         pt->tnt_bits = 0;
         pt->tnt_count = 0;
@@ -375,6 +389,7 @@ static void pt_ip_packet(CPUX86State *env, uint8_t opc, uint64_t ip)
         ipc = 6;
         len = 8;
     }
+    pt_packet(env, 1 + len);
     pt_byte(env, opc | (ipc << 5));
     pt_bytes_le(env, ip, len);
     pt->last_ip = ip;
@@ -384,6 +399,7 @@ static void pt_ip_packet(CPUX86State *env, uint8_t opc, uint64_t ip)
 static void pt_ip_packet_full(CPUX86State *env, uint8_t opc, uint64_t ip)
 {
     pt_tnt_flush(env);
+    pt_packet(env, 9);
     pt_byte(env, opc | (6 << 5));
     pt_bytes_le(env, ip, 8);
     env->pt.last_ip = ip;
@@ -393,6 +409,7 @@ static void pt_ip_packet_full(CPUX86State *env, uint8_t opc, uint64_t ip)
 static void pt_noip_packet(CPUX86State *env, uint8_t opc)
 {
     pt_tnt_flush(env);
+    pt_packet(env, 1);
     pt_byte(env, opc);
 }
 
@@ -408,6 +425,7 @@ static void pt_mode_exec(CPUX86State *env)
 {
     env->pt.exec_mode = pt_exec_mode(env);
     pt_tnt_flush(env);
+    pt_packet(env, 2);
     pt_byte(env, PT_MODE);
     pt_byte(env, env->pt.exec_mode);
 }
@@ -429,6 +447,7 @@ static void pt_psb_plus(CPUX86State *env, target_ulong ip)
 
     pt_tnt_flush(env);
     pt->psb_bytes = 0;
+    pt_packet(env, PT_PSB_LEN);
     for (i = 0; i < PT_PSB_LEN / 2; i++) {
         pt_byte(env, PT_EXT);
         pt_byte(env, PT_EXT_PSB);
@@ -436,6 +455,7 @@ static void pt_psb_plus(CPUX86State *env, target_ulong ip)
     pt->last_ip = 0;
     pt_ret_stack_clear(env);
     if (env->msr_rtit_ctrl & RTIT_CTL_TSCEN) {
+        pt_packet(env, 8);
         pt_byte(env, PT_TSC);
         pt_bytes_le(env, cpu_get_tsc(env) + env->tsc_offset, 7);
     }
@@ -443,6 +463,7 @@ static void pt_psb_plus(CPUX86State *env, target_ulong ip)
     if (pt->packet_en) {
         pt_ip_packet(env, PT_FUP, ip);
     }
+    pt_packet(env, 2);
     pt_byte(env, PT_EXT);
     pt_byte(env, PT_EXT_PSBEND);
 }
@@ -560,6 +581,7 @@ void intel_pt_post_load(CPUX86State *env)
         return;
     }
     pt->packet_en = pt_context_en(env);
+    pt_packet(env, 2);
     pt_byte(env, PT_EXT);
     pt_byte(env, PT_EXT_OVF);
     if (pt->packet_en && pt_cofi_en(env)) {
@@ -585,6 +607,7 @@ void intel_pt_mov_cr3(CPUX86State *env)
         if (env->msr_rtit_ctrl & RTIT_CTL_OS) {
             /* Payload: CR3[51:5] in bits 47:1; NR (bit 0) is 0. */
             pt_tnt_flush(env);
+            pt_packet(env, 8);
             pt_byte(env, PT_EXT);
             pt_byte(env, PT_EXT_PIP);
             pt_bytes_le(env, (env->cr[3] >> 5) << 1, 6);
