@@ -47,7 +47,7 @@ echo "# whole trace (1 MiB buffer): ${full:-?} bytes, $(stat_of full insns) inst
 check "whole trace is many (>= 8) times the 2-page buffer (${full:-0} bytes)" \
 	[ "${full:-0}" -ge $((8 * buf)) ]
 check "1 MiB buffer: no loss, no decode error" \
-	[ "$(stat_of full gaps)" = 0 ] && [ "$(stat_of full errors)" = 0 ]
+	[ "$(stat_of full gaps)" = 0 -a "$(stat_of full errors)" = 0 ]
 
 stop=$(bytes stop)
 echo "# stop mode: $(val stop.record pmis) PMIs, ${stop:-?} bytes kept, $(stat_of stop gaps) losses, $(stat_of stop insns) instructions"
@@ -66,7 +66,7 @@ echo "# overwrite mode: $(val snap.record pmis) PMIs, $(bytes snap) bytes, $(sta
 check "overwrite mode: itrace record succeeded" [ "$(val snap.record rc)" = 0 ]
 check "overwrite mode: no PMI (no INT entries)" [ "$(val snap.record pmis)" = 0 ]
 check "overwrite mode: newest data decodes from its first PSB without error" \
-	[ "$(stat_of snap errors)" = 0 ] && [ "$(stat_of snap insns)" -gt 1000 ]
+	[ "$(stat_of snap errors)" = 0 -a "$(stat_of snap insns)" -gt 1000 ]
 check "overwrite mode: the buffer wrapped (start of the program overwritten)" \
 	bash -c "! grep -q '^insns _start ' '$vm/snap.stats' && grep -q '^insns main ' '$vm/snap.stats'"
 check "overwrite mode: data kept <= buffer" [ "$(bytes snap)" -le $buf ]

@@ -2,7 +2,8 @@
 # Emulated Intel PT check (TAP): boot the test kernel on the emulated CPU,
 # trace pt-guest (user mode, upstream intel_pt driver, AUX area), decode the
 # trace on the host with libipt: packet layer, instruction flow against the
-# same static ELF, and execution counts of the workload's functions.
+# same static ELF, and execution counts of the workload's functions; perf
+# record with a 2-page AUX buffer in stop mode (ToPA PMIs) and snapshot mode.
 #
 #   tools/testing/itrace/pt-packets/run.sh [BUILD]
 #
@@ -76,8 +77,24 @@ if [ -x /usr/bin/perf ]; then
 	echo PT-GUEST-BEGIN
 	base64 /tmp/perf.data
 	echo PT-GUEST-END
+	# The ToPA PMI: a 2-page AUX buffer, a trace many times larger.
+	pmis() { awk '$1 == "PMI:" { print $2 }' /proc/interrupts; }
+	for m in stop:-m,2 snapshot:-Se:-m,2; do
+		echo "PT-RUN perf-${m%%:*}"
+		opts=$(echo "${m#*:}" | tr ':' ' ')
+		p0=$(pmis)
+		HOME=/tmp /usr/bin/perf record -e intel_pt//u $opts \
+			-o /tmp/perf-${m%%:*}.data -- $(cat /perf-target) 20000 notrace
+		echo "PT-PERF-RC $?"
+		echo "PT-PMIS $(( $(pmis) - p0 ))"
+		echo PT-GUEST-BEGIN
+		base64 /tmp/perf-${m%%:*}.data
+		echo PT-GUEST-END
+		rm -f /tmp/perf-${m%%:*}.data
+	done
 	cd /
 fi
+dmesg | grep -E 'irq loop stuck|NMI received for unknown|ToPA ERROR' | sed 's/^/PT-SPLAT /'
 dmesg | grep -E 'WARNING:|BUG:|KASAN:|INFO: possible|DEBUG_LOCKS_WARN|Call Trace' | sed 's/^/PT-SPLAT /'
 reboot -f
 INIT
@@ -171,6 +188,47 @@ if [ -x $perf ]; then
 	done
 	insns=$($perf script -i "$out/perf.data" --itrace=i1i -F ip 2>/dev/null | wc -l)
 	echo "# perf script: $insns instructions decoded"
+
+	# ToPA PMI: stop mode (-m,2) and snapshot mode (-S, one last
+	# snapshot at exit) on a trace ~12 times the 8 KiB buffer.
+	for m in stop snapshot; do
+		f=$out/perf-$m.data
+		awk -v r="PT-RUN perf-$m" '$0 == r { on = 1; next }
+			on && /^PT-GUEST-BEGIN/ { take = 1; next }
+			on && /^PT-GUEST-END/ { exit }
+			take { print }' "$log.txt" | base64 -d > "$f" 2>/dev/null || true
+		rc=$(awk -v r="PT-RUN perf-$m" '$0 == r { on = 1 }
+			on && /^PT-PERF-RC/ { print $2; exit }' "$log.txt")
+		pmi=$(awk -v r="PT-RUN perf-$m" '$0 == r { on = 1 }
+			on && /^PT-PMIS/ { print $2; exit }' "$log.txt")
+		check "perf-$m: perf record -m,2 in the guest (rc ${rc:-?})" [ "${rc:-1}" = 0 ]
+		$perf script -i "$f" --itrace=e > "$out/perf-$m-errors.txt" 2>&1 || true
+		errs=$(grep -c 'instruction trace error' "$out/perf-$m-errors.txt" || true)
+		a=$(sym workload)
+		calls=$($perf script -i "$f" --itrace=c -F addr 2>/dev/null | grep -c "=> *$a\$" || true)
+		fn=$($perf script -i "$f" --itrace=c -F addr 2>/dev/null | wc -l)
+		echo "# perf-$m: $pmi PMIs, $(stat -c %s "$f" 2>/dev/null) bytes of perf.data, $fn calls decoded, $errs decode errors"
+		if [ $m = stop ]; then
+			# A STOP region ends wherever the byte stream does, which
+			# can be inside a packet; perf joins the cut packet to the
+			# PSB+ of the restart and reports a few errors there (itrace,
+			# which decodes each run apart, has none: pmi.sh).  So only
+			# "Lost trace data" is required here, not zero errors.
+			lost=$(grep -c 'Lost trace data' "$out/perf-$m-errors.txt" || true)
+			echo "# perf-stop: $lost 'Lost trace data', $((errs - lost)) errors at the joins"
+			check "perf-stop: PMIs taken (${pmi:-0})" [ "${pmi:-0}" -ge 2 ]
+			check "perf-stop: buffer full reported as lost data ($lost)" [ "$lost" -ge 1 ]
+			check "perf-stop: trace decodes ($fn calls)" [ "$fn" -gt 0 ]
+			nb=$($perf script -i "$f" -D 2>/dev/null | awk '/Bad packet/ { print $3 }' |
+				sort | uniq -c | awk '{ printf "%s:%s ", $2, $1 }')
+			check "perf-stop: every bad packet is a byte of the restart's PSB (${nb:-none})" \
+				bash -c "[ -z '$nb' ] || ! echo '$nb' | tr ' ' '\n' | grep -v '^\$' | grep -qv '^02:'"
+		else
+			check "perf-snapshot: no PMI in overwrite mode (${pmi:-?})" [ "${pmi:-1}" = 0 ]
+			check "perf-snapshot: trace decodes ($fn calls), no decode errors ($errs)" \
+				[ "$fn" -gt 0 -a "$errs" = 0 ]
+		fi
+	done
 fi
 echo "1..$n"
 [ $fail -eq 0 ]
