@@ -1,7 +1,123 @@
 #!/bin/bash
 # `make bench`: benchmarks as ratios measured side by side in one run
-# (DESIGN.md section 7).  The benchmarks arrive with the emulated-PT
-# conformance work (issue 3); until then this says so and fails.
-echo "make bench: no benchmarks yet (they come with issue 3: tracing on/off and" >&2
-echo "overlay/stock QEMU ratios)" >&2
-exit 1
+# (DESIGN.md section 7, issue 3 section 4).  Each figure on a line of its
+# own, "bench NAME = VALUE UNIT (goal OP VALUE)"; lines starting with "#"
+# say how it was measured.  Not part of `make check` or CI.
+#
+#   pt_on_vs_off               workload time traced by `itrace record`
+#                              (user mode) / untraced, same boot, runs
+#                              interleaved; min(on) / min(off)
+#   qemu_overlay_vs_stock_off  workload time, tracing never enabled, on the
+#                              overlay QEMU / on stock QEMU 7.2 built from
+#                              the pristine base with the same flags; boots
+#                              alternate; min / min over all runs
+#   trace_bytes_per_kinsn      trace bytes per 1000 instructions decoded
+#
+# Times are the guest's CLOCK_MONOTONIC around the workload's loop
+# (tools/testing/itrace/bench/work.c): boot, process start and the trace
+# file write-out are outside it; the reader draining the trace buffer
+# during the run is inside it (one CPU).  Under TCG the guest clock follows
+# host time, so this is the host wall time of a fixed instruction stream.
+#
+# Knobs: BENCH_ROUNDS (workload length, default 40000, about a second),
+# BENCH_REPS (traced/untraced pairs, default 5), BENCH_BOOTS (boots of each
+# QEMU, default 5), BENCH_RUNS (runs per boot, default 2).
+set -euo pipefail
+: "${BUILD:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+t=$(cd "$here/.." && pwd)
+rounds=${BENCH_ROUNDS:-40000} reps=${BENCH_REPS:-5}
+boots=${BENCH_BOOTS:-5} runs=${BENCH_RUNS:-2}
+b=$BUILD/bench
+mkdir -p "$b"
+
+# Stock QEMU: the pristine base of build/qemu (its root commit, before the
+# overlay), extracted once without touching build/qemu, and built by
+# build-qemu.sh with the very flags of the overlay build.
+base=$(git -C "$BUILD/qemu" rev-list --max-parents=0 HEAD)
+ssrc=$BUILD/qemu-stock-src sobj=$BUILD/qemu-stock-obj
+if [ "$(cat "$ssrc/.itrace-base" 2>/dev/null)" != "$base" ]; then
+	echo "  STOCK   qemu $base -> $ssrc" >&2
+	rm -rf "$ssrc" "$sobj"
+	mkdir -p "$ssrc"
+	git -C "$BUILD/qemu" archive "$base" | tar -x -C "$ssrc"
+	echo "$base" > "$ssrc/.itrace-base"
+fi
+echo "  QEMU    stock 7.2 in $sobj (nice; the first time takes a while)" >&2
+flock "$BUILD/.qemu-stock.lock" nice -n 10 "$here/build-qemu.sh" "$ssrc" "$sobj"
+
+# The workload, compiled like the test programs.
+gcc -O1 -g -fno-inline -fno-optimize-sibling-calls -fno-ipa-cp \
+	-fno-tree-vectorize -Wall -Wextra -o "$b/work" "$t/bench/work.c"
+printf 'ROUNDS=%s\nREPS=%s\nPAGES=%s\nWORK=%s\n' "$rounds" "$reps" "${BENCH_PAGES:-16384}" "$b/work" > "$b/params"
+
+# run-vm.sh takes its QEMU from $BUILD/qemu-obj: one small BUILD per QEMU
+# whose kernel and initramfs are the real build's.
+for q in overlay stock; do
+	d=$b/vm-$q
+	mkdir -p "$d"
+	ln -sfn "$BUILD/linux-obj" "$d/linux-obj"
+	ln -sf "$BUILD/initramfs.cpio" "$d/initramfs.cpio"
+done
+ln -sfn "$BUILD/qemu-obj" "$b/vm-overlay/qemu-obj"
+ln -sfn "$sobj" "$b/vm-stock/qemu-obj"
+
+vm() {	# vm QEMU RESULTDIR SCRIPT: one boot, the workload handed in
+	BUILD=$b/vm-$1 "$here/run-vm.sh" -t 900 -o "$2" "$3" "$b/params" "$b/work" \
+		> "$2.log" 2>&1 || {
+		echo "bench: guest run failed ($1, $2):" >&2
+		cat "$2.log" "$2/cmd.log" >&2 2>/dev/null || true
+		exit 1
+	}
+}
+minof() { awk -v k="$1" '$1 == k && $2 > 0 { if (m == "" || $2 < m) m = $2 } END { print m }' "$2"; }
+
+# 1. tracing on vs off, one boot of the overlay QEMU.
+echo "  BENCH   pt_on_vs_off: $reps traced and $reps untraced runs" >&2
+vm overlay "$b/onoff" "$t/bench/guest-onoff.sh"
+on=$(minof on "$b/onoff/onoff.txt") off=$(minof off "$b/onoff/onoff.txt")
+if [ -z "$on" ] || [ -z "$off" ]; then
+	echo "bench: no on/off times" >&2
+	cat "$b/onoff/cmd.log" >&2
+	exit 1
+fi
+med=$(awk '{ v[$1, ++n[$1]] = $2 } END {
+	for (i = 1; i <= n["on"] && i <= n["off"]; i++) r[i] = v["on", i] / v["off", i]
+	m = i - 1; asort(r); print (m % 2) ? r[(m + 1) / 2] : (r[m / 2] + r[m / 2 + 1]) / 2 }' \
+	"$b/onoff/onoff.txt")
+
+# 2. overlay vs stock QEMU, tracing never enabled, boots alternating.
+echo "  BENCH   qemu_overlay_vs_stock_off: $boots boots of each, $runs runs a boot" >&2
+sed -i "s/^REPS=.*/REPS=$runs/" "$b/params"
+: > "$b/offs.txt"
+for i in $(seq 1 "$boots"); do
+	if [ $((i % 2)) -eq 1 ]; then order="overlay stock"; else order="stock overlay"; fi
+	for q in $order; do
+		vm "$q" "$b/off-$q-$i" "$t/bench/guest-off.sh"
+		sed "s/^off /$q /" "$b/off-$q-$i/off.txt" >> "$b/offs.txt"
+	done
+done
+ov=$(minof overlay "$b/offs.txt") st=$(minof stock "$b/offs.txt")
+if [ -z "$ov" ] || [ -z "$st" ]; then
+	echo "bench: no overlay/stock times" >&2
+	exit 1
+fi
+
+# 3. trace bytes per thousand instructions, from the last traced run.
+sum=$("$BUILD/tools/itrace/itrace" decode --summary "$b/onoff/work.itrace" 2>/dev/null)
+bytes=$(echo "$sum" | sed -n 's/^ *trace: *\([0-9]*\) bytes.*/\1/p')
+insns=$(echo "$sum" | sed -n 's/^ *instructions: *\([0-9]*\).*/\1/p')
+gaps=$(echo "$sum" | sed -n 's/^ *gaps: *\([0-9]*\).*/\1/p')
+errs=$(echo "$sum" | sed -n 's/^ *decode errors: *\([0-9]*\).*/\1/p')
+
+n() { awk -v "$@" 'BEGIN { printf "%.3f", a / b }'; }
+ms() { awk -v a="$1" 'BEGIN { printf "%.0f", a / 1e6 }'; }
+kinfo=$(grep -m1 -o 'Linux version [^ ]*' "$b/onoff/console.log" || echo "kernel ?")
+echo "# workload: tools/testing/itrace/bench/work.c, $rounds rounds ($insns user instructions); guest CLOCK_MONOTONIC around the loop"
+echo "# kernel: the debug test kernel (KASAN, lockdep, kmemleak; $kinfo): no non-debug kernel is built yet"
+echo "# pt_on_vs_off: min(on) $(ms "$on") ms / min(off) $(ms "$off") ms over $reps interleaved pairs, one boot; median of pair ratios $(printf %.3f "$med")"
+echo "bench pt_on_vs_off = $(n a="$on" b="$off") x (goal <= 1.5)"
+echo "# qemu_overlay_vs_stock_off: min overlay $(ms "$ov") ms / min stock $(ms "$st") ms, $boots boots each alternating, $runs runs a boot ($((boots * runs)) runs each)"
+echo "bench qemu_overlay_vs_stock_off = $(n a="$ov" b="$st") x (goal <= 1.03)"
+echo "# trace_bytes_per_kinsn: $bytes bytes / $insns instructions (user mode, itrace decode: $gaps gaps, $errs decode errors), default packets (no CYC/MTC/TSC)"
+echo "bench trace_bytes_per_kinsn = $(n a="$bytes" b="$insns" | awk '{ printf "%.1f", $1 * 1000 }') bytes (goal none)"
