@@ -51,13 +51,17 @@ gcc -O1 -g -fno-inline -fno-optimize-sibling-calls -fno-ipa-cp \
 	-fno-tree-vectorize -Wall -Wextra -o "$b/work" "$t/bench/work.c"
 printf 'ROUNDS=%s\nREPS=%s\nPAGES=%s\nWORK=%s\n' "$rounds" "$reps" "${BENCH_PAGES:-16384}" "$b/work" > "$b/params"
 
-# run-vm.sh takes its QEMU from $BUILD/qemu-obj: one small BUILD per QEMU
-# whose kernel and initramfs are the real build's.
+# run-vm.sh takes its QEMU from $BUILD/qemu-obj: one small BUILD per QEMU,
+# both with a copy of the build's kernel and initramfs taken now, so every
+# boot of this run boots the same kernel even if the build moves on.
+mkdir -p "$b/linux-obj/arch/x86/boot"
+cp "$BUILD/linux-obj/arch/x86/boot/bzImage" "$b/linux-obj/arch/x86/boot/bzImage"
+cp "$BUILD/initramfs.cpio" "$b/initramfs.cpio"
 for q in overlay stock; do
 	d=$b/vm-$q
 	mkdir -p "$d"
-	ln -sfn "$BUILD/linux-obj" "$d/linux-obj"
-	ln -sf "$BUILD/initramfs.cpio" "$d/initramfs.cpio"
+	ln -sfn "$b/linux-obj" "$d/linux-obj"
+	ln -sf "$b/initramfs.cpio" "$d/initramfs.cpio"
 done
 ln -sfn "$BUILD/qemu-obj" "$b/vm-overlay/qemu-obj"
 ln -sfn "$sobj" "$b/vm-stock/qemu-obj"
