@@ -85,12 +85,17 @@ static int pt_type(void)
  */
 static void __attribute__((constructor)) traced_child(void)
 {
-	unsigned long i, sum = 0;
+	unsigned long i, n, sum = 0;
+	const char *env = getenv(CHILD_ENV);
 
-	if (!getenv(CHILD_ENV))
+	if (!env)
 		return;
 
-	for (i = 0; i < 1000; i++) {
+	/* CHILD_ENV is "1" or the number of iterations, 0 for forever */
+	n = strtoul(env, NULL, 0);
+	if (n == 1)
+		n = 1000;
+	for (i = 0; !n || i < n; i++) {
 		if (i % 3)
 			sum += i;
 		else
@@ -773,9 +778,34 @@ TEST_F(pt, close_trace_fd_first)
  * enable_on_exec. Returns the trace mapping, the child's exit status in
  * *status.
  */
+static pid_t
+start_child(struct __test_metadata *_metadata, struct pt_event *ev,
+	    int prot, size_t pages, const char *iters,
+	    struct perf_event_mmap_page **trace);
+
 static struct perf_event_mmap_page *
 trace_child(struct __test_metadata *_metadata, struct pt_event *ev, int prot,
 	    int *status)
+{
+	struct perf_event_mmap_page *pg;
+	pid_t pid;
+
+	pid = start_child(_metadata, ev, prot, TRACE_PAGES, "1", &pg);
+	ASSERT_EQ(pid, waitpid(pid, status, 0));
+
+	return pg;
+}
+
+/*
+ * Fork a child running traced_child() for @iters iterations ("0": until
+ * killed), traced from its exec(): pid = child, cpu = -1, enable_on_exec,
+ * a trace mapping of @pages pages with @prot in *@trace. Returns the
+ * child's pid.
+ */
+static pid_t
+start_child(struct __test_metadata *_metadata, struct pt_event *ev,
+	    int prot, size_t pages, const char *iters,
+	    struct perf_event_mmap_page **trace)
 {
 	struct perf_event_attr attr;
 	struct perf_event_mmap_page *pg;
@@ -796,7 +826,7 @@ trace_child(struct __test_metadata *_metadata, struct pt_event *ev, int prot,
 		close(go[1]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(2);
-		setenv(CHILD_ENV, "1", 1);
+		setenv(CHILD_ENV, iters, 1);
 		execl(exe, exe, (char *)NULL);
 		_exit(3);
 	}
@@ -812,16 +842,16 @@ trace_child(struct __test_metadata *_metadata, struct pt_event *ev, int prot,
 	ASSERT_LE(0, ev->fd) TH_LOG("intel_pt event: %s", strerror(errno));
 
 	pt_map_rb(_metadata, ev);
-	pg = map_fd(ev->tfd, 1 + TRACE_PAGES, prot, 0);
+	pg = map_fd(ev->tfd, 1 + pages, prot, 0);
 	if (pg == MAP_FAILED)
 		kill(pid, SIGKILL);
 	ASSERT_NE(MAP_FAILED, pg) TH_LOG("trace mmap: %s", strerror(errno));
+	*trace = pg;
 
 	ASSERT_EQ(1, write(go[1], "g", 1));
 	close(go[1]);
-	ASSERT_EQ(pid, waitpid(pid, status, 0));
 
-	return pg;
+	return pid;
 }
 
 /*
@@ -918,6 +948,130 @@ TEST_F(pt, trace_child_read_only)
 	EXPECT_LT(0, head);
 
 	EXPECT_EQ(0, munmap(pg, (1 + TRACE_PAGES) * page_size()));
+}
+
+/* PERF_RECORD_ITRACE_LOST without sample_id (attr.sample_id_all is 0) */
+struct itrace_lost {
+	struct perf_event_header	hdr;
+	__u64				offset;
+	__u64				size;
+};
+
+#define STOP_PAGES	2	/* a trace buffer that fills quickly */
+#define STOPS		4	/* stop and resume this many times */
+#define STOP_TIMEOUT_MS	60000
+
+struct stop_state {
+	unsigned long long	last_lost;	/* offset of the last record */
+	int			lost;		/* ITRACE_LOST records */
+	int			truncated;	/* AUX records with TRUNCATED */
+	int			bad;		/* malformed or misplaced */
+};
+
+/*
+ * Read the new records of the perf stream (which may wrap) and release
+ * them. Each ITRACE_LOST must be at the trace's data_head: a stopped
+ * trace does not move until the reader lets it.
+ */
+static void read_stream(struct perf_event_mmap_page *rb,
+			struct perf_event_mmap_page *pg, struct stop_state *st)
+{
+	unsigned long long head = __atomic_load_n(&rb->data_head,
+						  __ATOMIC_ACQUIRE);
+	unsigned char *data = (unsigned char *)rb + rb->data_offset;
+	unsigned long long pos = rb->data_tail, size = rb->data_size;
+
+	while (pos < head) {
+		unsigned char rec[64];
+		struct perf_event_header *hdr = (void *)rec;
+		struct itrace_lost *lost = (void *)rec;
+		__u64 flags;
+		size_t i;
+
+		for (i = 0; i < sizeof(*hdr); i++)
+			rec[i] = data[(pos + i) % size];
+		if (hdr->size < sizeof(*hdr) || pos + hdr->size > head) {
+			st->bad++;
+			break;
+		}
+		for (i = 0; i < hdr->size && i < sizeof(rec); i++)
+			rec[i] = data[(pos + i) % size];
+
+		if (hdr->type == PERF_RECORD_ITRACE_LOST) {
+			if (hdr->size != sizeof(*lost) || lost->size ||
+			    lost->offset != __atomic_load_n(&pg->data_head,
+							    __ATOMIC_ACQUIRE) ||
+			    (st->lost && lost->offset <= st->last_lost))
+				st->bad++;
+			st->last_lost = lost->offset;
+			st->lost++;
+		} else if (hdr->type == PERF_RECORD_AUX) {
+			memcpy(&flags, rec + sizeof(*hdr) + 16, sizeof(flags));
+			if (flags & PERF_AUX_FLAG_TRUNCATED)
+				st->truncated++;
+		}
+		pos += hdr->size;
+	}
+	/* Pairs with the kernel's read of data_tail: we are done reading. */
+	__atomic_store_n(&rb->data_tail, pos, __ATOMIC_RELEASE);
+}
+
+/*
+ * Stop mode: a 2-page buffer fills, tracing stops with exactly one
+ * PERF_RECORD_ITRACE_LOST at the offset where the trace stopped (data_head),
+ * and resumes there once the reader has drained and enabled the event.
+ */
+TEST_F(pt, stop_mode_itrace_lost)
+{
+	struct perf_event_mmap_page *pg;
+	struct stop_state st = { 0 };
+	unsigned long long head, last_head = 0;
+	int waited = 0, seen = 0, still = 0;
+	pid_t pid;
+
+	pid = start_child(_metadata, &self->ev, PROT_READ | PROT_WRITE,
+			  STOP_PAGES, "0", &pg);
+
+	while (st.lost < STOPS && !st.bad && waited < STOP_TIMEOUT_MS) {
+		usleep(100 * 1000);
+		waited += 100;
+		read_stream(self->ev.rb, pg, &st);
+		head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+		if (st.lost != seen) {
+			/* Stopped: drain everything, then resume. */
+			seen = st.lost;
+			__atomic_store_n(&pg->data_tail, head,
+					 __ATOMIC_RELEASE);
+			ioctl(self->ev.tfd, PERF_EVENT_IOC_ENABLE, 0);
+			still = 0;
+		} else if (head == last_head && ++still == 10) {
+			/*
+			 * Not moving for a second: the ENABLE came before
+			 * the deferred disable of the stop. Enable again;
+			 * the buffer has room, so this is no new stop.
+			 */
+			ioctl(self->ev.tfd, PERF_EVENT_IOC_ENABLE, 0);
+			still = 0;
+		} else if (head != last_head) {
+			still = 0;
+		}
+		last_head = head;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	read_stream(self->ev.rb, pg, &st);
+
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	TH_LOG("%d ITRACE_LOST, %d AUX TRUNCATED, last at %llu, data_head %llu, %d ms",
+	       st.lost, st.truncated, st.last_lost, head, waited);
+	EXPECT_EQ(0, st.bad);
+	EXPECT_LE(STOPS, st.lost);
+	/* Mainline's PERF_RECORD_AUX still says the trace was truncated */
+	EXPECT_LE(1, st.truncated);
+	/* Each stop was at a full buffer */
+	EXPECT_LE(st.lost * (unsigned long long)STOP_PAGES * page_size(), head);
+
+	EXPECT_EQ(0, munmap(pg, (1 + STOP_PAGES) * page_size()));
 }
 
 TEST_HARNESS_MAIN
