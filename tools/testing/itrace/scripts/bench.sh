@@ -86,9 +86,9 @@ if [ -z "$on" ] || [ -z "$off" ]; then
 	exit 1
 fi
 med=$(awk '{ v[$1, ++n[$1]] = $2 } END {
-	for (i = 1; i <= n["on"] && i <= n["off"]; i++) r[i] = v["on", i] / v["off", i]
-	m = i - 1; asort(r); print (m % 2) ? r[(m + 1) / 2] : (r[m / 2] + r[m / 2 + 1]) / 2 }' \
-	"$b/onoff/onoff.txt")
+	for (i = 1; i <= n["on"] && i <= n["off"]; i++) print v["on", i] / v["off", i] }' \
+	"$b/onoff/onoff.txt" | sort -g | awk '{ r[NR] = $1 } END {
+	print (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2 }')
 
 # 2. overlay vs stock QEMU, tracing never enabled, boots alternating.
 echo "  BENCH   qemu_overlay_vs_stock_off: $boots boots of each, $runs runs a boot" >&2
