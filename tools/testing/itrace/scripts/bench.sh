@@ -114,15 +114,15 @@ insns=$(echo "$sum" | sed -n 's/^ *instructions: *\([0-9]*\).*/\1/p')
 gaps=$(echo "$sum" | sed -n 's/^ *gaps: *\([0-9]*\).*/\1/p')
 errs=$(echo "$sum" | sed -n 's/^ *decode errors: *\([0-9]*\).*/\1/p')
 
-n() { awk -v "$@" 'BEGIN { printf "%.3f", a / b }'; }
+n() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 ms() { awk -v a="$1" 'BEGIN { printf "%.0f", a / 1e6 }'; }
 kinfo=$(grep -m1 -o 'Linux version [^ ]*' "$b/onoff/console.log" || echo "kernel ?")
 echo "# workload: tools/testing/itrace/bench/work.c, $rounds rounds ($insns user instructions); guest CLOCK_MONOTONIC around the loop"
 echo "# kernel: the debug test kernel (KASAN, lockdep, kmemleak; $kinfo): no non-debug kernel is built yet"
 echo "# pt_on_vs_off: min(on) $(ms "$on") ms / min(off) $(ms "$off") ms over $reps interleaved pairs, one boot; median of pair ratios $(printf %.3f "$med")"
-echo "bench pt_on_vs_off = $(n a="$on" b="$off") x (goal <= 1.5)"
+echo "bench pt_on_vs_off = $(n "$on" "$off") x (goal <= 1.5)"
 echo "# qemu_overlay_vs_stock_off: min overlay $(ms "$ov") ms / min stock $(ms "$st") ms, $boots boots each alternating, $runs runs a boot ($((boots * runs)) runs each)"
-echo "bench qemu_overlay_vs_stock_off = $(n a="$ov" b="$st") x (goal <= 1.03)"
+echo "bench qemu_overlay_vs_stock_off = $(n "$ov" "$st") x (goal <= 1.03)"
 echo "# trace_bytes_per_kinsn: $bytes bytes / $insns instructions (user mode, itrace decode: $gaps gaps, $errs decode errors), default packets (no CYC/MTC/TSC)"
 echo "bench trace_bytes_per_kinsn = $(awk -v a="$bytes" -v b="$insns" 'BEGIN { printf "%.1f", a * 1000 / b }') bytes (goal none)"
 echo "# hardware: perf-intel-pt.txt says Intel PT makes \"hundreds of megabytes per second per core\"; no bytes-per-instruction figure was found in the SDM (Vol. 3C, Intel Processor Trace) or libipt's docs, so none is quoted"
