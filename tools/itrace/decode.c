@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <intel-pt.h>
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -549,6 +550,17 @@ static void add_mapping(struct dstate *s, const char *file, uint64_t addr,
 		s->exe = strdup(name);
 }
 
+/* Is @split already a known discontinuity of the trace? */
+static bool has_split(const struct dstate *s, uint64_t split)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_splits; i++)
+		if (s->splits[i] == split)
+			return true;
+	return false;
+}
+
 /* Walk the perf stream: mappings, losses. */
 static int scan_sideband(struct dstate *s)
 {
@@ -612,6 +624,9 @@ static int scan_sideband(struct dstate *s)
 			 * reports; what follows was written after a gap.
 			 */
 			split = h.type == PERF_RECORD_AUX ? v[0] + v[1] : v[0];
+			/* One stop may be told by both records: one gap. */
+			if (has_split(s, split))
+				break;
 			if (h.type == PERF_RECORD_AUX)
 				fprintf(stderr,
 					"itrace: %s: trace lost at trace offset 0x%llx (buffer full)\n",
