@@ -2,5 +2,5 @@
 # trace fd, user mode only, and hand the recording back.
 set -u
 . /etc/itrace.env
-echo "guest: itrace record -o \$OUT/demo.itrace -- demo"
+echo "itrace record -o $OUT/demo.itrace -- $ITRACE_BUILD/progs/demo"
 "$ITRACE_BUILD/tools/itrace/itrace" record -o "$OUT/demo.itrace" -- "$ITRACE_BUILD/progs/demo"

@@ -20,3 +20,17 @@ echo "   (guest booted in ${boot:-?} s; VM run $(cat "$res/vm-seconds") s;" \
 echo
 echo "== itrace decode --summary $res/demo.itrace"
 "$BUILD/tools/itrace/itrace" decode --summary "$res/demo.itrace"
+
+# The same recording against what the program is known to do.
+exp=$(mktemp -d)
+trap 'rm -rf "$exp"' EXIT
+cp "$t/progs/demo.expect" "$exp/"
+echo
+if PROGS_SRC=$exp ITRACE=$BUILD/tools/itrace/itrace "$here/e2e-verify.sh" "$res" > "$exp/verify.tap" 2>&1; then
+	echo "== the decoded trace matches tools/testing/itrace/progs/demo.expect" \
+		"($(grep -cvE '^(#|$)' "$t/progs/demo.expect") expected counts: calls, branch outcomes, syscalls)"
+else
+	echo "== the decoded trace does NOT match tools/testing/itrace/progs/demo.expect:"
+	grep -v '^1\.\.' "$exp/verify.tap"
+	exit 1
+fi
