@@ -8,20 +8,11 @@
 #   tools/testing/itrace/pt-packets/migrate.sh [BUILD]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../../../.." && pwd)
-BUILD=${1:-${BUILD:-$top/build}}
+. "$here/lib.sh"
 out=$BUILD/pt-packets/migrate
-qemu=$BUILD/qemu-obj/qemu-system-x86_64
-kernel=${KERNEL:-$BUILD/linux-obj/arch/x86/boot/bzImage}
-cpu=$(cat "$top/tools/testing/itrace/qemu-cpu.txt")
 mkdir -p "$out"
 
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n $*"; }
-notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n $*"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
-
-gcc -O2 -Wall -o "$out/ptcheck" "$here/ptcheck.c" -lipt
+build_ptcheck "$out"
 gcc -O1 -g -Wall -static -no-pie -o "$out/pt-guest" "$here/pt-guest.c"
 
 root=$out/initramfs
@@ -103,13 +94,7 @@ sym() { printf '%x' 0x$(nm "$out/pt-guest" | awk -v s="$1" '$3 == s { print $1 }
 "$out/ptcheck" "$out/trace.bin" "$out/pt-guest" "$(sym add_one)=50" \
 	"$(sym add_two)=50" "$(sym fib)=177" > "$out/ptcheck.tap" 2> "$out/ptcheck.err" || true
 sed 's/^/# /' "$out/ptcheck.err" | head -20
-while read -r line; do
-	case $line in
-	"ok "*) ok "$(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
-	"not ok "*) notok "$(echo "$line" | sed -E 's/^not ok [0-9]+ //')" ;;
-	"#"*) echo "$line" ;;
-	esac
-done < "$out/ptcheck.tap"
+retap "" "$out/ptcheck.tap"
 check "OVF marks the lost packet state" grep -q ' ovf=1' "$out/ptcheck.tap"
 echo "1..$n"
 [ $fail -eq 0 ]

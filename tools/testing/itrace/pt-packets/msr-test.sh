@@ -8,14 +8,11 @@
 #   tools/testing/itrace/pt-packets/msr-test.sh [BUILD]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../../../.." && pwd)
-BUILD=${1:-${BUILD:-$top/build}}
+. "$here/lib.sh"
 out=$BUILD/pt-packets/msr-test
-qemu=$BUILD/qemu-obj/qemu-system-x86_64
-cpu=$(cat "$top/tools/testing/itrace/qemu-cpu.txt")
 mkdir -p "$out"
 
-gcc -O2 -Wall -o "$out/ptcheck" "$here/ptcheck.c" -lipt
+build_ptcheck "$out"
 gcc -m32 -O2 -Wall -ffreestanding -fno-toplevel-reorder -nostdlib -static \
 	-fno-pic -fno-pie -no-pie -fno-stack-protector \
 	-Wl,-Ttext=0x100000 -Wl,--build-id=none \
@@ -26,15 +23,7 @@ timeout 120 "$qemu" -L /usr/share/qemu -L /usr/share/seabios -display none \
 	-device isa-debug-exit,iobase=0xf4,iosize=4 -serial stdio \
 	-kernel "$out/msr-test" 2>&1 | tr -d '\r' > "$out/console.log" || true
 
-n=0 fail=0
-while read -r line; do
-	case $line in
-	"ok "*) n=$((n + 1)); echo "ok $n $(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
-	"not ok "*) n=$((n + 1)); fail=$((fail + 1))
-		echo "not ok $n $(echo "$line" | sed -E 's/^not ok [0-9]+ //')" ;;
-	"# bench"*) echo "$line" ;;
-	esac
-done < "$out/console.log"
+retap "" "$out/console.log" '# bench*'
 if [ $n -eq 0 ]; then
 	n=1 fail=1
 	echo "not ok 1 msr-test ran"
@@ -49,14 +38,7 @@ for t in PT-HEX:2000 PT-HEX3:300; do
 	"$out/ptcheck" "$out/$tag.bin" "$out/msr-test" "$(sym leaf_fn)=$want" \
 		"$(sym traced_work)=1" > "$out/$tag.tap" 2> "$out/$tag.err" || true
 	sed 's/^/# /' "$out/$tag.err" | head -20
-	while read -r line; do
-		case $line in
-		"ok "*) n=$((n + 1)); echo "ok $n $tag: $(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
-		"not ok "*) n=$((n + 1)); fail=$((fail + 1))
-			echo "not ok $n $tag: $(echo "$line" | sed -E 's/^not ok [0-9]+ //')" ;;
-		"#"*) echo "$line" ;;
-		esac
-	done < "$out/$tag.tap"
+	retap "$tag: " "$out/$tag.tap"
 done
 echo "1..$n"
 [ $fail -eq 0 ]

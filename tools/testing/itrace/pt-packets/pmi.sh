@@ -9,16 +9,10 @@
 #   tools/testing/itrace/pt-packets/pmi.sh [BUILD]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../../../.." && pwd)
-BUILD=${1:-${BUILD:-$top/build}}
+. "$here/lib.sh"
 export BUILD
 out=$BUILD/pt-packets/pmi
 mkdir -p "$out"
-
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n $*"; }
-notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n $*"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
 
 gcc -O1 -g -Wall -static -no-pie -o "$out/pmi-spin" "$here/pmi-spin.c"
 "$top/tools/testing/itrace/scripts/run-vm.sh" -t 900 -o "$out/vm" \

@@ -11,13 +11,15 @@
  * Prints TAP lines ("ok N name" / "not ok N name"); exits non-zero if any
  * check failed.
  */
-#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <errno.h>
 #include <intel-pt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int tap_n, tap_fail;
 
@@ -129,51 +131,40 @@ static int check_packets(uint8_t *buf, size_t len)
 	return errors;
 }
 
-static int add_segment(struct pt_image *image, const char *path,
-		       uint64_t off, uint64_t size, uint64_t vaddr)
-{
-	return pt_image_add_file(image, path, off, size, NULL, vaddr);
-}
-
-/* Add the executable PT_LOAD segments of a 64-bit or 32-bit ELF file. */
+/* Add the executable PT_LOAD segments of an ELF file (either class). */
 static int add_elf(struct pt_image *image, const char *path)
 {
-	size_t len;
-	uint8_t *buf = read_file(path, &len);
-	int i, n = 0;
+	GElf_Phdr ph;
+	size_t i, nph;
+	int fd, n = 0;
+	Elf *elf;
 
-	if (!buf || len < sizeof(Elf64_Ehdr) || memcmp(buf, ELFMAG, SELFMAG))
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
 		return -1;
-	if (buf[EI_CLASS] == ELFCLASS64) {
-		Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
-
-		for (i = 0; i < eh->e_phnum; i++) {
-			Elf64_Phdr *ph = (Elf64_Phdr *)(buf + eh->e_phoff +
-							i * eh->e_phentsize);
-
-			if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-				continue;
-			if (add_segment(image, path, ph->p_offset,
-					ph->p_filesz, ph->p_vaddr) < 0)
-				return -1;
-			n++;
-		}
-	} else {
-		Elf32_Ehdr *eh = (Elf32_Ehdr *)buf;
-
-		for (i = 0; i < eh->e_phnum; i++) {
-			Elf32_Phdr *ph = (Elf32_Phdr *)(buf + eh->e_phoff +
-							i * eh->e_phentsize);
-
-			if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-				continue;
-			if (add_segment(image, path, ph->p_offset,
-					ph->p_filesz, ph->p_vaddr) < 0)
-				return -1;
-			n++;
-		}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_getphdrnum(elf, &nph)) {
+		n = -1;
+		goto out;
 	}
-	free(buf);
+	for (i = 0; i < nph; i++) {
+		if (!gelf_getphdr(elf, i, &ph)) {
+			n = -1;
+			break;
+		}
+		if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+			continue;
+		if (pt_image_add_file(image, path, ph.p_offset, ph.p_filesz,
+				      NULL, ph.p_vaddr) < 0) {
+			n = -1;
+			break;
+		}
+		n++;
+	}
+out:
+	elf_end(elf);
+	close(fd);
 	return n;
 }
 

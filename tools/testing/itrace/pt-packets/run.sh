@@ -11,20 +11,11 @@
 # glibc static libraries (libc6-dev), busybox (static) and cpio.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../../../.." && pwd)
-BUILD=${1:-${BUILD:-$top/build}}
+. "$here/lib.sh"
 out=$BUILD/pt-packets
-qemu=$BUILD/qemu-obj/qemu-system-x86_64
-kernel=${KERNEL:-$BUILD/linux-obj/arch/x86/boot/bzImage}
-cpu=$(cat "$top/tools/testing/itrace/qemu-cpu.txt")
 mkdir -p "$out"
 
-n=0 fail=0
-ok() { n=$((n + 1)); echo "ok $n $*"; }
-notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n $*"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
-
-gcc -O2 -Wall -o "$out/ptcheck" "$here/ptcheck.c" -lipt
+build_ptcheck "$out"
 gcc -O1 -g -Wall -static -no-pie -o "$out/pt-guest" "$here/pt-guest.c"
 
 # initramfs: static busybox, pt-guest, an init script
@@ -138,13 +129,7 @@ for mode in retcomp noretcomp long snapshot; do
 	"$out/ptcheck" "$out/trace-$mode.bin" "$out/pt-guest" "${expect[@]}" \
 		> "$out/ptcheck-$mode.tap" 2> "$out/ptcheck-$mode.err" || true
 	sed 's/^/# /' "$out/ptcheck-$mode.err" | head -20
-	while read -r line; do
-		case $line in
-		"ok "*) ok "$mode: $(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
-		"not ok "*) notok "$mode: $(echo "$line" | sed -E 's/^not ok [0-9]+ //')" ;;
-		"#"*) echo "$line" ;;
-		esac
-	done < "$out/ptcheck-$mode.tap"
+	retap "$mode: " "$out/ptcheck-$mode.tap"
 	if [ $mode = long ]; then
 		psbs=$(grep -o ' psb=[0-9]*' "$out/ptcheck-$mode.tap" | cut -d= -f2)
 		size=$(stat -c %s "$out/trace-$mode.bin")
@@ -161,13 +146,7 @@ check "kernel: trace received from the guest ($(stat -c %s "$out/trace-kernel.bi
 	[ -s "$out/trace-kernel.bin" ]
 "$out/ptcheck" "$out/trace-kernel.bin" > "$out/ptcheck-kernel.tap" 2> "$out/ptcheck-kernel.err" || true
 sed 's/^/# /' "$out/ptcheck-kernel.err" | head -20
-while read -r line; do
-	case $line in
-	"ok "*) ok "kernel: $(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
-	"not ok "*) notok "kernel: $(echo "$line" | sed -E 's/^not ok [0-9]+ //')" ;;
-	"#"*) echo "$line" ;;
-	esac
-done < "$out/ptcheck-kernel.tap"
+retap "kernel: " "$out/ptcheck-kernel.tap"
 
 # Debian's perf: record in the guest, decode on the host.
 if [ -x $perf ]; then

@@ -1,0 +1,31 @@
+# Shared by the emulated-PT checks (sourced, bash): paths, the TAP counters
+# and helpers.  The sourcing script sets `here` and passes [BUILD] as $1.
+top=$(cd "$here/../../../.." && pwd)
+BUILD=${1:-${BUILD:-$top/build}}
+qemu=$BUILD/qemu-obj/qemu-system-x86_64
+kernel=${KERNEL:-$BUILD/linux-obj/arch/x86/boot/bzImage}
+cpu=$(cat "$top/tools/testing/itrace/qemu-cpu.txt")
+
+n=0 fail=0
+ok() { n=$((n + 1)); echo "ok $n $*"; }
+notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n $*"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
+
+# retap PREFIX FILE [COMMENT-GLOB]: fold a TAP stream into ours, its results
+# renumbered and prefixed with PREFIX, its comments matching COMMENT-GLOB
+# (default: all) passed through.
+retap() {
+	local prefix=$1 file=$2 keep=${3:-'#*'} line
+	while read -r line; do
+		case $line in
+		"ok "*) ok "$prefix$(echo "$line" | sed -E 's/^ok [0-9]+ //')" ;;
+		"not ok "*) notok "$prefix$(echo "$line" | sed -E 's/^not ok [0-9]+ //')" ;;
+		$keep) echo "$line" ;;
+		esac
+	done < "$file"
+}
+
+# ptcheck: the host-side packet and flow checker (libipt, libelf).
+build_ptcheck() {
+	gcc -O2 -Wall -o "$1/ptcheck" "$here/ptcheck.c" -lipt -lelf
+}
