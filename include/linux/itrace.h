@@ -18,6 +18,7 @@
 #ifdef CONFIG_PERF_EVENTS
 
 int itrace_pmu_register(struct pmu *pmu);
+struct pmu *itrace_coredump_pmu(u64 *config);
 
 /**
  * is_itrace_event() - can the event's trace be mapped through a trace fd

@@ -53,6 +53,11 @@ struct itrace_file {
 	struct perf_event	*event;
 };
 
+/* Which itrace PMU, with which config, writes the trace of core dumps. */
+static DEFINE_MUTEX(itrace_pmus_lock);
+static struct pmu *itrace_dump_pmu;
+static u64 itrace_dump_config;
+
 /**
  * itrace_pmu_register() - make a PMU's trace available through trace fds
  * @pmu: an AUX PMU, before perf_pmu_register()
@@ -71,9 +76,38 @@ int itrace_pmu_register(struct pmu *pmu)
 
 	pmu->capabilities |= PERF_PMU_CAP_ITRACE_FD;
 
+	/* The first itrace PMU serves core dumps until sysfs says otherwise. */
+	mutex_lock(&itrace_pmus_lock);
+	if (!itrace_dump_pmu) {
+		itrace_dump_pmu = pmu;
+		itrace_dump_config = 0;
+	}
+	mutex_unlock(&itrace_pmus_lock);
+
 	return 0;
 }
 EXPORT_SYMBOL_GPL(itrace_pmu_register);
+
+/**
+ * itrace_coredump_pmu() - the itrace PMU that serves RLIMIT_ITRACE
+ * @config: set to the perf_event_attr::config of core-dump trace events
+ *
+ * Context: process context; takes itrace_pmus_lock.
+ * Return: the PMU selected in sysfs (<pmu>/itrace/coredump), by default the
+ * first registered itrace PMU; NULL if there is none. PMUs registered with
+ * itrace are built in and never go away.
+ */
+struct pmu *itrace_coredump_pmu(u64 *config)
+{
+	struct pmu *pmu;
+
+	mutex_lock(&itrace_pmus_lock);
+	pmu = itrace_dump_pmu;
+	*config = itrace_dump_config;
+	mutex_unlock(&itrace_pmus_lock);
+
+	return pmu;
+}
 
 static void itrace_init_user_page(struct perf_event_mmap_page *userpg,
 				  unsigned long nr_pages)
