@@ -572,8 +572,8 @@ static struct itrace_dump *itrace_dump_create(struct task_struct *tsk,
 	if (!itrace_dump_charge(d->user, nr_pages))
 		goto free;
 
-	d->event = perf_event_create_kernel_counter(&attr, -1, tsk, NULL,
-						    NULL);
+	/* A user's own event of the PMU wins: see ITRACE_NOTE_PAUSED */
+	d->event = perf_event_create_kernel_trace(&attr, tsk);
 	if (IS_ERR(d->event)) {
 		ret = PTR_ERR(d->event);
 		goto uncharge;
@@ -1074,6 +1074,9 @@ void *itrace_core_note(struct task_struct *tsk, unsigned int *size)
 		n->trace_size = trace_size;
 		n->buf_size = buf_size;
 		n->flags = wrapped ? ITRACE_NOTE_WRAPPED : 0;
+		n->pauses = atomic64_read(&d->event->lost_samples);
+		if (n->pauses)
+			n->flags |= ITRACE_NOTE_PAUSED;
 		n->tid = task_pid_vnr(tsk);
 		itrace_note_cpu(n, d->event->pmu, n->config);
 

@@ -63,7 +63,8 @@
  * @nom_freq: MSR_PLATFORM_INFO[15:8], the nominal frequency ratio (CBR
  *	and CYC decoding), 0 if unknown
  * @mtc_freq: IA32_RTIT_CTL.MTCFreq of the trace
- * @pauses: times the trace was paused (see ITRACE_NOTE_PAUSED)
+ * @pauses: times the thread was scheduled in while another event of the
+ *	PMU held it, so that its trace paused (see ITRACE_NOTE_PAUSED)
  */
 struct itrace_note {
 	__u32	hdr_size;

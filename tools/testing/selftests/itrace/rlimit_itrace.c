@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include <sys/mman.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -29,6 +30,7 @@
 #include <sys/wait.h>
 
 #include <linux/itrace.h>
+#include <linux/perf_event.h>
 
 #include "../kselftest_harness.h"
 
@@ -486,6 +488,44 @@ TEST_F(rlimit, prlimit_other_process)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
+
+/* An intel_pt event of the user's own, user mode only, disabled. */
+static int open_pt(pid_t pid, int cpu)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.disabled = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	char buf[32];
+
+	if (read_file(PT_DIR "/type", buf, sizeof(buf)))
+		return -1;
+	attr.type = atoi(buf);
+	return syscall(SYS_perf_event_open, &attr, pid, cpu, -1, 0);
+}
+
+/*
+ * Map @fd's perf stream and 16 pages of AUX at aux_offset (mainline's
+ * layout). Returns the user page, or NULL.
+ */
+static struct perf_event_mmap_page *map_aux(int fd)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct perf_event_mmap_page *up;
+	void *aux;
+
+	up = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (up == MAP_FAILED)
+		return NULL;
+	up->aux_offset = 2 * pg;
+	up->aux_size = 16 * pg;
+	aux = mmap(NULL, 16 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		   2 * pg);
+	return aux == MAP_FAILED ? NULL : up;
+}
+
 /* Check the NT_ITRACE note of thread @tid in @c; returns its header. */
 static const struct itrace_note *check_note(struct __test_metadata *_metadata,
 					    const struct core *c, pid_t tid,
@@ -724,6 +764,111 @@ TEST_F(rlimit, nondumpable_no_trace)
 	ASSERT_EQ(0, crash_child(nondumpable_then_crash, (void *)100, 65536, &c, &pid));
 	EXPECT_EQ(0, count_itrace(&c));
 	core_free(&c);
+}
+
+
+/*
+ * A user's own PT event on a thread with the limit set wins: it opens (no
+ * EBUSY) and traces; the core-dump trace pauses meanwhile, and its note
+ * says so.
+ */
+static void own_event_then_crash(void *arg)
+{
+	struct perf_event_mmap_page *up;
+	int fd;
+
+	work(100);
+	fd = open_pt(0, -1);
+	if (fd < 0)
+		_exit(120);
+	up = map_aux(fd);
+	if (!up || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
+		_exit(121);
+	work(1000);
+	/* disabling writes the trace out and moves aux_head */
+	if (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0))
+		_exit(122);
+	if (!__atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE))
+		_exit(123);
+	close(fd);
+	work_then_crash(arg);
+}
+
+TEST_F(rlimit, own_event_wins_per_task)
+{
+	const struct itrace_note *n;
+	struct core c;
+	pid_t pid;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	ASSERT_EQ(0, crash_child(own_event_then_crash, (void *)100, 65536, &c, &pid));
+	n = check_note(_metadata, &c, pid, 65536);
+	ASSERT_NE(NULL, n);
+	EXPECT_EQ(ITRACE_NOTE_PAUSED, n->flags & ITRACE_NOTE_PAUSED);
+	EXPECT_LT(0, n->pauses);
+	core_free(&c);
+}
+
+/* Without a user's event in the way, the trace never pauses. */
+TEST_F(rlimit, no_pause_alone)
+{
+	const struct itrace_note *n;
+	struct core c;
+	pid_t pid;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	ASSERT_EQ(0, crash_child(work_then_crash, (void *)1000, 65536, &c, &pid));
+	n = check_note(_metadata, &c, pid, 65536);
+	ASSERT_NE(NULL, n);
+	EXPECT_EQ(0, n->flags & ITRACE_NOTE_PAUSED);
+	EXPECT_EQ(0, n->pauses);
+	core_free(&c);
+}
+
+/*
+ * CPU-wide PT events and traced processes coexist both ways round:
+ * mainline's exclusive PMU rule would give EBUSY to whichever came second.
+ */
+TEST_F(rlimit, cpu_wide_event_coexists)
+{
+	int p[2], fd, status;
+	pid_t pid;
+	char c;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	/* a CPU-wide event first, then the limit */
+	fd = open_pt(-1, 0);
+	ASSERT_LE(0, fd);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(set_itrace(65536, RLIM_INFINITY) ? errno : 0);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	close(fd);
+
+	/* the limit first, then a CPU-wide event */
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(p[1]);
+		if (set_itrace(65536, RLIM_INFINITY))
+			_exit(1);
+		_exit(read(p[0], &c, 1) == 0 ? 0 : 2);
+	}
+	close(p[0]);
+	usleep(100000);
+	fd = open_pt(-1, 0);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
+	close(p[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
 int main(int argc, char **argv)
