@@ -43,6 +43,7 @@
 #define CORE_PATTERN	"/proc/sys/kernel/core_pattern"
 #define CORE_DIR	"/tmp/itrace-rlimit"
 #define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
+#define SUID_DUMPABLE	"/proc/sys/fs/suid_dumpable"
 #define NOBODY		65534
 #define MAX_NOTES	64
 
@@ -82,6 +83,18 @@ static bool have_pt(void)
 static int write_file(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+static int write_file_create(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
 	ssize_t n;
 
 	if (fd < 0)
@@ -253,7 +266,7 @@ static int crash_child(void (*fn)(void *), void *arg, rlim_t bytes,
 {
 	struct rlimit core = { RLIM_INFINITY, RLIM_INFINITY };
 	char path[64];
-	int status;
+	int status, tries;
 	pid_t pid;
 
 	pid = fork();
@@ -276,8 +289,13 @@ static int crash_child(void (*fn)(void *), void *arg, rlim_t bytes,
 	}
 	*pidp = pid;
 	snprintf(path, sizeof(path), CORE_DIR "/core.%d", pid);
-	if (core_read(path, c))
-		return -1;
+	/* a core_pattern pipe helper may still be writing */
+	for (tries = 0; core_read(path, c); tries++) {
+		core_free(c);
+		if (tries == 50)
+			return -1;
+		usleep(100000);
+	}
 	unlink(path);
 	return 0;
 }
@@ -291,6 +309,7 @@ static void work_then_crash(void *arg)
 FIXTURE(rlimit) {
 	char pattern[256];
 	char paranoid[32];
+	char suid_dumpable[32];
 };
 
 FIXTURE_SETUP(rlimit)
@@ -299,6 +318,8 @@ FIXTURE_SETUP(rlimit)
 		SKIP(return, "needs root");
 	ASSERT_EQ(0, read_file(CORE_PATTERN, self->pattern, sizeof(self->pattern)));
 	ASSERT_EQ(0, read_file(PARANOID, self->paranoid, sizeof(self->paranoid)));
+	ASSERT_EQ(0, read_file(SUID_DUMPABLE, self->suid_dumpable,
+			       sizeof(self->suid_dumpable)));
 	mkdir(CORE_DIR, 0777);
 	ASSERT_EQ(0, write_file(CORE_PATTERN, CORE_DIR "/core.%p"));
 }
@@ -309,6 +330,8 @@ FIXTURE_TEARDOWN(rlimit)
 		write_file(CORE_PATTERN, self->pattern);
 	if (self->paranoid[0])
 		write_file(PARANOID, self->paranoid);
+	if (self->suid_dumpable[0])
+		write_file(SUID_DUMPABLE, self->suid_dumpable);
 }
 
 /* The fields of the "Max itrace size" line of /proc/self/limits */
@@ -869,6 +892,63 @@ TEST_F(rlimit, cpu_wide_event_coexists)
 	close(p[1]);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+
+/* core_pattern pipes get the same notes as files. */
+#define PIPE_SCRIPT	CORE_DIR "/pipe.sh"
+
+TEST_F(rlimit, core_note_pipe)
+{
+	struct core c;
+	pid_t pid;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	ASSERT_EQ(0, write_file_create(PIPE_SCRIPT,
+		"#!/bin/sh\ncat > " CORE_DIR "/core.$1\n"));
+	ASSERT_EQ(0, chmod(PIPE_SCRIPT, 0755));
+	ASSERT_EQ(0, write_file(CORE_PATTERN, "|" PIPE_SCRIPT " %p"));
+	ASSERT_EQ(0, crash_child(work_then_crash, (void *)100, 65536, &c, &pid));
+	EXPECT_EQ(1, count_itrace(&c));
+	EXPECT_NE(NULL, check_note(_metadata, &c, pid, 65536));
+	core_free(&c);
+	unlink(PIPE_SCRIPT);
+}
+
+/*
+ * A set-user-ID program is not dumpable: execve() into it drops the trace,
+ * and with fs.suid_dumpable = 2 its core has no note.
+ */
+#define SUID_COPY	CORE_DIR "/suid-crash"
+
+static void exec_suid_then_crash(void *arg)
+{
+	if (become_nobody())
+		_exit(130);
+	if (set_itrace(65536, RLIM_INFINITY))
+		_exit(131);
+	execl(SUID_COPY, "suid-crash", "--crash", NULL);
+	_exit(132);
+}
+
+TEST_F(rlimit, setuid_program_no_trace)
+{
+	char cmd[256];
+	struct core c;
+	pid_t pid;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe " SUID_COPY, getpid());
+	ASSERT_EQ(0, system(cmd));
+	ASSERT_EQ(0, chown(SUID_COPY, 0, 0));
+	ASSERT_EQ(0, chmod(SUID_COPY, 04755));
+	ASSERT_EQ(0, write_file(SUID_DUMPABLE, "2\n"));
+	ASSERT_EQ(0, crash_child(exec_suid_then_crash, NULL, 0, &c, &pid));
+	EXPECT_EQ(0, count_itrace(&c));
+	core_free(&c);
+	unlink(SUID_COPY);
 }
 
 int main(int argc, char **argv)
