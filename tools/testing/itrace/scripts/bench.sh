@@ -12,6 +12,12 @@
 #                              the pristine base with the same flags; boots
 #                              alternate; min / min over all runs
 #   trace_bytes_per_kinsn      trace bytes per 1000 instructions decoded
+#   rlimit_run_on_vs_off       workload time with RLIMIT_ITRACE = 1 MiB /
+#                              unset, interleaved, min / min (issue 5)
+#   rlimit_dump_time_on_vs_off time from the fault to the parent's
+#                              waitpid() of a crashing 4 MiB process, the
+#                              core written in between, limit 1 MiB / unset
+#   rlimit_dump_size_on_vs_off its core file size, the same two ways
 #
 # Times are the guest's CLOCK_MONOTONIC around the workload's loop
 # (tools/testing/itrace/bench/work.c): boot, process start and the trace
@@ -107,6 +113,27 @@ if [ -z "$ov" ] || [ -z "$st" ]; then
 	exit 1
 fi
 
+# 4. RLIMIT_ITRACE: run time and core dumps with the limit set / unset.
+echo "  BENCH   rlimit: $reps runs and $reps crashes each way" >&2
+gcc -O1 -g -Wall -Wextra -o "$b/rlimit" "$t/bench/rlimit.c"
+printf 'BYTES=%s\nROUNDS=%s\nREPS=%s\n' $((1 << 20)) "$rounds" "$reps" > "$b/rparams"
+BUILD=$b/vm-overlay "$here/run-vm.sh" -t 900 -o "$b/rlimit" "$t/bench/guest-rlimit.sh" \
+	"$b/rparams" "$b/rlimit" > "$b/rlimit.log" 2>&1 || {
+	echo "bench: guest run failed (rlimit):" >&2
+	cat "$b/rlimit.log" "$b/rlimit/cmd.log" >&2 2>/dev/null || true
+	exit 1
+}
+rl=$b/rlimit/rlimit.txt
+maxof() { awk -v k="$1" -v c="$3" '$1 == k { if (m == "" || $c > m) m = $c } END { print m }' "$2"; }
+ron=$(minof run_on "$rl") roff=$(minof run_off "$rl")
+don=$(minof dump_on "$rl") doff=$(minof dump_off "$rl")
+son=$(maxof dump_on "$rl" 3) soff=$(maxof dump_off "$rl" 3)
+if [ -z "$ron" ] || [ -z "$roff" ] || [ -z "$don" ] || [ -z "$doff" ]; then
+	echo "bench: no rlimit figures" >&2
+	cat "$b/rlimit/cmd.log" >&2
+	exit 1
+fi
+
 # 3. trace bytes per thousand instructions, from the last traced run.
 sum=$("$BUILD/tools/itrace/itrace" decode --summary "$b/onoff/work.itrace" 2>/dev/null)
 bytes=$(echo "$sum" | sed -n 's/^ *trace: *\([0-9]*\) bytes.*/\1/p')
@@ -126,3 +153,10 @@ echo "bench qemu_overlay_vs_stock_off = $(n "$ov" "$st") x (goal <= 1.03)"
 echo "# trace_bytes_per_kinsn: $bytes bytes / $insns instructions (user mode, itrace decode: $gaps gaps, $errs decode errors), default packets (no CYC/MTC/TSC)"
 echo "bench trace_bytes_per_kinsn = $(awk -v a="$bytes" -v b="$insns" 'BEGIN { printf "%.1f", a * 1000 / b }') bytes (goal none)"
 echo "# hardware: perf-intel-pt.txt says Intel PT makes \"hundreds of megabytes per second per core\"; no bytes-per-instruction figure was found in the SDM (Vol. 3C, Intel Processor Trace) or libipt's docs, so none is quoted"
+echo "# rlimit: RLIMIT_ITRACE = 1 MiB vs unset, tools/testing/itrace/bench/rlimit.c, $reps runs each way interleaved, one boot"
+echo "# rlimit_run_on_vs_off: min(on) $(ms "$ron") ms / min(off) $(ms "$roff") ms (the workload's loop; the kernel event is made before it starts)"
+echo "bench rlimit_run_on_vs_off = $(n "$ron" "$roff") x (goal none)"
+echo "# rlimit_dump_time_on_vs_off: min(on) $(ms "$don") ms / min(off) $(ms "$doff") ms, fault to waitpid(), core to a file in the guest's rootfs"
+echo "bench rlimit_dump_time_on_vs_off = $(n "$don" "$doff") x (goal none)"
+echo "# rlimit_dump_size_on_vs_off: $son / $soff bytes"
+echo "bench rlimit_dump_size_on_vs_off = $(n "$son" "$soff") x (goal none)"

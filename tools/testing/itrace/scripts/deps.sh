@@ -7,7 +7,7 @@ pkgs=(build-essential flex bison bc cpio kmod xz-utils libelf-dev libssl-dev
       libpixman-1-dev libfdt-dev zlib1g-dev dpkg-dev
       qemu-system-data seabios busybox-static
       libipt-dev libdw-dev libelf-dev util-linux
-      python3-ply python3-git)
+      python3-ply python3-git gdb)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

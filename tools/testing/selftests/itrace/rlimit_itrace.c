@@ -511,7 +511,6 @@ TEST_F(rlimit, prlimit_other_process)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
-
 /* An intel_pt event of the user's own, user mode only, disabled. */
 static int open_pt(pid_t pid, int cpu)
 {
@@ -789,7 +788,6 @@ TEST_F(rlimit, nondumpable_no_trace)
 	core_free(&c);
 }
 
-
 /*
  * A user's own PT event on a thread with the limit set wins: it opens (no
  * EBUSY) and traces; the core-dump trace pauses meanwhile, and its note
@@ -894,7 +892,6 @@ TEST_F(rlimit, cpu_wide_event_coexists)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
-
 /* core_pattern pipes get the same notes as files. */
 #define PIPE_SCRIPT	CORE_DIR "/pipe.sh"
 
@@ -905,8 +902,8 @@ TEST_F(rlimit, core_note_pipe)
 
 	if (!have_pt())
 		SKIP(return, NO_PT);
-	ASSERT_EQ(0, write_file_create(PIPE_SCRIPT,
-		"#!/bin/sh\ncat > " CORE_DIR "/core.$1\n"));
+	ASSERT_EQ(0, write_file_create(PIPE_SCRIPT, "#!/bin/sh\ncat > "
+				       CORE_DIR "/core.$1\n"));
 	ASSERT_EQ(0, chmod(PIPE_SCRIPT, 0755));
 	ASSERT_EQ(0, write_file(CORE_PATTERN, "|" PIPE_SCRIPT " %p"));
 	ASSERT_EQ(0, crash_child(work_then_crash, (void *)100, 65536, &c, &pid));
