@@ -9,9 +9,9 @@
  *       one line "run_off NS" / "run_on NS" per run (CLOCK_MONOTONIC
  *       around the workload only).
  * dump: a child touches 4 MiB, sets the limit (or not), runs the
- *       workload briefly and crashes; the time from the fault to the end
- *       of waitpid() (the core dump is written in between) and the core
- *       size, "dump_off NS BYTES" / "dump_on NS BYTES", REPS each,
+ *       workload (enough trace to fill 1 MiB) and crashes; the time from
+ *       the fault to the end of waitpid() (the core dump is written in
+ *       between) and the core size, "dump_off NS BYTES" / "dump_on NS BYTES", REPS each,
  *       alternating.  COREDIR is where core_pattern writes core.PID.
  */
 #define _GNU_SOURCE
@@ -143,7 +143,7 @@ int main(int argc, char **argv)
 		struct stat st;
 		pid_t pid;
 
-		pid = run(on ? bytes : 0, rounds / 10, 1);
+		pid = run(on ? bytes : 0, rounds, 1);
 		if (pid < 0)
 			return 1;
 		snprintf(path, sizeof(path), "%s/core.%d", dir, pid);

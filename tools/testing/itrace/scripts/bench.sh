@@ -116,7 +116,7 @@ fi
 # 4. RLIMIT_ITRACE: run time and core dumps with the limit set / unset.
 echo "  BENCH   rlimit: $reps runs and $reps crashes each way" >&2
 gcc -O1 -g -Wall -Wextra -o "$b/rlimit" "$t/bench/rlimit.c"
-printf 'BYTES=%s\nROUNDS=%s\nREPS=%s\n' $((1 << 20)) "$rounds" "$reps" > "$b/rparams"
+printf 'BYTES=%s\nROUNDS=%s\nREPS=%s\n' $((1 << 20)) $((rounds * 50)) "$reps" > "$b/rparams"
 BUILD=$b/vm-overlay "$here/run-vm.sh" -t 900 -o "$b/rlimit" "$t/bench/guest-rlimit.sh" \
 	"$b/rparams" "$b/rlimit" > "$b/rlimit.log" 2>&1 || {
 	echo "bench: guest run failed (rlimit):" >&2
