@@ -191,43 +191,64 @@ static enum kind classify(const uint8_t *b, uint64_t ip, uint64_t *fall, int *re
 	return K_OTHER;
 }
 
-static int write_maps(FILE *f, pid_t pid)
+#define MAX_VMAS	128
+
+struct vma {
+	uint64_t	lo, hi, off;
+	uint32_t	flags;		/* PF_R, PF_W, PF_X */
+	char		file[256];
+	uint64_t	filesz, at;	/* -c: contents dumped, bytes and file offset */
+};
+
+/* The mappings of pid, as /proc/PID/maps has them; returns how many. */
+static size_t read_vmas(pid_t pid, struct vma *v, size_t max)
 {
-	char path[64], line[4096], file[4096], perms[8];
-	unsigned long lo, hi, off;
-	uint8_t rec[4096 + 128];
+	char path[64], line[512], perms[8];
+	size_t n = 0;
 	FILE *m;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	m = fopen(path, "r");
-	if (!m)
-		return -1;
-	while (fgets(line, sizeof(line), m)) {
+	while (m && n < max && fgets(line, sizeof(line), m)) {
+		struct vma *a = &v[n];
+
+		a->file[0] = 0;
+		if (sscanf(line, "%lx-%lx %4s %lx %*s %*s %255s", &a->lo, &a->hi, perms,
+			   &a->off, a->file) < 4 || !strcmp(a->file, "[vsyscall]"))
+			continue;
+		a->flags = (perms[0] == 'r' ? PF_R : 0) | (perms[1] == 'w' ? PF_W : 0) |
+			   (perms[2] == 'x' ? PF_X : 0);
+		n++;
+	}
+	if (m)
+		fclose(m);
+	return n;
+}
+
+static int write_maps(FILE *f, pid_t pid)
+{
+	static struct vma v[MAX_VMAS];
+	size_t i, nv = read_vmas(pid, v, MAX_VMAS);
+	uint8_t rec[256 + 128];
+
+	for (i = 0; i < nv; i++) {
 		struct perf_event_header h = { .type = PERF_RECORD_MMAP2 };
 		uint32_t pt[2] = { pid, pid }, pf[2] = { PROT_READ | PROT_EXEC, MAP_PRIVATE };
-		uint64_t v[3];
-		size_t flen;
+		uint64_t r[3] = { v[i].lo, v[i].hi - v[i].lo, v[i].off };
+		size_t flen = (strlen(v[i].file) + 1 + 7) & ~7UL;
 
-		file[0] = 0;
-		if (sscanf(line, "%lx-%lx %4s %lx %*s %*s %4095s", &lo, &hi, perms, &off, file) < 4)
+		if (!(v[i].flags & PF_X) || !v[i].file[0])
 			continue;
-		if (perms[2] != 'x' || !file[0])
-			continue;
-		flen = (strlen(file) + 1 + 7) & ~7UL;
 		h.size = 72 + flen;
 		memset(rec, 0, h.size);
-		v[0] = lo;
-		v[1] = hi - lo;
-		v[2] = off;
 		memcpy(rec, &h, sizeof(h));
 		memcpy(rec + 8, pt, 8);
-		memcpy(rec + 16, v, 24);
+		memcpy(rec + 16, r, 24);
 		memcpy(rec + 64, pf, 8);
-		memcpy(rec + 72, file, strlen(file) + 1);
+		memcpy(rec + 72, v[i].file, strlen(v[i].file) + 1);
 		itrace_write_section(f, ITRACE_SEC_PERF, 0, rec, h.size);
 	}
-	fclose(m);
-	return 0;
+	return nv ? 0 : -1;
 }
 
 /* ---- -c: an ELF core as Linux writes it with RLIMIT_ITRACE ---------- */
@@ -268,15 +289,6 @@ static size_t read_all(const char *path, uint8_t *buf, size_t len)
 	return got;
 }
 
-#define MAX_VMAS	128
-
-struct vma {
-	uint64_t	lo, hi, off;
-	uint32_t	flags;
-	char		file[256];
-	uint64_t	filesz, at;	/* contents dumped: bytes, file offset */
-};
-
 static int write_core(const char *path, pid_t pid, int memfd, const char *cmd,
 		      const struct user_regs_struct *regs, const siginfo_t *si,
 		      const uint8_t *trace, uint64_t size, uint64_t keep)
@@ -289,10 +301,10 @@ static int write_core(const char *path, pid_t pid, int memfd, const char *cmd,
 	struct elf_prpsinfo pi = { 0 };
 	struct itrace_note *note;
 	uint64_t count = 0, pg = 4096, pos, nv = 0, i, e[3];
-	char line[512], mpath[64], perms[8];
+	char mpath[64];
 	Elf64_Ehdr eh = { 0 };
 	const char *b = strrchr(cmd, '/');
-	FILE *m, *f;
+	FILE *f;
 	size_t auxn;
 
 	ps.pr_info.si_signo = si->si_signo;
@@ -309,21 +321,7 @@ static int write_core(const char *path, pid_t pid, int memfd, const char *cmd,
 	auxn = read_all(mpath, aux, sizeof(aux));
 	add_note(&nb, "CORE", NT_AUXV, aux, auxn);
 
-	snprintf(mpath, sizeof(mpath), "/proc/%d/maps", pid);
-	m = fopen(mpath, "r");
-	while (m && nv < MAX_VMAS && fgets(line, sizeof(line), m)) {
-		struct vma *a = &v[nv];
-
-		a->file[0] = 0;
-		if (sscanf(line, "%lx-%lx %4s %lx %*s %*s %255s", &a->lo, &a->hi, perms,
-			   &a->off, a->file) < 4 || !strcmp(a->file, "[vsyscall]"))
-			continue;
-		a->flags = (perms[0] == 'r' ? PF_R : 0) | (perms[1] == 'w' ? PF_W : 0) |
-			   (perms[2] == 'x' ? PF_X : 0);
-		nv++;
-	}
-	if (m)
-		fclose(m);
+	nv = read_vmas(pid, v, MAX_VMAS);
 	/* NT_FILE: count, page size, (start, end, offset in pages)..., names */
 	for (i = 0; i < nv; i++)
 		count += v[i].file[0] == '/';
