@@ -235,11 +235,26 @@ static void parse_itrace_note(struct core_thread *t, const uint8_t *d, uint64_t 
 	t->trace = d + hs;
 }
 
+static struct core_thread *note_thread(struct core *c, struct core_thread *cur,
+				       const uint8_t *d, uint64_t n)
+{
+	uint32_t tid;
+	size_t i;
+
+	if (n < offsetof(struct itrace_note, tid) + sizeof(tid))
+		return cur;
+	memcpy(&tid, d + offsetof(struct itrace_note, tid), sizeof(tid));
+	for (i = 0; i < c->nr_th; i++)
+		if (c->th[i].tid == tid && !c->th[i].has_note)
+			return &c->th[i];
+	return cur;
+}
+
 static int parse_notes(struct core *c, const Elf64_Phdr *p, char *err, size_t errlen)
 {
 	const uint8_t *d = c->buf + p->p_offset;
 	uint64_t pos = 0, n = p->p_filesz;
-	struct core_thread *cur = NULL;
+	struct core_thread *cur = NULL, *t;
 
 	while (pos < n) {
 		Elf64_Nhdr nh;
@@ -327,12 +342,14 @@ static int parse_notes(struct core *c, const Elf64_Phdr *p, char *err, size_t er
 					 (unsigned long long)(p->p_offset + pos));
 				return -1;
 			}
-			if (cur->has_note) {
+			/* the thread it names, else the one it follows */
+			t = note_thread(c, cur, desc, nh.n_descsz);
+			if (t->has_note) {
 				snprintf(err, errlen, "thread %u has two NT_ITRACE notes",
-					 cur->tid);
+					 t->tid);
 				return -1;
 			}
-			parse_itrace_note(cur, desc, nh.n_descsz);
+			parse_itrace_note(t, desc, nh.n_descsz);
 		}
 		pos = next;
 	}
