@@ -79,6 +79,7 @@ struct core_thread {
 	struct ent	pend_ent;
 	struct pt_insn	last;
 	bool		have_last;
+	bool		lost_end;	/* decode errors after the last instruction */
 	enum end_how	how;
 	uint64_t	end_ip;
 	int		walk;		/* itrace_pt_walk()'s result */
@@ -550,6 +551,7 @@ static void tail_insn(void *ctx, const struct pt_insn *in)
 	t->insns++;
 	t->last = *in;
 	t->have_last = true;
+	t->lost_end = false;
 	t->how = END_NONE;
 	memcpy(e.raw, in->raw, sizeof(e.raw));
 	if (x->o->insn) {
@@ -602,6 +604,7 @@ static void tail_error(void *ctx, struct pt_insn_decoder *dec, int err, uint64_t
 	pt_insn_get_offset(dec, &e.off);
 	t->pend = false;
 	t->how = END_NONE;
+	t->lost_end = true;
 	if (t->errors < NR_ERR_MSGS)
 		snprintf(t->errmsg[t->errors], MSG_LEN,
 			 "decode error at trace offset 0x%llx (last ip 0x%llx): %s",
@@ -769,6 +772,8 @@ static const char *rip_check(const struct core_thread *t)
 		return t->end_ip + t->last.size == t->rip ?
 			"in a system call; NT_PRSTATUS rip is the next instruction" :
 			"in a system call; != NT_PRSTATUS rip";
+	if (t->have_last && t->lost_end)
+		return "the last instruction decoded: the trace after it could not be decoded";
 	if (t->have_last)
 		return "the trace ends after it without a disable; NT_PRSTATUS rip not compared";
 	return "nothing decoded";
@@ -842,7 +847,7 @@ static void print_thread(struct ctx *x, struct core_thread *t, bool crashed)
 		}
 		fprintf(f, "],\n      \"end\": {\"how\": \"%s\", ",
 			t->how == END_ASYNC ? "fault" : t->how == END_SYSCALL ? "syscall" :
-			t->have_last ? "trace-end" : "none");
+			t->lost_end ? "decode-error" : t->have_last ? "trace-end" : "none");
 		print_loc(x, "at", t->have_last || t->how ? t->end_ip : 0);
 		fprintf(f, ", \"matches_rip\": %s}}", rip_ok(t) ? "true" : "false");
 		return;
