@@ -986,8 +986,9 @@ static void test_core(const char *itrace, const char *ptsim)
 	ret = run_out(cmd, &out);
 	ok(ret == 0 && strstr(out, "missing: ") &&
 	   strstr(out, "/gone: No such file or directory") &&
-	   !strstr(out, " 0 errors") && strstr(out, "decode error at trace offset 0x"),
-	   "core with its program missing: exit 0, the file and the decode errors reported");
+	   !strstr(out, " 0 errors") && strstr(out, "decode error at trace offset 0x") &&
+	   strstr(out, "  the last instruction decoded: the trace after it could not be decoded\n"),
+	   "core with its program missing: exit 0, the file, the decode errors, the end not decoded");
 	free(out);
 	snprintf(cmd, sizeof(cmd),
 		 "cd %s && %s core -n 64 --exe moved gone.core > moved.txt 2>&1 &&\n"
