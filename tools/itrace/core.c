@@ -627,6 +627,11 @@ static int decode_thread(struct ctx *x, struct core_thread *t)
 	x->t = t;
 	itrace_pt_config(&cfg, t->trace, t->note.trace_size, t->note.cpu_vendor,
 			 t->note.cpu_family, t->note.cpu_model, t->note.cpu_stepping);
+	/* timing packets (MTC, CYC, TMA) of a trace with TSC or MTC on */
+	cfg.mtc_freq = t->note.mtc_freq;
+	cfg.nom_freq = t->note.nom_freq;
+	cfg.cpuid_0x15_eax = t->note.tsc_ctc_den;
+	cfg.cpuid_0x15_ebx = t->note.tsc_ctc_num;
 	t->walk = itrace_pt_walk(&cfg, x->image, &ops, x);
 	if (t->pend)		/* the trace ends on a branch */
 		resolve(x, t->how == END_ASYNC ? t->end_ip : 0);

@@ -9,6 +9,7 @@
  * file, and decoded by the same code as "itrace decode".  Then the file
  * parser is fed bad and truncated input.
  */
+#include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <intel-pt.h>
@@ -18,12 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/procfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "itrace.h"
 #include "itrace-file.h"
 #include "record.h"
+/* after itrace-file.h: its enum has the same ITRACE_CPU_* values */
+#include <linux/itrace.h>
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -918,6 +922,62 @@ static void patch32(uint8_t *b, const uint8_t *buf, size_t size, long off, uint3
 	memcpy(b + off, &v, sizeof(v));
 }
 
+/*
+ * Two threads from the one of a ptsim core: a second NT_PRSTATUS and
+ * NT_ITRACE (tid + 1, the same trace) in a new note segment at the end of
+ * the file.  by_tid: both NT_ITRACE notes after all NT_PRSTATUS notes, so
+ * only their tid says whose they are.
+ */
+static void two_threads(const char *itrace, const uint8_t *buf, size_t size, long nh,
+			int by_tid)
+{
+	const char *name = by_tid ? "threads-by-tid" : "threads";
+	size_t pr = 12 + 8 + sizeof(struct elf_prstatus), it, nlen, len = 0;
+	uint32_t tid, tid2;
+	char cmd[1024], want[128], *out;
+	uint8_t *b, *n;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int ret;
+
+	memcpy(&eh, buf, sizeof(eh));
+	memcpy(&ph, buf + eh.e_phoff, sizeof(ph));	/* ptsim: PT_NOTE first */
+	nlen = ph.p_filesz;
+	it = ph.p_offset + nlen - nh;			/* ptsim: NT_ITRACE last */
+	b = malloc(size + 2 * nlen + 16);
+	memcpy(b, buf, size);
+	n = b + ((size + 3) & ~3UL);
+	memcpy(n, buf + ph.p_offset, nlen - (by_tid ? it : 0));
+	len = nlen - (by_tid ? it : 0);
+	memcpy(n + len, buf + ph.p_offset, pr);		/* NT_PRSTATUS of thread 2 */
+	memcpy(&tid, n + len + 20 + offsetof(struct elf_prstatus, pr_pid), 4);
+	tid2 = tid + 1;
+	memcpy(n + len + 20 + offsetof(struct elf_prstatus, pr_pid), &tid2, 4);
+	len += pr;
+	memcpy(n + len, buf + nh, it);			/* its NT_ITRACE */
+	memcpy(n + len + 20 + offsetof(struct itrace_note, tid), &tid2, 4);
+	len += it;
+	if (by_tid) {					/* thread 1's, last */
+		memcpy(n + len, buf + nh, it);
+		len += it;
+	}
+	ph.p_offset = n - b;
+	ph.p_filesz = len;
+	memcpy(b + eh.e_phoff, &ph, sizeof(ph));
+	save(tmp(name), b, n - b + len);
+	free(b);
+	snprintf(cmd, sizeof(cmd), "%s core -n 4 %s 2>&1", itrace, tmp(name));
+	ret = run_out(cmd, &out);
+	snprintf(want, sizeof(want), "\nthread %u: signal 11 SIGSEGV\n", tid2);
+	ok(ret == 0 && strstr(out, ", 2 threads, 2 with trace\n") && strstr(out, want) &&
+	   strstr(out, "  crash: ") && strstr(out, "  end:   ") && !strstr(out, "warning") &&
+	   strstr(strstr(out, want), "level3 (crashnull.c:7)  = NT_PRSTATUS rip\n"),
+	   "core %s: 2 threads, each its trace, thread %u ends at level3 = rip", name, tid2);
+	if (ret || !strstr(out, ", 2 with trace"))
+		fprintf(stderr, "# %s\n", out);
+	free(out);
+}
+
 /* A bad variant of the crashnull core: exit status and message. */
 static void bad_core(const char *itrace, const char *name, const uint8_t *buf, size_t size,
 		     int want_rc, const char *want_msg)
@@ -1014,6 +1074,8 @@ static void test_core(const char *itrace, const char *ptsim)
 	ok(nh > 0, "core: the NT_ITRACE note is in the ptsim core (at 0x%lx)", nh);
 	if (nh <= 0)
 		return;
+	two_threads(itrace, buf, size, nh, 0);
+	two_threads(itrace, buf, size, nh, 1);
 	b = malloc(size);
 	bad_core(itrace, "not-elf", (const uint8_t *)"hello\n", 6, 1, "not an ELF file");
 	snprintf(cmd, sizeof(cmd), "%s core %s/crashnull 2>&1", itrace, crash_dir);
