@@ -14,11 +14,40 @@
 #define _LINUX_ITRACE_H
 
 #include <linux/perf_event.h>
+#include <uapi/linux/itrace.h>
+
+struct rlimit;
+struct task_struct;
+
+/**
+ * struct itrace_rlimit_tx - a change of RLIMIT_ITRACE in progress
+ * @dumps: the new trace of each thread, made by itrace_rlimit_begin()
+ * @gen: generation of this change; older traces are dropped at the end
+ * @change: false if the limit keeps its value
+ *
+ * Between itrace_rlimit_begin() and itrace_rlimit_end() do_prlimit()
+ * changes the limit itself; see kernel/sys.c.
+ */
+struct itrace_rlimit_tx {
+	struct list_head	dumps;
+	u64			gen;
+	bool			change;
+};
 
 #ifdef CONFIG_PERF_EVENTS
 
 int itrace_pmu_register(struct pmu *pmu);
 struct pmu *itrace_coredump_pmu(u64 *config);
+
+int itrace_rlimit_begin(struct task_struct *tsk,
+			const struct rlimit *new_rlim,
+			struct itrace_rlimit_tx *tx);
+void itrace_rlimit_end(struct task_struct *tsk, struct itrace_rlimit_tx *tx,
+		       int err);
+void itrace_task_fork(struct task_struct *p);
+void itrace_task_exec(struct task_struct *tsk);
+void itrace_task_exit(struct task_struct *tsk);
+void *itrace_core_note(struct task_struct *tsk, unsigned int *size);
 
 /**
  * is_itrace_event() - can the event's trace be mapped through a trace fd
@@ -37,6 +66,25 @@ static inline bool is_itrace_event(struct perf_event *event)
 static inline int itrace_pmu_register(struct pmu *pmu)
 {
 	return -ENODEV;
+}
+
+static inline int itrace_rlimit_begin(struct task_struct *tsk,
+				      const struct rlimit *new_rlim,
+				      struct itrace_rlimit_tx *tx)
+{
+	return new_rlim->rlim_cur ? -ENODEV : 0;
+}
+
+static inline void itrace_rlimit_end(struct task_struct *tsk,
+				     struct itrace_rlimit_tx *tx, int err) { }
+static inline void itrace_task_fork(struct task_struct *p) { }
+static inline void itrace_task_exec(struct task_struct *tsk) { }
+static inline void itrace_task_exit(struct task_struct *tsk) { }
+
+static inline void *itrace_core_note(struct task_struct *tsk,
+				     unsigned int *size)
+{
+	return NULL;
 }
 
 #endif /* CONFIG_PERF_EVENTS */

@@ -34,11 +34,23 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/itrace.h>
+#include <linux/jump_label.h>
 #include <linux/mm.h>
 #include <linux/perf_event.h>
 #include <linux/poll.h>
+#include <linux/ptrace.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/sched/user.h>
 #include <linux/security.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/string.h>
+#ifdef CONFIG_X86
+#include <asm/msr.h>
+#include <asm/processor.h>
+#endif
 
 #include "internal.h"
 
@@ -460,4 +472,623 @@ err_fput:
 	fput(event_file);
 
 	return ret;
+}
+
+/*
+ * RLIMIT_ITRACE: the newest user-mode trace of each thread, for core dumps
+ *
+ * A process that sets RLIMIT_ITRACE to N bytes gets, for each of its
+ * threads, a kernel-owned event of the core-dump PMU (itrace_coredump_pmu())
+ * that traces user mode only into an overwrite-mode AUX buffer of N bytes
+ * rounded up to a power-of-two number of pages. New threads and fork()
+ * children get their own in copy_process(); execve() starts a fresh trace
+ * for the new program if it is dumpable and none if it is not; exit frees
+ * it. A core dump writes each thread's buffer, oldest byte first, as an
+ * NT_ITRACE note after the thread's register notes (fs/binfmt_elf.c).
+ *
+ * Locking: itrace_rlimit_mutex serializes the changes of the limit, fork,
+ * exec and core dumps, which make, swap and read the traces.
+ * task_struct::itrace_dump is set and cleared under task_lock(), so exit can
+ * take a thread's trace away without the mutex; a trace is never installed
+ * on a thread that is already exiting (PF_EXITING, checked under the same
+ * lock).
+ */
+
+/* Beyond this, setrlimit() fails with EINVAL; RLIM_INFINITY included. */
+#define ITRACE_DUMP_MAX_BYTES	SZ_1G
+
+/**
+ * struct itrace_dump - a thread's trace for its core dump
+ * @event: kernel-owned event, user mode only, overwrite-mode AUX buffer
+ * @user: the user charged for the buffer (perf_event_mlock_kb allowance)
+ * @task: the thread, while on a struct itrace_rlimit_tx (holds a reference)
+ * @list: on a struct itrace_rlimit_tx, or on a list to free
+ * @nr_pages: buffer size in pages, as charged to @user
+ * @gen: the change of the limit that made it (itrace_rlimit_gen)
+ */
+struct itrace_dump {
+	struct perf_event	*event;
+	struct user_struct	*user;
+	struct task_struct	*task;
+	struct list_head	list;
+	unsigned long		nr_pages;
+	u64			gen;
+};
+
+static DEFINE_MUTEX(itrace_rlimit_mutex);
+static DEFINE_STATIC_KEY_FALSE(itrace_rlimit_used);
+static u64 itrace_rlimit_gen;
+
+static unsigned long itrace_dump_pages(unsigned long bytes)
+{
+	return roundup_pow_of_two(DIV_ROUND_UP(bytes, PAGE_SIZE));
+}
+
+/*
+ * Charge @nr_pages like an AUX mapping (perf_mmap_calc_limits()): within
+ * the user's perf_event_mlock_kb allowance, or beyond it with CAP_IPC_LOCK
+ * or when perf is not paranoid. There is no mm to charge the rest to.
+ */
+static bool itrace_dump_charge(struct user_struct *user,
+			       unsigned long nr_pages)
+{
+	unsigned long limit = sysctl_perf_event_mlock >> (PAGE_SHIFT - 10);
+
+	limit *= num_online_cpus();
+	if (atomic_long_add_return(nr_pages, &user->perf_mlock) > limit &&
+	    perf_is_paranoid() && !capable(CAP_IPC_LOCK)) {
+		atomic_long_sub(nr_pages, &user->perf_mlock);
+		return false;
+	}
+
+	return true;
+}
+
+static struct itrace_dump *itrace_dump_create(struct task_struct *tsk,
+					      struct pmu *pmu, u64 config,
+					      unsigned long nr_pages, u64 gen)
+{
+	struct perf_event_attr attr = {
+		.type		= pmu->type,
+		.size		= sizeof(attr),
+		.config		= config,
+		.disabled	= 1,
+		.exclude_kernel	= 1,
+		.exclude_hv	= 1,
+	};
+	struct itrace_dump *d;
+	int ret;
+
+	d = kzalloc(sizeof(*d), GFP_KERNEL);
+	if (!d)
+		return ERR_PTR(-ENOMEM);
+
+	d->user = get_current_user();
+	d->nr_pages = nr_pages;
+	d->gen = gen;
+	INIT_LIST_HEAD(&d->list);
+
+	ret = -EPERM;
+	if (!itrace_dump_charge(d->user, nr_pages))
+		goto free;
+
+	d->event = perf_event_create_kernel_counter(&attr, -1, tsk, NULL,
+						    NULL);
+	if (IS_ERR(d->event)) {
+		ret = PTR_ERR(d->event);
+		goto uncharge;
+	}
+
+	ret = perf_event_alloc_kernel_aux(d->event, nr_pages, true);
+	if (ret)
+		goto release;
+
+	perf_event_enable(d->event);
+
+	return d;
+
+release:
+	perf_event_release_kernel(d->event);
+uncharge:
+	atomic_long_sub(nr_pages, &d->user->perf_mlock);
+free:
+	free_uid(d->user);
+	kfree(d);
+
+	return ERR_PTR(ret);
+}
+
+static void itrace_dump_destroy(struct itrace_dump *d)
+{
+	perf_event_release_kernel_aux(d->event);
+	atomic_long_sub(d->nr_pages, &d->user->perf_mlock);
+	free_uid(d->user);
+	kfree(d);
+}
+
+static void itrace_dump_destroy_list(struct list_head *list)
+{
+	struct itrace_dump *d, *tmp;
+
+	list_for_each_entry_safe(d, tmp, list, list) {
+		list_del(&d->list);
+		if (d->task)
+			put_task_struct(d->task);
+		itrace_dump_destroy(d);
+	}
+}
+
+/*
+ * Make @d the trace of @tsk and return the one it replaces, or @d itself if
+ * @tsk is exiting (and would never free it).
+ */
+static struct itrace_dump *itrace_dump_install(struct task_struct *tsk,
+					       struct itrace_dump *d)
+{
+	struct itrace_dump *old = d;
+
+	task_lock(tsk);
+	if (!(tsk->flags & PF_EXITING)) {
+		old = tsk->itrace_dump;
+		tsk->itrace_dump = d;
+	}
+	task_unlock(tsk);
+
+	return old;
+}
+
+static bool itrace_task_dumpable(struct task_struct *tsk)
+{
+	bool ret;
+
+	task_lock(tsk);
+	ret = tsk->mm && get_dumpable(tsk->mm) == SUID_DUMP_USER;
+	task_unlock(tsk);
+
+	return ret;
+}
+
+/*
+ * The checks perf_event_open() makes for a user-mode event on @tsk: the
+ * paranoia level, the LSM, and ptrace access to another process.
+ */
+static int itrace_rlimit_allowed(struct task_struct *tsk)
+{
+	int ret;
+
+	if (perf_paranoid_any() && !capable(CAP_SYS_ADMIN))
+		return -EACCES;
+
+	ret = security_perf_event_open(PERF_SECURITY_OPEN);
+	if (ret)
+		return ret;
+
+	if (!same_thread_group(tsk, current) &&
+	    !ptrace_may_access(tsk, PTRACE_MODE_READ_REALCREDS))
+		return -EACCES;
+
+	return 0;
+}
+
+/* A reference to each live user thread of @tsk's process, in @tx. */
+static int itrace_rlimit_prepare(struct task_struct *tsk, struct pmu *pmu,
+				 u64 config, unsigned long nr_pages,
+				 struct itrace_rlimit_tx *tx)
+{
+	unsigned int max = get_nr_threads(tsk) + 8, nr, i;
+	struct task_struct **threads, *t;
+	struct itrace_dump *d;
+	bool more;
+	int ret = 0;
+
+again:
+	threads = kvmalloc_array(max, sizeof(*threads), GFP_KERNEL);
+	if (!threads)
+		return -ENOMEM;
+
+	nr = 0;
+	more = false;
+	rcu_read_lock();
+	for_each_thread(tsk, t) {
+		if (t->flags & (PF_EXITING | PF_KTHREAD | PF_IO_WORKER))
+			continue;
+		if (nr == max) {
+			more = true;
+			break;
+		}
+		get_task_struct(t);
+		threads[nr++] = t;
+	}
+	rcu_read_unlock();
+
+	if (more) {
+		while (nr)
+			put_task_struct(threads[--nr]);
+		kvfree(threads);
+		max *= 2;
+		goto again;
+	}
+
+	for (i = 0; i < nr; i++) {
+		d = ret ? NULL : itrace_dump_create(threads[i], pmu, config,
+						    nr_pages, tx->gen);
+		/* A thread that exits meanwhile needs no trace. */
+		if (IS_ERR_OR_NULL(d)) {
+			if (!IS_ERR(d) || PTR_ERR(d) != -ESRCH)
+				ret = ret ?: PTR_ERR(d);
+			put_task_struct(threads[i]);
+			continue;
+		}
+		d->task = threads[i];
+		list_add_tail(&d->list, &tx->dumps);
+	}
+	kvfree(threads);
+
+	return ret;
+}
+
+/**
+ * itrace_rlimit_begin() - prepare a change of RLIMIT_ITRACE
+ * @tsk: a thread of the process whose limit changes
+ * @new_rlim: the new limit; rlim_cur is in bytes of trace per thread, 0
+ *	turns it off
+ * @tx: the change, for itrace_rlimit_end()
+ *
+ * Makes, but does not install, one trace event per live thread of @tsk's
+ * process, buffer @bytes rounded up to a power-of-two number of pages,
+ * charged to the current user. A process that is not dumpable (see
+ * PR_SET_DUMPABLE and set-user-ID execution) keeps the limit but gets no
+ * trace. On success itrace_rlimit_mutex stays held until
+ * itrace_rlimit_end(), which must follow; on error nothing is left.
+ *
+ * Context: process context, around do_prlimit() (kernel/sys.c), without
+ * locks held.
+ * Return: 0 on success (also when the soft limit keeps its value, which
+ * then changes nothing), -EINVAL if it exceeds the hard limit or
+ * ITRACE_DUMP_MAX_BYTES (1 GiB, so RLIM_INFINITY too), -ENODEV if no itrace PMU serves core
+ * dumps, -EACCES if perf_event_paranoid or ptrace access to @tsk forbids
+ * tracing it, the LSM's error, -EPERM if the buffers exceed the user's
+ * perf_event_mlock_kb allowance without CAP_IPC_LOCK, -ENOMEM, or the
+ * PMU's error for the event (-EBUSY, -EOPNOTSUPP ...).
+ */
+int itrace_rlimit_begin(struct task_struct *tsk,
+			const struct rlimit *new_rlim,
+			struct itrace_rlimit_tx *tx)
+{
+	unsigned long bytes = new_rlim->rlim_cur;
+	struct pmu *pmu;
+	u64 config;
+	int ret;
+
+	INIT_LIST_HEAD(&tx->dumps);
+	tx->change = false;
+
+	/* do_prlimit()'s first check, before any work */
+	if (bytes > new_rlim->rlim_max || bytes > ITRACE_DUMP_MAX_BYTES)
+		return -EINVAL;
+
+	mutex_lock(&itrace_rlimit_mutex);
+	tx->gen = ++itrace_rlimit_gen;
+
+	if (READ_ONCE(tsk->signal->rlim[RLIMIT_ITRACE].rlim_cur) == bytes)
+		return 0;
+	tx->change = true;
+	if (!bytes)
+		return 0;
+
+	ret = -ENODEV;
+	pmu = itrace_coredump_pmu(&config);
+	if (!pmu)
+		goto unlock;
+
+	ret = itrace_rlimit_allowed(tsk);
+	if (ret)
+		goto unlock;
+
+	if (!itrace_task_dumpable(tsk))
+		return 0;
+
+	/* From here on fork, exec and exit look for traces. */
+	static_branch_enable(&itrace_rlimit_used);
+
+	ret = itrace_rlimit_prepare(tsk, pmu, config, itrace_dump_pages(bytes),
+				    tx);
+	if (!ret)
+		return 0;
+
+	itrace_dump_destroy_list(&tx->dumps);
+unlock:
+	mutex_unlock(&itrace_rlimit_mutex);
+
+	return ret;
+}
+
+/**
+ * itrace_rlimit_end() - finish a change of RLIMIT_ITRACE
+ * @tsk: the thread passed to itrace_rlimit_begin()
+ * @tx: the change itrace_rlimit_begin() prepared
+ * @err: 0 if do_prlimit() changed the limit, else its error: the prepared
+ *	traces are dropped and the old ones stay
+ *
+ * Installs the prepared traces and frees every older trace of the process:
+ * those they replace, and all of them when the limit went to 0.
+ *
+ * Context: process context; releases itrace_rlimit_mutex.
+ */
+void itrace_rlimit_end(struct task_struct *tsk, struct itrace_rlimit_tx *tx,
+		       int err)
+{
+	struct itrace_dump *d, *tmp;
+	struct task_struct *t;
+	LIST_HEAD(old);
+
+	if (err || !tx->change) {
+		itrace_dump_destroy_list(&tx->dumps);
+		goto unlock;
+	}
+
+	list_for_each_entry_safe(d, tmp, &tx->dumps, list) {
+		list_del_init(&d->list);
+		t = d->task;
+		d->task = NULL;
+		d = itrace_dump_install(t, d);
+		put_task_struct(t);
+		if (d)
+			list_add(&d->list, &old);
+	}
+
+	rcu_read_lock();
+	for_each_thread(tsk, t) {
+		task_lock(t);
+		d = t->itrace_dump;
+		if (d && d->gen != tx->gen) {
+			t->itrace_dump = NULL;
+			list_add(&d->list, &old);
+		}
+		task_unlock(t);
+	}
+	rcu_read_unlock();
+
+	itrace_dump_destroy_list(&old);
+unlock:
+	mutex_unlock(&itrace_rlimit_mutex);
+}
+
+/* Give @tsk a trace if its process has the limit and is dumpable. */
+static void itrace_task_start(struct task_struct *tsk)
+{
+	unsigned long bytes = READ_ONCE(tsk->signal->rlim[RLIMIT_ITRACE].rlim_cur);
+	struct itrace_dump *d;
+	struct pmu *pmu;
+	u64 config;
+
+	lockdep_assert_held(&itrace_rlimit_mutex);
+
+	if (!bytes || !itrace_task_dumpable(tsk))
+		return;
+
+	pmu = itrace_coredump_pmu(&config);
+	if (!pmu)
+		return;
+
+	/* Failing (memory, accounting) leaves the thread without a trace. */
+	d = itrace_dump_create(tsk, pmu, config, itrace_dump_pages(bytes),
+			       itrace_rlimit_gen);
+	if (IS_ERR(d))
+		return;
+
+	d = itrace_dump_install(tsk, d);
+	if (d)
+		itrace_dump_destroy(d);
+}
+
+/**
+ * itrace_task_fork() - RLIMIT_ITRACE for a new thread or process
+ * @p: the new task, not yet running
+ *
+ * A new thread or child of a process with RLIMIT_ITRACE set gets a trace of
+ * its own (perf inheritance would send it into the parent's buffer). If it
+ * cannot be made, @p runs without one: fork() does not fail for it.
+ *
+ * Context: process context, end of copy_process().
+ */
+void itrace_task_fork(struct task_struct *p)
+{
+	if (!static_branch_unlikely(&itrace_rlimit_used))
+		return;
+
+	if (p->flags & (PF_KTHREAD | PF_IO_WORKER))
+		return;
+
+	mutex_lock(&itrace_rlimit_mutex);
+	/* Made already by a change of the limit that saw the new thread? */
+	if (!p->itrace_dump)
+		itrace_task_start(p);
+	mutex_unlock(&itrace_rlimit_mutex);
+}
+
+static void itrace_task_stop(struct task_struct *tsk)
+{
+	struct itrace_dump *d;
+
+	task_lock(tsk);
+	d = tsk->itrace_dump;
+	tsk->itrace_dump = NULL;
+	task_unlock(tsk);
+
+	if (d)
+		itrace_dump_destroy(d);
+}
+
+/**
+ * itrace_task_exec() - RLIMIT_ITRACE across execve()
+ * @tsk: current, the only thread left, with its new mm and credentials
+ *
+ * The trace of the old program is dropped (it would not decode against the
+ * new one); a dumpable program starts a fresh trace, one that is not
+ * dumpable (set-user-ID, file capabilities) gets none.
+ *
+ * Context: process context, begin_new_exec() after the credentials are
+ * committed.
+ */
+void itrace_task_exec(struct task_struct *tsk)
+{
+	if (!static_branch_unlikely(&itrace_rlimit_used))
+		return;
+
+	mutex_lock(&itrace_rlimit_mutex);
+	itrace_task_stop(tsk);
+	itrace_task_start(tsk);
+	mutex_unlock(&itrace_rlimit_mutex);
+}
+
+/**
+ * itrace_task_exit() - free the thread's trace
+ * @tsk: current, exiting (PF_EXITING), its core dump written
+ *
+ * Context: process context, do_exit() after perf_event_exit_task().
+ */
+void itrace_task_exit(struct task_struct *tsk)
+{
+	if (static_branch_unlikely(&itrace_rlimit_used))
+		itrace_task_stop(tsk);
+}
+
+#ifdef CONFIG_X86
+/* What a decoder needs to know about the CPU (libipt's struct pt_config) */
+static void itrace_note_cpu(struct itrace_note *n, struct pmu *pmu,
+			    u64 config)
+{
+	struct cpuinfo_x86 *c = &boot_cpu_data;
+	u32 eax, ebx, ecx, edx;
+	u64 platform_info;
+
+	if (c->x86_vendor == X86_VENDOR_INTEL)
+		n->cpu_vendor = ITRACE_CPU_INTEL;
+	n->cpu_family = c->x86;
+	n->cpu_model = c->x86_model;
+	n->cpu_stepping = c->x86_stepping;
+
+	if (c->cpuid_level >= 0x15) {
+		cpuid(0x15, &eax, &ebx, &ecx, &edx);
+		n->tsc_ctc_den = eax;
+		n->tsc_ctc_num = ebx;
+	}
+
+	if (!rdmsrl_safe(MSR_PLATFORM_INFO, &platform_info))
+		n->nom_freq = (platform_info >> 8) & 0xff;
+
+	/* perf's intel_pt config is IA32_RTIT_CTL: MTCFreq is bits 17:14 */
+	if (!strcmp(pmu->name, "intel_pt"))
+		n->mtc_freq = (config >> 14) & 0xf;
+}
+#else
+static void itrace_note_cpu(struct itrace_note *n, struct pmu *pmu,
+			    u64 config)
+{
+}
+#endif
+
+/* Copy @len bytes of the AUX buffer from offset @from */
+static void itrace_aux_read(struct perf_buffer *rb, void *dst,
+			    unsigned long from, unsigned long len)
+{
+	while (len) {
+		unsigned long off = offset_in_page(from);
+		unsigned long n = min(len, PAGE_SIZE - off);
+
+		memcpy(dst, rb->aux_pages[from >> PAGE_SHIFT] + off, n);
+		dst += n;
+		from += n;
+		len -= n;
+	}
+}
+
+/* Has anything been written to [@from, @to) of the AUX buffer? */
+static bool itrace_aux_written(struct perf_buffer *rb, unsigned long from,
+			       unsigned long to)
+{
+	while (from < to) {
+		unsigned long off = offset_in_page(from);
+		unsigned long n = min(to - from, PAGE_SIZE - off);
+
+		if (memchr_inv(rb->aux_pages[from >> PAGE_SHIFT] + off, 0, n))
+			return true;
+		from += n;
+	}
+
+	return false;
+}
+
+/**
+ * itrace_core_note() - the NT_ITRACE note of a thread
+ * @tsk: a thread of the dumping process: current, or one waiting for the
+ *	dump to end
+ * @size: set to the size of the note's descriptor, in bytes
+ *
+ * Stops the thread's trace and copies it after a struct itrace_note,
+ * oldest byte first (see include/uapi/linux/itrace.h). The AUX buffer is
+ * in overwrite mode, where the driver reports only the offset it writes
+ * at; pages start zeroed and hardware trace never ends in a run of zero
+ * bytes (PAD) longer than the buffer, so trace after that offset means the
+ * buffer wrapped (ITRACE_NOTE_WRAPPED) and the trace starts there.
+ *
+ * Context: process context, the core dump's fill_note_info().
+ * Return: the descriptor, kvmalloc()ed for the caller to kvfree(); NULL if
+ * @tsk has no trace or memory ran out.
+ */
+void *itrace_core_note(struct task_struct *tsk, unsigned int *size)
+{
+	unsigned long buf_size, head, trace_size;
+	struct itrace_note *n = NULL;
+	struct perf_buffer *rb;
+	struct itrace_dump *d;
+	bool wrapped;
+
+	if (!static_branch_unlikely(&itrace_rlimit_used))
+		return NULL;
+
+	mutex_lock(&itrace_rlimit_mutex);
+	d = tsk->itrace_dump;
+	if (!d)
+		goto unlock;
+
+	/* Synchronous: the PMU has written out where it stopped. */
+	perf_event_disable(d->event);
+
+	rb = ring_buffer_get(d->event);
+	if (!rb)
+		goto unlock;
+
+	buf_size = (unsigned long)rb->aux_nr_pages << PAGE_SHIFT;
+	head = READ_ONCE(rb->aux_head) & (buf_size - 1);
+	wrapped = itrace_aux_written(rb, head, buf_size);
+	trace_size = wrapped ? buf_size : head;
+
+	n = kvzalloc(sizeof(*n) + trace_size, GFP_KERNEL);
+	if (n) {
+		n->hdr_size = sizeof(*n);
+		n->version = ITRACE_NOTE_VERSION;
+		strscpy(n->pmu_name, d->event->pmu->name, sizeof(n->pmu_name));
+		n->config = d->event->attr.config;
+		n->trace_size = trace_size;
+		n->buf_size = buf_size;
+		n->flags = wrapped ? ITRACE_NOTE_WRAPPED : 0;
+		n->tid = task_pid_vnr(tsk);
+		itrace_note_cpu(n, d->event->pmu, n->config);
+
+		if (wrapped) {
+			itrace_aux_read(rb, n + 1, head, buf_size - head);
+			itrace_aux_read(rb, (void *)(n + 1) + buf_size - head,
+					0, head);
+		} else {
+			itrace_aux_read(rb, n + 1, 0, head);
+		}
+		*size = sizeof(*n) + trace_size;
+	}
+	ring_buffer_put(rb);
+unlock:
+	mutex_unlock(&itrace_rlimit_mutex);
+
+	return n;
 }

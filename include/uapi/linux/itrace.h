@@ -24,13 +24,16 @@
 
 #define ITRACE_NOTE_VERSION	1
 
-/* struct itrace_note::flags */
-#define ITRACE_NOTE_WRAPPED	(1U << 0) /* older trace was overwritten:
-					   * decode from the first PSB */
-#define ITRACE_NOTE_PAUSED	(1U << 1) /* tracing paused at least once
-					   * (the thread's own event of the
-					   * same PMU ran): the trace has gaps */
-#define ITRACE_NOTE_ERROR	(1U << 2) /* the PMU reported lost trace */
+/*
+ * struct itrace_note::flags
+ * WRAPPED: older trace was overwritten; decode from the first PSB.
+ * PAUSED: tracing paused at least once (the thread's own event of the same
+ *	PMU ran): the trace has gaps.
+ * ERROR: the PMU reported lost trace.
+ */
+#define ITRACE_NOTE_WRAPPED	(1U << 0)
+#define ITRACE_NOTE_PAUSED	(1U << 1)
+#define ITRACE_NOTE_ERROR	(1U << 2)
 
 /* struct itrace_note::cpu_vendor */
 #define ITRACE_CPU_UNKNOWN	0

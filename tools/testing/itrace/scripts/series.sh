@@ -116,11 +116,12 @@ if [ -n "$checkpatch" ]; then
 			echo "# $(basename "$p"): not checked with checkpatch ($style)"
 			continue
 		fi
-		# CAMELCASE, for the tools patch only: it calls elfutils and
-		# libipt, whose types (Dwfl, GElf_Ehdr, Elf_Scn...) it cannot rename.
+		# CAMELCASE, for the tools and selftests patches only: they use
+		# elfutils, libipt and <elf.h>, whose types (Dwfl, GElf_Ehdr,
+		# Elf64_Nhdr...) they cannot rename.
 		ignore=FILE_PATH_CHANGES
 		case $(basename "$m") in
-		*-tools-itrace) ignore=$ignore,CAMELCASE ;;
+		*-tools-itrace|*-selftests) ignore=$ignore,CAMELCASE ;;
 		esac
 		if PATH=/usr/bin:$PATH "$tree/scripts/checkpatch.pl" --strict --quiet --no-summary \
 			--ignore "$ignore" --root="$tree" "$p" > "$p.checkpatch" 2>&1; then

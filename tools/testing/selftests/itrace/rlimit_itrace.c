@@ -1,0 +1,736 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * RLIMIT_ITRACE: the newest user-mode trace of each thread in its process's
+ * core dump, one NT_ITRACE note per thread (include/uapi/linux/itrace.h).
+ *
+ * The tests run as root: they set kernel.core_pattern, change users and
+ * set the limits of other processes. Tests of the core note need an itrace
+ * PMU (intel_pt) and are skipped without one.
+ */
+#define _GNU_SOURCE
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <linux/itrace.h>
+
+#include "../kselftest_harness.h"
+
+#ifndef RLIMIT_ITRACE
+#define RLIMIT_ITRACE	16
+#endif
+
+#define PT_DIR		"/sys/bus/event_source/devices/intel_pt"
+#define NO_PT		"no intel_pt PMU (" PT_DIR " is missing)"
+#define CORE_PATTERN	"/proc/sys/kernel/core_pattern"
+#define CORE_DIR	"/tmp/itrace-rlimit"
+#define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
+#define NOBODY		65534
+#define MAX_NOTES	64
+
+static const unsigned char psb[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
+static int prlimit_itrace(pid_t pid, const struct rlimit *new,
+			  struct rlimit *old)
+{
+	/* glibc's RLIMIT_NLIMITS predates RLIMIT_ITRACE: use the syscall */
+	return syscall(SYS_prlimit64, pid, RLIMIT_ITRACE, new, old);
+}
+
+static int set_itrace(rlim_t cur, rlim_t max)
+{
+	struct rlimit r = { .rlim_cur = cur, .rlim_max = max };
+
+	return prlimit_itrace(0, &r, NULL);
+}
+
+static rlim_t get_itrace_cur(pid_t pid)
+{
+	struct rlimit r;
+
+	if (prlimit_itrace(pid, NULL, &r))
+		return (rlim_t)-2;
+	return r.rlim_cur;
+}
+
+static bool have_pt(void)
+{
+	return access(PT_DIR, F_OK) == 0;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, s, strlen(s));
+	close(fd);
+	return n == (ssize_t)strlen(s) ? 0 : -1;
+}
+
+static int read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return 0;
+}
+
+/*
+ * Drop root; changing credentials makes the process non-dumpable, which
+ * would leave it without a trace (see nondumpable_no_trace): undo that.
+ */
+static int become_nobody(void)
+{
+	if (setgid(NOBODY) || setuid(NOBODY))
+		return -1;
+	return prctl(PR_SET_DUMPABLE, 1);
+}
+
+/* Branchy user-mode work: a few KiB of trace per call. */
+static void work(unsigned long n)
+{
+	unsigned long i, sum = 0;
+
+	for (i = 0; i < n; i++) {
+		if ((i * 2654435761u) & 0x100)
+			sum += i;
+		else
+			sum ^= i;
+		asm volatile("" : "+r" (sum));
+	}
+}
+
+static void crash(void)
+{
+	int *p = NULL;
+
+	asm volatile("" : "+r" (p));
+	*p = 1;
+}
+
+/* One note of a core file */
+struct note {
+	unsigned int type;
+	char name[16];
+	const unsigned char *desc;
+	size_t descsz;
+};
+
+struct core {
+	unsigned char *data;
+	size_t size;
+	struct note notes[MAX_NOTES];
+	int nr;
+};
+
+static void core_free(struct core *c)
+{
+	free(c->data);
+	c->data = NULL;
+}
+
+/* Read @path and index the notes of its PT_NOTE segments. 0 or -1. */
+static int core_read(const char *path, struct core *c)
+{
+	const Elf64_Ehdr *eh;
+	struct stat st;
+	int fd, i;
+
+	memset(c, 0, sizeof(*c));
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st))
+		return -1;
+	c->size = st.st_size;
+	c->data = malloc(c->size);
+	if (!c->data || read(fd, c->data, c->size) != (ssize_t)c->size) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+
+	eh = (const Elf64_Ehdr *)c->data;
+	if (c->size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_type != ET_CORE)
+		return -1;
+
+	for (i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const Elf64_Phdr *)
+			(c->data + eh->e_phoff + i * eh->e_phentsize);
+		size_t off = ph->p_offset, end = off + ph->p_filesz;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		if (end > c->size)
+			return -1;
+		while (off + sizeof(Elf64_Nhdr) <= end) {
+			const Elf64_Nhdr *nh = (const Elf64_Nhdr *)(c->data + off);
+			size_t name = off + sizeof(*nh);
+			size_t desc = name + ((nh->n_namesz + 3) & ~3u);
+			struct note *n;
+
+			if (desc + nh->n_descsz > end || c->nr == MAX_NOTES)
+				return -1;
+			n = &c->notes[c->nr++];
+			n->type = nh->n_type;
+			snprintf(n->name, sizeof(n->name), "%.*s",
+				 (int)nh->n_namesz, (const char *)c->data + name);
+			n->desc = c->data + desc;
+			n->descsz = nh->n_descsz;
+			off = desc + ((nh->n_descsz + 3) & ~3u);
+		}
+	}
+	return 0;
+}
+
+static int count_itrace(const struct core *c)
+{
+	int i, nr = 0;
+
+	for (i = 0; i < c->nr; i++)
+		nr += c->notes[i].type == NT_ITRACE &&
+		      !strcmp(c->notes[i].name, ITRACE_NOTE_NAME);
+	return nr;
+}
+
+static pid_t prstatus_pid(const struct note *n)
+{
+	/* struct elf_prstatus_common: siginfo (12), cursig + pad (4),
+	 * sigpend, sighold (8 + 8), then pr_pid
+	 */
+	pid_t pid;
+
+	memcpy(&pid, n->desc + 32, sizeof(pid));
+	return pid;
+}
+
+static bool has_psb(const unsigned char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + sizeof(psb) <= len; i++)
+		if (!memcmp(p + i, psb, sizeof(psb)))
+			return true;
+	return false;
+}
+
+/*
+ * Run @fn in a child that sets RLIMIT_ITRACE to @bytes (unless 0), allows
+ * a core dump and is expected to die of SIGSEGV; read its core.
+ */
+static int crash_child(void (*fn)(void *), void *arg, rlim_t bytes,
+		       struct core *c, pid_t *pidp)
+{
+	struct rlimit core = { RLIM_INFINITY, RLIM_INFINITY };
+	char path[64];
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		if (setrlimit(RLIMIT_CORE, &core))
+			_exit(100);
+		if (bytes && set_itrace(bytes, RLIM_INFINITY))
+			_exit(101);
+		fn(arg);
+		_exit(102);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSEGV ||
+	    !WCOREDUMP(status)) {
+		fprintf(stderr, "# child status 0x%x\n", status);
+		return -1;
+	}
+	*pidp = pid;
+	snprintf(path, sizeof(path), CORE_DIR "/core.%d", pid);
+	if (core_read(path, c))
+		return -1;
+	unlink(path);
+	return 0;
+}
+
+static void work_then_crash(void *arg)
+{
+	work((unsigned long)arg);
+	crash();
+}
+
+FIXTURE(rlimit) {
+	char pattern[256];
+	char paranoid[32];
+};
+
+FIXTURE_SETUP(rlimit)
+{
+	if (geteuid())
+		SKIP(return, "needs root");
+	ASSERT_EQ(0, read_file(CORE_PATTERN, self->pattern, sizeof(self->pattern)));
+	ASSERT_EQ(0, read_file(PARANOID, self->paranoid, sizeof(self->paranoid)));
+	mkdir(CORE_DIR, 0777);
+	ASSERT_EQ(0, write_file(CORE_PATTERN, CORE_DIR "/core.%p"));
+}
+
+FIXTURE_TEARDOWN(rlimit)
+{
+	if (self->pattern[0])
+		write_file(CORE_PATTERN, self->pattern);
+	if (self->paranoid[0])
+		write_file(PARANOID, self->paranoid);
+}
+
+/* The fields of the "Max itrace size" line of /proc/self/limits */
+static int proc_limits(char *soft, char *hard, char *unit)
+{
+	char buf[4096], *line;
+
+	if (read_file("/proc/self/limits", buf, sizeof(buf)))
+		return -1;
+	line = strstr(buf, "Max itrace size ");
+	if (!line)
+		return -1;
+	return sscanf(line + strlen("Max itrace size "), "%31s %31s %31s",
+		      soft, hard, unit) == 3 ? 0 : -1;
+}
+
+/* The documented defaults: soft 0 (off), hard unlimited. */
+TEST_F(rlimit, defaults_and_proc_limits)
+{
+	char soft[32], hard[32], unit[32];
+	struct rlimit r;
+
+	ASSERT_EQ(0, prlimit_itrace(0, NULL, &r));
+	EXPECT_EQ(0, r.rlim_cur);
+	EXPECT_EQ(RLIM_INFINITY, r.rlim_max);
+
+	ASSERT_EQ(0, proc_limits(soft, hard, unit));
+	EXPECT_STREQ("0", soft);
+	EXPECT_STREQ("unlimited", hard);
+	EXPECT_STREQ("bytes", unit);
+}
+
+/* The value set is the value read back, unrounded; 0 turns it off. */
+TEST_F(rlimit, set_get)
+{
+	char soft[32], hard[32], unit[32];
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	ASSERT_EQ(0, set_itrace(100000, RLIM_INFINITY));
+	EXPECT_EQ(100000, get_itrace_cur(0));
+	ASSERT_EQ(0, proc_limits(soft, hard, unit));
+	EXPECT_STREQ("100000", soft);
+	/* the same value again changes nothing */
+	ASSERT_EQ(0, set_itrace(100000, RLIM_INFINITY));
+	ASSERT_EQ(0, set_itrace(0, RLIM_INFINITY));
+	EXPECT_EQ(0, get_itrace_cur(0));
+}
+
+/* Above 1 GiB (RLIM_INFINITY included): EINVAL, and nothing changes. */
+TEST_F(rlimit, huge_values_einval)
+{
+	ASSERT_EQ(0, set_itrace(0, RLIM_INFINITY));
+	EXPECT_EQ(-1, set_itrace((1UL << 30) + 1, RLIM_INFINITY));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, set_itrace(RLIM_INFINITY, RLIM_INFINITY));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, set_itrace(-4096UL, RLIM_INFINITY));
+	EXPECT_EQ(EINVAL, errno);
+	/* soft above hard, as for every limit */
+	EXPECT_EQ(-1, set_itrace(8192, 4096));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, get_itrace_cur(0));
+}
+
+/*
+ * An unprivileged user sets it within the hard limit, not above, and
+ * cannot raise the hard limit.
+ */
+TEST_F(rlimit, unprivileged)
+{
+	int status;
+	pid_t pid;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (set_itrace(0, 1 << 20))
+			_exit(1);
+		if (become_nobody())
+			_exit(2);
+		if (set_itrace(65536, 1 << 20))
+			_exit(3);
+		if (get_itrace_cur(0) != 65536)
+			_exit(4);
+		if (!set_itrace(2 << 20, 2 << 20) || errno != EPERM)
+			_exit(5);
+		if (!set_itrace(2 << 20, 1 << 20) || errno != EINVAL)
+			_exit(6);
+		if (get_itrace_cur(0) != 65536)
+			_exit(7);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * Beyond the user's perf_event_mlock_kb allowance (516 KiB per CPU by
+ * default): EPERM, as for an AUX mapping, and the limit stays.
+ */
+TEST_F(rlimit, unprivileged_mlock_eperm)
+{
+	int status;
+	pid_t pid;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (become_nobody())
+			_exit(2);
+		/* 64 MiB: far beyond 516 KiB per CPU */
+		if (!set_itrace(64 << 20, RLIM_INFINITY) || errno != EPERM)
+			_exit(3);
+		if (get_itrace_cur(0) != 0)
+			_exit(4);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* perf_event_paranoid 3 (no perf for users) gives EACCES, as perf does. */
+TEST_F(rlimit, paranoid_eacces)
+{
+	int status;
+	pid_t pid;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	if (write_file(PARANOID, "3\n"))
+		SKIP(return, "kernel.perf_event_paranoid has no level 3");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (become_nobody())
+			_exit(2);
+		if (!set_itrace(65536, RLIM_INFINITY) || errno != EACCES)
+			_exit(3);
+		if (get_itrace_cur(0) != 0)
+			_exit(4);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* prlimit() on another process sets that process's limit. */
+TEST_F(rlimit, prlimit_other_process)
+{
+	struct rlimit r = { 65536, RLIM_INFINITY };
+	int p[2], status;
+	pid_t pid;
+	char c;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	ASSERT_EQ(0, pipe(p));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(1);
+		_exit(get_itrace_cur(0) == 65536 ? 0 : 2);
+	}
+	close(p[0]);
+	EXPECT_EQ(0, prlimit_itrace(pid, &r, NULL));
+	EXPECT_EQ(65536, get_itrace_cur(pid));
+	ASSERT_EQ(1, write(p[1], "x", 1));
+	close(p[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* Check the NT_ITRACE note of thread @tid in @c; returns its header. */
+static const struct itrace_note *check_note(struct __test_metadata *_metadata,
+					    const struct core *c, pid_t tid,
+					    unsigned long buf_size)
+{
+	const struct itrace_note *n = NULL;
+	pid_t thread = 0;
+	int i;
+
+	for (i = 0; i < c->nr; i++) {
+		const struct note *nt = &c->notes[i];
+
+		if (nt->type == NT_PRSTATUS && !strcmp(nt->name, "CORE")) {
+			thread = prstatus_pid(nt);
+			continue;
+		}
+		if (nt->type != NT_ITRACE || strcmp(nt->name, ITRACE_NOTE_NAME))
+			continue;
+		/* the note follows the register notes of its own thread */
+		n = (const struct itrace_note *)nt->desc;
+		if ((pid_t)n->tid != tid)
+			continue;
+		EXPECT_EQ(tid, thread);
+		EXPECT_LE(sizeof(*n), nt->descsz);
+		EXPECT_EQ(sizeof(*n), n->hdr_size);
+		EXPECT_EQ(ITRACE_NOTE_VERSION, n->version);
+		EXPECT_STREQ("intel_pt", n->pmu_name);
+		EXPECT_EQ(buf_size, n->buf_size);
+		EXPECT_EQ(nt->descsz, n->hdr_size + n->trace_size);
+		EXPECT_LE(n->trace_size, n->buf_size);
+		EXPECT_NE(0, n->trace_size);
+		EXPECT_EQ(ITRACE_CPU_INTEL, n->cpu_vendor);
+		EXPECT_EQ(6, n->cpu_family);
+		if (!(n->flags & ITRACE_NOTE_WRAPPED))
+			EXPECT_EQ(0, memcmp(nt->desc + n->hdr_size, psb,
+					    sizeof(psb)));
+		EXPECT_TRUE(has_psb(nt->desc + n->hdr_size, n->trace_size));
+		return n;
+	}
+	return NULL;
+}
+
+/* A crash with the limit set: one note, decodable from its start. */
+TEST_F(rlimit, core_note)
+{
+	const struct itrace_note *n;
+	struct core c;
+	pid_t pid;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	ASSERT_EQ(0, crash_child(work_then_crash, (void *)100, 65536, &c, &pid));
+	EXPECT_EQ(1, count_itrace(&c));
+	n = check_note(_metadata, &c, pid, 65536);
+	ASSERT_NE(NULL, n);
+	EXPECT_EQ(0, n->flags & ITRACE_NOTE_WRAPPED);
+	core_free(&c);
+}
+
+/* Non-aligned sizes round up to a power-of-two number of pages. */
+TEST_F(rlimit, core_note_rounding)
+{
+	struct core c;
+	pid_t pid;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	ASSERT_EQ(0, crash_child(work_then_crash, (void *)10, 5 * 4096 + 1, &c, &pid));
+	ASSERT_NE(NULL, check_note(_metadata, &c, pid, 8 * 4096));
+	core_free(&c);
+	ASSERT_EQ(0, crash_child(work_then_crash, (void *)10, 1, &c, &pid));
+	ASSERT_NE(NULL, check_note(_metadata, &c, pid, 4096));
+	core_free(&c);
+}
+
+/* More trace than the buffer: the newest buf_size bytes, WRAPPED. */
+TEST_F(rlimit, core_note_wrapped)
+{
+	const struct itrace_note *n;
+	struct core c;
+	pid_t pid;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	ASSERT_EQ(0, crash_child(work_then_crash, (void *)100000, 8192, &c, &pid));
+	n = check_note(_metadata, &c, pid, 8192);
+	ASSERT_NE(NULL, n);
+	EXPECT_EQ(ITRACE_NOTE_WRAPPED, n->flags & ITRACE_NOTE_WRAPPED);
+	EXPECT_EQ(8192, n->trace_size);
+	core_free(&c);
+}
+
+/* Without the limit, or after lowering it to 0: no note. */
+static void set_then_clear_then_crash(void *arg)
+{
+	if (set_itrace(65536, RLIM_INFINITY) || set_itrace(0, RLIM_INFINITY))
+		_exit(103);
+	work_then_crash(arg);
+}
+
+TEST_F(rlimit, no_limit_no_note)
+{
+	struct core c;
+	pid_t pid;
+
+	ASSERT_EQ(0, crash_child(work_then_crash, (void *)100, 0, &c, &pid));
+	EXPECT_EQ(0, count_itrace(&c));
+	EXPECT_LT(0, c.nr);
+	core_free(&c);
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	ASSERT_EQ(0, crash_child(set_then_clear_then_crash, (void *)100, 0, &c, &pid));
+	EXPECT_EQ(0, count_itrace(&c));
+	core_free(&c);
+}
+
+/* Every thread has its note, after its own registers. */
+#define NR_THREADS 3
+static pthread_barrier_t barrier;
+static pid_t tids[NR_THREADS + 1];
+
+static void *thread_fn(void *arg)
+{
+	tids[(long)arg] = gettid();
+	work(200);
+	pthread_barrier_wait(&barrier);
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static void threads_then_crash(void *arg)
+{
+	pthread_t t;
+	long i;
+
+	pthread_barrier_init(&barrier, NULL, NR_THREADS + 1);
+	for (i = 1; i <= NR_THREADS; i++)
+		if (pthread_create(&t, NULL, thread_fn, (void *)i))
+			_exit(104);
+	pthread_barrier_wait(&barrier);
+	tids[0] = gettid();
+	work_then_crash(arg);
+}
+
+TEST_F(rlimit, core_note_threads)
+{
+	struct core c;
+	pid_t pid;
+	int i, nr_pr = 0;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	ASSERT_EQ(0, crash_child(threads_then_crash, (void *)100, 16384, &c, &pid));
+	EXPECT_EQ(NR_THREADS + 1, count_itrace(&c));
+	for (i = 0; i < c.nr; i++) {
+		if (c.notes[i].type == NT_PRSTATUS) {
+			pid_t tid = prstatus_pid(&c.notes[i]);
+
+			nr_pr++;
+			EXPECT_NE(NULL, check_note(_metadata, &c, tid, 16384));
+		}
+	}
+	EXPECT_EQ(NR_THREADS + 1, nr_pr);
+	core_free(&c);
+}
+
+/* A fork child has a trace of its own. */
+static void fork_then_crash(void *arg)
+{
+	struct core c;
+	pid_t pid;
+
+	/* the grandchild crashes; report its result through our exit */
+	if (crash_child(work_then_crash, arg, 0, &c, &pid))
+		_exit(110);
+	if (count_itrace(&c) != 1)
+		_exit(111);
+	core_free(&c);
+	crash();
+}
+
+TEST_F(rlimit, core_note_fork_child)
+{
+	struct core c;
+	pid_t pid;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	ASSERT_EQ(0, crash_child(fork_then_crash, (void *)100, 32768, &c, &pid));
+	EXPECT_NE(NULL, check_note(_metadata, &c, pid, 32768));
+	core_free(&c);
+}
+
+/* The limit survives execve() of a dumpable program; the trace restarts. */
+static void exec_then_crash(void *arg)
+{
+	execl("/proc/self/exe", "rlimit_itrace", "--crash", NULL);
+	_exit(105);
+}
+
+TEST_F(rlimit, core_note_after_exec)
+{
+	struct core c;
+	pid_t pid;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	ASSERT_EQ(0, crash_child(exec_then_crash, NULL, 65536, &c, &pid));
+	EXPECT_NE(NULL, check_note(_metadata, &c, pid, 65536));
+	core_free(&c);
+}
+
+/* A process made non-dumpable keeps its limit but has no trace. */
+static void nondumpable_then_crash(void *arg)
+{
+	if (prctl(PR_SET_DUMPABLE, 0))
+		_exit(106);
+	if (get_itrace_cur(0) != 65536)
+		_exit(107);
+	/* the next change rechecks dumpability and makes no trace */
+	if (set_itrace(131072, RLIM_INFINITY))
+		_exit(108);
+	if (prctl(PR_SET_DUMPABLE, 1))
+		_exit(109);
+	work_then_crash(arg);
+}
+
+TEST_F(rlimit, nondumpable_no_trace)
+{
+	struct core c;
+	pid_t pid;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	ASSERT_EQ(0, crash_child(nondumpable_then_crash, (void *)100, 65536, &c, &pid));
+	EXPECT_EQ(0, count_itrace(&c));
+	core_free(&c);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--crash")) {
+		work(100);
+		crash();
+	}
+	return test_harness_run(argc, argv);
+}
