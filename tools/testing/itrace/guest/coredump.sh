@@ -186,6 +186,14 @@ for p in crashnull crashabort crashstack crashplt crashthread crashfork; do
 	esac
 done
 
+# a buffer of one page that wraps: the trace starts mid-stream, WRAPPED
+if run crashstack-wrapped env CRASH_ITRACE=4096 "$crash/crashstack"; then
+	check crashstack-wrapped "$crash/crashstack.core-expect"
+	grep -q '^  trace: [0-9]* bytes (buffer 4096), flags wrapped,' "$out/crashstack-wrapped.txt"
+	tap $? "coredump/crashstack-wrapped: a 4096-byte limit, the note says wrapped" \
+		"$(first "$(grep '^  trace:' "$out/crashstack-wrapped.txt")")"
+fi
+
 # the limit set by another program, inherited across execve
 if run crashexec "$crash/crashexec" 65536 "$crash/crashnull"; then
 	check crashexec "$crash/crashexec.core-expect"
