@@ -135,22 +135,14 @@ static int in_exe(struct dstate *s, const struct sym_info *si)
 	return s->exe && !strcmp(si->module, s->exe);
 }
 
-/* Symbol name without its version ("memcpy@@GLIBC_2.14" -> "memcpy"). */
-static int name_len(const char *name)
-{
-	const char *at = strchr(name, '@');
-
-	return at && at != name ? (int)(at - name) : (int)strlen(name);
-}
-
 static struct fstat *fs_of(struct dstate *s, const struct sym_info *si)
 {
 	char key[LINE_MAX_LEN];
 
 	if (si->name && in_exe(s, si))
-		snprintf(key, sizeof(key), "%.*s", name_len(si->name), si->name);
+		snprintf(key, sizeof(key), "%.*s", sym_name_len(si->name), si->name);
 	else if (si->name)
-		snprintf(key, sizeof(key), "%s:%.*s", si->module, name_len(si->name), si->name);
+		snprintf(key, sizeof(key), "%s:%.*s", si->module, sym_name_len(si->name), si->name);
 	else
 		snprintf(key, sizeof(key), "%s:[unknown]", si->module);
 	return fs_get(s, key, si->start);
@@ -167,10 +159,10 @@ static void fmt_sym(struct dstate *s, char *buf, size_t len, uint64_t ip,
 	if (!si->name)
 		snprintf(buf, len, "0x%llx%s%s%s", (unsigned long long)ip, sep, mod, end);
 	else if (ip != si->start)
-		snprintf(buf, len, "%.*s+0x%llx%s%s%s", name_len(si->name), si->name,
+		snprintf(buf, len, "%.*s+0x%llx%s%s%s", sym_name_len(si->name), si->name,
 			 (unsigned long long)(ip - si->start), sep, mod, end);
 	else
-		snprintf(buf, len, "%.*s%s%s%s", name_len(si->name), si->name, sep, mod, end);
+		snprintf(buf, len, "%.*s%s%s%s", sym_name_len(si->name), si->name, sep, mod, end);
 }
 
 /* One line of the function-level flow. */
@@ -268,8 +260,10 @@ static int is_syscall(const struct pt_insn *in)
 	return in->size >= 2 && in->raw[0] == 0x0f && in->raw[1] == 0x05;
 }
 
-static void on_insn(struct dstate *s, const struct pt_insn *in)
+static void on_insn(void *ctx, const struct pt_insn *in)
 {
+	struct dstate *s = ctx;
+
 	if (s->pend)
 		resolve(s, in->ip);
 	if (!s->have_cur || in->ip < s->cur.start || in->ip >= s->cur.end) {
@@ -327,9 +321,9 @@ static void on_insn(struct dstate *s, const struct pt_insn *in)
 	}
 }
 
-static void decode_error(struct dstate *s, struct pt_insn_decoder *dec,
-			 int err, uint64_t ip)
+static void decode_error(void *ctx, struct pt_insn_decoder *dec, int err, uint64_t ip)
 {
+	struct dstate *s = ctx;
 	uint64_t off = 0;
 	struct sym_info si;
 	char sym[LINE_MAX_LEN];
@@ -347,93 +341,87 @@ static void decode_error(struct dstate *s, struct pt_insn_decoder *dec,
 	flow_line(s, "[error]", ip, &si);
 }
 
-static int handle_events(struct dstate *s, struct pt_insn_decoder *dec, int status)
+static void on_event(void *ctx, struct pt_insn_decoder *dec, const struct pt_event *ev)
 {
-	while (status & pts_event_pending) {
-		struct pt_event ev;
-		uint64_t off = 0;
+	struct dstate *s = ctx;
+	uint64_t off = 0;
 
-		status = pt_insn_event(dec, &ev, sizeof(ev));
-		if (status < 0)
-			return status;
-		switch (ev.type) {
-		case ptev_overflow:
-			pt_insn_get_offset(dec, &off);
-			fprintf(stderr,
-				"itrace: %s: trace overflow (hardware lost trace) at trace offset 0x%llx\n",
-				s->o->name, (unsigned long long)(s->seg_base + off));
-			s->gaps++;
-			s->pend = P_NONE;
-			note(s, "[overflow]", ev.variant.overflow.ip);
-			break;
-		case ptev_enabled:
-			if (!s->nr_lines)
-				note(s, "start", ev.variant.enabled.ip);
-			if (s->o->mode == DECODE_INSN)
-				fprintf(s->out, "           [enabled at 0x%llx]\n",
-					(unsigned long long)ev.variant.enabled.ip);
-			break;
-		case ptev_disabled:
-		case ptev_async_disabled:
-			if (s->o->mode == DECODE_INSN)
-				fprintf(s->out, "           [disabled]\n");
-			break;
-		default:
-			break;
-		}
+	switch (ev->type) {
+	case ptev_overflow:
+		pt_insn_get_offset(dec, &off);
+		fprintf(stderr,
+			"itrace: %s: trace overflow (hardware lost trace) at trace offset 0x%llx\n",
+			s->o->name, (unsigned long long)(s->seg_base + off));
+		s->gaps++;
+		s->pend = P_NONE;
+		note(s, "[overflow]", ev->variant.overflow.ip);
+		break;
+	case ptev_enabled:
+		if (!s->nr_lines)
+			note(s, "start", ev->variant.enabled.ip);
+		if (s->o->mode == DECODE_INSN)
+			fprintf(s->out, "           [enabled at 0x%llx]\n",
+				(unsigned long long)ev->variant.enabled.ip);
+		break;
+	case ptev_disabled:
+	case ptev_async_disabled:
+		if (s->o->mode == DECODE_INSN)
+			fprintf(s->out, "           [disabled]\n");
+		break;
+	default:
+		break;
 	}
-	return status;
 }
 
-static void decode_segment(struct dstate *s, const struct itrace_segment *seg)
+void itrace_pt_config(struct pt_config *cfg, const uint8_t *trace, size_t size,
+		      uint32_t vendor, uint32_t family, uint32_t model, uint32_t stepping)
 {
-	struct pt_insn_decoder *dec;
-	struct pt_config cfg;
-	struct pt_insn in;
+	pt_config_init(cfg);
+	cfg->begin = (uint8_t *)trace;
+	cfg->end = cfg->begin + size;
+	if (vendor == ITRACE_CPU_INTEL) {
+		cfg->cpu.vendor = pcv_intel;
+		cfg->cpu.family = family;
+		cfg->cpu.model = model;
+		cfg->cpu.stepping = stepping;
+		if (pt_cpu_errata(&cfg->errata, &cfg->cpu) < 0)
+			memset(&cfg->errata, 0, sizeof(cfg->errata));
+	}
+}
+
+int itrace_pt_walk(const struct pt_config *cfg, struct pt_image *image,
+		   const struct pt_walk_ops *ops, void *ctx)
+{
+	struct pt_insn_decoder *dec = pt_insn_alloc_decoder(cfg);
 	uint64_t last_ip = 0;
+	struct pt_event ev;
+	struct pt_insn in;
 	int status;
 
-	pt_config_init(&cfg);
-	cfg.begin = s->d->trace + seg->buf_offset;
-	cfg.end = cfg.begin + seg->size;
-	if (s->d->hdr.cpu_vendor == ITRACE_CPU_INTEL) {
-		cfg.cpu.vendor = pcv_intel;
-		cfg.cpu.family = s->d->hdr.cpu_family;
-		cfg.cpu.model = s->d->hdr.cpu_model;
-		cfg.cpu.stepping = s->d->hdr.cpu_stepping;
-		if (pt_cpu_errata(&cfg.errata, &cfg.cpu) < 0)
-			memset(&cfg.errata, 0, sizeof(cfg.errata));
-	}
-	s->seg_base = seg->stream_offset;
-
-	dec = pt_insn_alloc_decoder(&cfg);
-	if (!dec) {
-		fprintf(stderr, "itrace: cannot allocate the libipt decoder\n");
-		s->errors++;
-		return;
-	}
-	pt_insn_set_image(dec, s->image);
-
+	if (!dec)
+		return -pte_nomem;
+	pt_insn_set_image(dec, image);
 	status = pt_insn_sync_forward(dec);
 	if (status == -pte_eos) {
-		fprintf(stderr,
-			"itrace: %s: no PSB in %zu bytes of trace at offset 0x%llx: nothing to decode\n",
-			s->o->name, seg->size, (unsigned long long)seg->stream_offset);
-		s->errors++;
+		pt_insn_free_decoder(dec);
+		return 1;
 	}
 	while (status != -pte_eos) {
 		if (status < 0) {
-			decode_error(s, dec, status, last_ip);
+			ops->error(ctx, dec, status, last_ip);
 			status = pt_insn_sync_forward(dec);
 			continue;
 		}
-		status = handle_events(s, dec, status);
+		while (status & pts_event_pending) {
+			status = pt_insn_event(dec, &ev, sizeof(ev));
+			if (status < 0)
+				break;
+			ops->event(ctx, dec, &ev);
+		}
 		if (status < 0)
 			continue;
-		if (status & pts_eos) {
-			status = -pte_eos;
+		if (status & pts_eos)
 			break;
-		}
 		memset(&in, 0, sizeof(in));
 		status = pt_insn_next(dec, &in, sizeof(in));
 		if (status < 0) {
@@ -445,11 +433,38 @@ static void decode_segment(struct dstate *s, const struct itrace_segment *seg)
 			continue;
 		}
 		last_ip = in.ip;
-		on_insn(s, &in);
+		ops->insn(ctx, &in);
+	}
+	pt_insn_free_decoder(dec);
+	return 0;
+}
+
+static void decode_segment(struct dstate *s, const struct itrace_segment *seg)
+{
+	static const struct pt_walk_ops ops = {
+		.insn = on_insn,
+		.event = on_event,
+		.error = decode_error,
+	};
+	const struct itrace_file_header *h = &s->d->hdr;
+	struct pt_config cfg;
+	int ret;
+
+	itrace_pt_config(&cfg, s->d->trace + seg->buf_offset, seg->size, h->cpu_vendor,
+			 h->cpu_family, h->cpu_model, h->cpu_stepping);
+	s->seg_base = seg->stream_offset;
+	ret = itrace_pt_walk(&cfg, s->image, &ops, s);
+	if (ret < 0) {
+		fprintf(stderr, "itrace: cannot allocate the libipt decoder\n");
+		s->errors++;
+	} else if (ret > 0) {
+		fprintf(stderr,
+			"itrace: %s: no PSB in %zu bytes of trace at offset 0x%llx: nothing to decode\n",
+			s->o->name, seg->size, (unsigned long long)seg->stream_offset);
+		s->errors++;
 	}
 	/* a branch at the very end of the trace has no known outcome */
 	s->pend = P_NONE;
-	pt_insn_free_decoder(dec);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -489,18 +504,57 @@ static void decode_split(struct dstate *s, const struct itrace_segment *seg)
 
 /* ---- sideband: the address space ------------------------------------- */
 
-static const char *base_name(const char *p)
+const char *itrace_base_name(const char *p)
 {
 	const char *b = strrchr(p, '/');
 
 	return b ? b + 1 : p;
 }
 
+int itrace_tmp_image(const void *buf, size_t size, char *path, size_t len)
+{
+	const char *tmp = getenv("TMPDIR");
+	int fd, err = 0;
+
+	snprintf(path, len, "%.40s/itrace-image-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, size) != (ssize_t)size)
+		err = errno ? -errno : -EIO;
+	close(fd);
+	if (err) {
+		unlink(path);
+		path[0] = 0;
+	}
+	return err;
+}
+
+int itrace_image_add(struct pt_image *image, struct symtab *st, const char *name,
+		     const char *path, uint64_t addr, uint64_t len, uint64_t pgoff)
+{
+	struct stat sb;
+	int err;
+
+	if (stat(path, &sb))
+		return -errno;
+	if ((uint64_t)sb.st_size <= pgoff)
+		return 1;
+	if (len > (uint64_t)sb.st_size - pgoff)
+		len = sb.st_size - pgoff;
+	err = pt_image_add_file(image, path, pgoff, len, NULL, addr);
+	if (err < 0)
+		fprintf(stderr, "itrace: warning: %s at 0x%llx: %s\n", path,
+			(unsigned long long)addr, pt_errstr(pt_errcode(err)));
+	if (sym_add_mapping(st, name, path, addr, len, pgoff))
+		fprintf(stderr, "itrace: warning: no symbols for %s\n", path);
+	return 0;
+}
+
 static void add_mapping(struct dstate *s, const char *file, uint64_t addr,
 			uint64_t len, uint64_t pgoff)
 {
-	const char *path = file, *name = base_name(file);
-	struct stat st;
+	const char *path = file, *name = itrace_base_name(file);
 	int err;
 
 	if (!strcmp(file, "[vdso]")) {
@@ -510,42 +564,25 @@ static void add_mapping(struct dstate *s, const char *file, uint64_t addr,
 			return;
 		}
 		if (!s->vdso_path[0]) {
-			const char *tmp = getenv("TMPDIR");
-			int fd;
-
-			snprintf(s->vdso_path, sizeof(s->vdso_path), "%.40s/itrace-vdso-XXXXXX",
-				 tmp && *tmp ? tmp : "/tmp");
-			fd = mkstemp(s->vdso_path);
-			if (fd < 0 || write(fd, s->d->vdso, s->d->vdso_size) !=
-			    (ssize_t)s->d->vdso_size) {
+			err = itrace_tmp_image(s->d->vdso, s->d->vdso_size, s->vdso_path,
+					       sizeof(s->vdso_path));
+			if (err) {
 				fprintf(stderr, "itrace: cannot write the vdso image to %s: %s\n",
-					s->vdso_path, strerror(errno));
-				if (fd >= 0)
-					close(fd);
+					s->vdso_path, strerror(-err));
 				return;
 			}
-			close(fd);
 		}
 		path = s->vdso_path;
 		name = "[vdso]";
 	} else if (file[0] != '/') {
 		return;		/* //anon, [uprobes]...: no file to decode from */
 	}
-	if (stat(path, &st)) {
-		fprintf(stderr, "itrace: warning: %s: %s (code there cannot be decoded)\n",
-			path, strerror(errno));
-		return;
-	}
-	if ((uint64_t)st.st_size <= pgoff)
-		return;
-	if (len > (uint64_t)st.st_size - pgoff)
-		len = st.st_size - pgoff;
-	err = pt_image_add_file(s->image, path, pgoff, len, NULL, addr);
+	err = itrace_image_add(s->image, s->st, name, path, addr, len, pgoff);
 	if (err < 0)
-		fprintf(stderr, "itrace: warning: %s at 0x%llx: %s\n", path,
-			(unsigned long long)addr, pt_errstr(pt_errcode(err)));
-	if (sym_add_mapping(s->st, name, path, addr, len, pgoff))
-		fprintf(stderr, "itrace: warning: no symbols for %s\n", path);
+		fprintf(stderr, "itrace: warning: %s: %s (code there cannot be decoded)\n",
+			path, strerror(-err));
+	if (err)
+		return;
 	if (!s->exe)
 		s->exe = strdup(name);
 }

@@ -9,7 +9,8 @@ static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: itrace record [-o FILE] [-m PAGES] [--snapshot] -- CMD [ARGS...]\n"
-		"       itrace decode [--insn | --summary | --stats | --sideband] [FILE]\n");
+		"       itrace decode [--insn | --summary | --stats | --sideband] [FILE]\n"
+		"       itrace core [--exe PATH] [--sysroot DIR] [--insn] [--json] [-n N] CORE\n");
 }
 
 int main(int argc, char **argv)
@@ -22,6 +23,8 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "decode"))
 		return cmd_decode(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "core"))
+		return cmd_core(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		print_usage();
 		return 0;

@@ -157,6 +157,25 @@ void sym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si)
 	st->cache[h] = *si;
 }
 
+int sym_name_len(const char *name)
+{
+	const char *at = strchr(name, '@');
+
+	return at && at != name ? (int)(at - name) : (int)strlen(name);
+}
+
+int sym_srcline(struct symtab *st, uint64_t ip, const char **file, int *line)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(st->dwfl, ip);
+	Dwfl_Line *l = mod ? dwfl_module_getsrc(mod, ip) : NULL;
+	const char *f = l ? dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL) : NULL;
+
+	if (!f || *line <= 0)
+		return -1;
+	*file = f;
+	return 0;
+}
+
 void sym_free(struct symtab *st)
 {
 	size_t i;

@@ -21,5 +21,9 @@ int sym_add_mapping(struct symtab *st, const char *name, const char *path,
 void sym_done(struct symtab *st);
 void sym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si);
 void sym_free(struct symtab *st);
+/* Length of a symbol name without its version ("memcpy@@GLIBC_2.14"). */
+int sym_name_len(const char *name);
+/* Source file and line of ip from the debug info; -1 if there is none. */
+int sym_srcline(struct symtab *st, uint64_t ip, const char **file, int *line);
 
 #endif

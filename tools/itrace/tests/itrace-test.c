@@ -9,6 +9,7 @@
  * file, and decoded by the same code as "itrace decode".  Then the file
  * parser is fed bad and truncated input.
  */
+#include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <intel-pt.h>
@@ -18,12 +19,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/procfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "itrace.h"
 #include "itrace-file.h"
 #include "record.h"
+/* after itrace-file.h: its enum has the same ITRACE_CPU_* values */
+#include <linux/itrace.h>
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -408,6 +412,25 @@ static void test_decode_tiny(void)
 	}
 }
 
+/* The whole file at path, malloc'd. */
+static int load(const char *path, uint8_t **buf, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	if (!f)
+		return -1;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	*buf = malloc(n ? n : 1);
+	*size = n;
+	if (fread(*buf, 1, n, f) != (size_t)n)
+		n = -1;
+	fclose(f);
+	return n < 0 ? -1 : 0;
+}
+
 /* ---- the file parser on bad input ------------------------------------ */
 
 static int parse_file(const char *path, char *err, size_t errlen)
@@ -424,19 +447,12 @@ static void test_parser(void)
 {
 	struct itrace_data d;
 	char err[256];
-	uint8_t *buf;
+	uint8_t *buf = NULL;
 	size_t size, i, bad = 0;
-	FILE *f;
 	int r;
 
-	f = fopen(tmp("tiny.itrace"), "rb");
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	rewind(f);
-	buf = malloc(size);
-	if (fread(buf, size, 1, f) != 1)
+	if (load(tmp("tiny.itrace"), &buf, &size))
 		size = 0;
-	fclose(f);
 
 	r = itrace_parse(buf, size, &d, err, sizeof(err));
 	ok(r == 0 && d.nr_segs == 1 && d.cmdline && !strcmp(d.cmdline, "tiny"),
@@ -755,6 +771,346 @@ static void test_sim(const char *itrace, const char *ptsim, const char *progs,
 	ok(run(cmd) == 0, "verifier reports a wrong expectation");
 }
 
+/* ---- itrace core: ELF cores that ptsim writes from a real crash ------- */
+
+static const char *coredump_sh, *crash_dir;
+
+/* Run cmd, its stdout and stderr into *out (malloc'd); returns the exit code. */
+static int run_out(const char *cmd, char **out)
+{
+	char buf[4096], *o = NULL;
+	size_t len = 0, n;
+	FILE *p = popen(cmd, "r");
+	int st;
+
+	if (!p)
+		return -1;
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0) {
+		o = realloc(o, len + n + 1);
+		memcpy(o + len, buf, n);
+		len += n;
+	}
+	if (!o)
+		o = calloc(1, 1);
+	o[len] = 0;
+	*out = o;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int save(const char *path, const uint8_t *buf, size_t size)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f)
+		return -1;
+	fwrite(buf, 1, size, f);
+	return fclose(f);
+}
+
+/* File offset of the Elf64_Nhdr of the (first) NT_ITRACE note, or -1. */
+static long itrace_note_at(const uint8_t *buf, size_t size)
+{
+	const uint8_t *p = buf;
+	uint32_t type;
+
+	while ((p = memmem(p, size - (p - buf), "ITRACE\0", 8))) {
+		memcpy(&type, p - 4, 4);
+		if (p - buf >= 12 && type == 0x49545243)
+			return p - buf - 12;
+		p++;
+	}
+	return -1;
+}
+
+/* The ptsim ground truth: the last instruction addresses and the end. */
+static int read_truth(const char *path, uint64_t *ips, int max, int *n, uint64_t *end)
+{
+	unsigned long long v;
+	char line[64];
+	int total = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	*end = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "end 0x%llx", &v) == 1)
+			*end = v;
+		else if (sscanf(line, "0x%llx", &v) == 1)
+			ips[total++ % max] = v;
+	}
+	fclose(f);
+	*n = total;
+	return 0;
+}
+
+/*
+ * `itrace core --insn -n 64` against what ptsim single-stepped: the same
+ * 64 addresses in the same order, then the crash at the ptsim end address.
+ */
+static int tail_is_truth(const char *itrace, const char *core, const char *truth,
+			 char *why, size_t whylen)
+{
+	uint64_t want[64], end;
+	char cmd[1024], *out, *l;
+	int n, i = 0, ret, in_syscall = 0;
+	unsigned long long ip, crash = 0;
+
+	if (read_truth(truth, want, 64, &n, &end) || n < 64) {
+		snprintf(why, whylen, "no ground truth in %s", truth);
+		return 0;
+	}
+	snprintf(cmd, sizeof(cmd), "%s core --insn -n 64 %s 2>&1", itrace, core);
+	ret = run_out(cmd, &out);
+	for (l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
+		char *x = strstr(l, " 0x");
+
+		if (!strncmp(l, "  crash: 0x", 11)) {
+			crash = strtoull(l + 9, NULL, 16);
+			/* ptsim's end is rip, after the syscall instruction */
+			in_syscall = !!strstr(l, "in a system call; NT_PRSTATUS rip is the next");
+			continue;
+		}
+		if (strncmp(l, "    ", 4) || !x || x - l != 11 || sscanf(x + 1, "%llx", &ip) != 1)
+			continue;
+		if (i < 64 && ip != want[(n - 64 + i) % 64]) {
+			snprintf(why, whylen, "instruction %d of 64: 0x%llx, ptsim 0x%llx", i, ip,
+				 (unsigned long long)want[(n - 64 + i) % 64]);
+			free(out);
+			return 0;
+		}
+		i++;
+	}
+	free(out);
+	snprintf(why, whylen, "exit %d, %d instructions, crash 0x%llx, ptsim end 0x%llx", ret, i,
+		 crash, (unsigned long long)end);
+	return ret == 0 && i == 64 && (crash == end || (in_syscall && crash + 2 == end));
+}
+
+/* ptsim a crash program into tmp(name.core) and check it both ways. */
+static void sim_crash(const char *itrace, const char *ptsim, const char *prog,
+		      const char *flags, const char *name)
+{
+	char cmd[2048], why[512], truth[256], core[256], *out;
+	int ret;
+
+	snprintf(cmd, sizeof(cmd), "%s %s -c %s/%s.core -t %s/%s.truth -- %s/%s 2>&1 >/dev/null",
+		 ptsim, flags, tmpdir, name, tmpdir, name, crash_dir, prog);
+	ret = run_out(cmd, &out);
+	ok(ret == 0, "core %s: ptsim wrote a core of the crash (%s)", name,
+	   ret ? out : "");
+	free(out);
+	snprintf(cmd, sizeof(cmd), "cd %s && %s core -n 64 %s.core > %s.txt 2>&1\n"
+		 "r=$? && %s --match %s/%s.core-expect %s.txt && exit $r",
+		 tmpdir, itrace, name, name, coredump_sh, crash_dir, prog, name);
+	ret = run_out(cmd, &out);
+	ok(ret == 0, "core %s: itrace core shows %s.core-expect%s%s", name, prog,
+	   ret ? " # " : "", ret ? out : "");
+	free(out);
+	snprintf(core, sizeof(core), "%s/%s.core", tmpdir, name);
+	snprintf(truth, sizeof(truth), "%s/%s.truth", tmpdir, name);
+	ret = tail_is_truth(itrace, core, truth, why, sizeof(why));
+	ok(ret, "core %s: the last 64 instructions and the crash are what ptsim stepped (%s)",
+	   name, why);
+}
+
+/* b = a copy of buf with the 32-bit value at off replaced */
+static void patch32(uint8_t *b, const uint8_t *buf, size_t size, long off, uint32_t v)
+{
+	memcpy(b, buf, size);
+	memcpy(b + off, &v, sizeof(v));
+}
+
+/*
+ * Two threads from the one of a ptsim core: a second NT_PRSTATUS and
+ * NT_ITRACE (tid + 1, the same trace) in a new note segment at the end of
+ * the file.  by_tid: both NT_ITRACE notes after all NT_PRSTATUS notes, so
+ * only their tid says whose they are.
+ */
+static void two_threads(const char *itrace, const uint8_t *buf, size_t size, long nh,
+			int by_tid)
+{
+	const char *name = by_tid ? "threads-by-tid" : "threads";
+	size_t pr = 12 + 8 + sizeof(struct elf_prstatus), it, nlen, len = 0;
+	uint32_t tid, tid2;
+	char cmd[1024], want[128], *out;
+	uint8_t *b, *n;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	int ret;
+
+	memcpy(&eh, buf, sizeof(eh));
+	memcpy(&ph, buf + eh.e_phoff, sizeof(ph));	/* ptsim: PT_NOTE first */
+	nlen = ph.p_filesz;
+	it = ph.p_offset + nlen - nh;			/* ptsim: NT_ITRACE last */
+	b = malloc(size + 2 * nlen + 16);
+	memcpy(b, buf, size);
+	n = b + ((size + 3) & ~3UL);
+	memcpy(n, buf + ph.p_offset, nlen - (by_tid ? it : 0));
+	len = nlen - (by_tid ? it : 0);
+	memcpy(n + len, buf + ph.p_offset, pr);		/* NT_PRSTATUS of thread 2 */
+	memcpy(&tid, n + len + 20 + offsetof(struct elf_prstatus, pr_pid), 4);
+	tid2 = tid + 1;
+	memcpy(n + len + 20 + offsetof(struct elf_prstatus, pr_pid), &tid2, 4);
+	len += pr;
+	memcpy(n + len, buf + nh, it);			/* its NT_ITRACE */
+	memcpy(n + len + 20 + offsetof(struct itrace_note, tid), &tid2, 4);
+	len += it;
+	if (by_tid) {					/* thread 1's, last */
+		memcpy(n + len, buf + nh, it);
+		len += it;
+	}
+	ph.p_offset = n - b;
+	ph.p_filesz = len;
+	memcpy(b + eh.e_phoff, &ph, sizeof(ph));
+	save(tmp(name), b, n - b + len);
+	free(b);
+	snprintf(cmd, sizeof(cmd), "%s core -n 4 %s 2>&1", itrace, tmp(name));
+	ret = run_out(cmd, &out);
+	snprintf(want, sizeof(want), "\nthread %u: signal 11 SIGSEGV\n", tid2);
+	ok(ret == 0 && strstr(out, ", 2 threads, 2 with trace\n") && strstr(out, want) &&
+	   strstr(out, "  crash: ") && strstr(out, "  end:   ") && !strstr(out, "warning") &&
+	   strstr(strstr(out, want), "level3 (crashnull.c:7)  = NT_PRSTATUS rip\n"),
+	   "core %s: 2 threads, each its trace, thread %u ends at level3 = rip", name, tid2);
+	if (ret || !strstr(out, ", 2 with trace"))
+		fprintf(stderr, "# %s\n", out);
+	free(out);
+}
+
+/* A bad variant of the crashnull core: exit status and message. */
+static void bad_core(const char *itrace, const char *name, const uint8_t *buf, size_t size,
+		     int want_rc, const char *want_msg)
+{
+	char cmd[1024], *out;
+	int ret;
+
+	save(tmp(name), buf, size);
+	snprintf(cmd, sizeof(cmd), "%s core %s 2>&1", itrace, tmp(name));
+	ret = run_out(cmd, &out);
+	out[strcspn(out, "\n")] = 0;
+	ok(ret == want_rc && strstr(out, want_msg), "core %s: exit %d, \"%s\"", name, ret,
+	   out);
+	free(out);
+}
+
+static void test_core(const char *itrace, const char *ptsim)
+{
+	char cmd[2048], *out;
+	uint8_t *buf, *b;
+	size_t size;
+	long nh;
+	int ret;
+
+	sim_crash(itrace, ptsim, "crashnull", "", "crashnull");
+	sim_crash(itrace, ptsim, "crashabort", "", "crashabort");
+	sim_crash(itrace, ptsim, "crashstack", "", "crashstack");
+	sim_crash(itrace, ptsim, "crashplt", "", "crashplt");
+	/* the newest 3000 bytes only, cut mid-packet: decoded from the first PSB */
+	sim_crash(itrace, ptsim, "crashnull", "-w 3000", "wrapped");
+	snprintf(cmd, sizeof(cmd),
+		 "grep -q '^  trace: 3000 bytes (buffer 3000), flags wrapped,' %s",
+		 tmp("wrapped.txt"));
+	ok(run(cmd) == 0, "core wrapped: the report says wrapped");
+
+	/* --json: one object, parsed by python3 when there is one */
+	snprintf(cmd, sizeof(cmd),
+		 "%s core --json %s > %s || exit 1\n"
+		 "command -v python3 >/dev/null || exit 77\n"
+		 "python3 -c 'import json, sys\n"
+		 "d = json.load(open(sys.argv[1]))\n"
+		 "t = d[\"threads\"][0]\n"
+		 "b = t[\"branches\"]\n"
+		 "e = t[\"end\"]\n"
+		 "assert len(d[\"threads\"]) == 1 and t[\"crashed\"] and t[\"signal\"] == 11\n"
+		 "assert e[\"how\"] == \"fault\" and e[\"matches_rip\"]\n"
+		 "assert e[\"at\"][\"sym\"] == \"level3\" and e[\"at\"][\"line\"] == 7\n"
+		 "assert len(b) == 16 and b[-1][\"kind\"] == \"call\"\n"
+		 "assert b[-1][\"to\"][\"sym\"] == \"level3\"\n"
+		 "assert t[\"trace\"][\"flags\"] == [] and d[\"missing\"] == []' %s\n",
+		 itrace, tmp("crashnull.core"), tmp("crashnull.json"), tmp("crashnull.json"));
+	ret = run(cmd);
+	if (ret == 77)
+		printf("ok %d core --json # SKIP no python3\n", ++nr_test);
+	else
+		ok(ret == 0,
+		   "core --json: parses; 16 branches, the last a call to level3, end = rip");
+
+	/* the program moved: missing (reported, exit 0), found again with --exe */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && cp %s/crashnull gone &&\n"
+		 "%s -c gone.core -- %s/gone >/dev/null 2>&1 && mv gone moved",
+		 tmpdir, crash_dir, ptsim, tmpdir);
+	ok(run(cmd) == 0, "core of a copy of crashnull, then the copy moved");
+	snprintf(cmd, sizeof(cmd), "%s core %s/gone.core 2>&1", itrace, tmpdir);
+	ret = run_out(cmd, &out);
+	ok(ret == 0 && strstr(out, "missing: ") &&
+	   strstr(out, "/gone: No such file or directory") &&
+	   !strstr(out, " 0 errors") && strstr(out, "decode error at trace offset 0x") &&
+	   strstr(out, "  the last instruction decoded: the trace after it could not be decoded\n"),
+	   "core with its program missing: exit 0, the file, the decode errors, the end not decoded");
+	free(out);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && %s core -n 64 --exe moved gone.core > moved.txt 2>&1 &&\n"
+		 "sed 's/(gone)/(crashnull)/' moved.txt > moved2.txt &&\n"
+		 "%s --match %s/crashnull.core-expect moved2.txt",
+		 tmpdir, itrace, coredump_sh, crash_dir);
+	ok(run(cmd) == 0, "core --exe: the moved program decodes, the known path");
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/root%s && cp %s/crashnull %s/root%s/ &&\n"
+		 "%s core --sysroot %s/root %s > %s 2>&1 &&\n"
+		 "! grep -q 'missing: .*/crashnull:' %s &&\n"
+		 "grep -q 'missing: %s/root/.*libc.so.6: No such file' %s",
+		 tmpdir, crash_dir, crash_dir, tmpdir, crash_dir, itrace, tmpdir,
+		 tmp("crashnull.core"), tmp("sysroot.txt"), tmp("sysroot.txt"), tmpdir,
+		 tmp("sysroot.txt"));
+	ok(run(cmd) == 0, "core --sysroot: files read under it, the ones not there reported");
+
+	/* bad input */
+	if (load(tmp("crashnull.core"), &buf, &size)) {
+		ok(0, "core: read back %s", tmp("crashnull.core"));
+		return;
+	}
+	nh = itrace_note_at(buf, size);
+	ok(nh > 0, "core: the NT_ITRACE note is in the ptsim core (at 0x%lx)", nh);
+	if (nh <= 0)
+		return;
+	two_threads(itrace, buf, size, nh, 0);
+	two_threads(itrace, buf, size, nh, 1);
+	b = malloc(size);
+	bad_core(itrace, "not-elf", (const uint8_t *)"hello\n", 6, 1, "not an ELF file");
+	snprintf(cmd, sizeof(cmd), "%s core %s/crashnull 2>&1", itrace, crash_dir);
+	ret = run_out(cmd, &out);
+	out[strcspn(out, "\n")] = 0;
+	ok(ret == 1 && strstr(out, "not a core dump (ELF type 3"),
+	   "core of a program, not a core: exit 1, \"%s\"", out);
+	free(out);
+	bad_core(itrace, "truncated", buf, nh + 100, 1,
+		 "goes beyond the end of the file (0x");
+	/* the note: Elf64_Nhdr at nh, "ITRACE\0\0", struct itrace_note at nh + 20 */
+	patch32(b, buf, size, nh + 4, 0x7fffffff);		/* n_descsz */
+	bad_core(itrace, "descsz", b, size, 1, "truncated note at file offset 0x");
+	patch32(b, buf, size, nh + 20 + 4, 2);			/* version */
+	bad_core(itrace, "version", b, size, 1,
+		 "NT_ITRACE note version 2 is not supported (this itrace reads version 1)");
+	patch32(b, buf, size, nh + 20, 16);			/* hdr_size */
+	bad_core(itrace, "hdr_size", b, size, 1,
+		 "NT_ITRACE hdr_size 16 is smaller than the version 1 header (112 bytes)");
+	patch32(b, buf, size, nh + 20 + 48, 0x7fffffff);	/* trace_size, low half */
+	bad_core(itrace, "trace_size", b, size, 1,
+		 "NT_ITRACE trace_size 2147483647 is beyond the note (");
+	patch32(b, buf, size, nh + 8, 0x49545244);		/* n_type: not NT_ITRACE */
+	save(tmp("nonote"), b, size);
+	snprintf(cmd, sizeof(cmd), "%s core %s 2>&1", itrace, tmp("nonote"));
+	ret = run_out(cmd, &out);
+	ok(ret == 0 && strstr(out, "  trace: none (no NT_ITRACE note") &&
+	   strstr(out, ", 0 with trace\n"), "core without NT_ITRACE note: exit 0, trace: none");
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s core >/dev/null 2>&1", itrace);
+	ok(run(cmd) == 2, "core without a file: usage, exit 2");
+	free(b);
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	char cmd[512];
@@ -762,7 +1118,7 @@ int main(int argc, char **argv)
 
 	if (argc < 3) {
 		fprintf(stderr,
-			"usage: itrace-test TINY-ELF ITRACE [PTSIM PROGS-DIR E2E-VERIFY]\n");
+			"usage: itrace-test TINY-ELF ITRACE [PTSIM PROGS-DIR E2E-VERIFY [CRASH-DIR COREDUMP-SH]]\n");
 		return 2;
 	}
 	tiny_path = argv[1];
@@ -779,6 +1135,11 @@ int main(int argc, char **argv)
 	test_cli(argv[2]);
 	if (argc >= 6)
 		test_sim(argv[2], argv[3], argv[4], argv[5]);
+	if (argc >= 8) {
+		crash_dir = argv[6];
+		coredump_sh = argv[7];
+		test_core(argv[2], argv[3]);
+	}
 	printf("1..%d\n", nr_test);
 	printf("# %d passed, %d failed\n", nr_test - nr_fail, nr_fail);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);

@@ -3,6 +3,7 @@
  * ptsim: a host stand-in for "itrace record" on machines without Intel PT.
  *
  *   ptsim [-R] -o FILE -- CMD [ARGS...]
+ *   ptsim [-R] -c CORE [-w BYTES] [-t TRUTH] -- CMD [ARGS...]
  *
  * Runs CMD under ptrace, single-stepping every user instruction from the
  * first one after exec to exit, and writes what Intel PT would have recorded
@@ -12,13 +13,23 @@
  * [vdso] image.  Prints the number of instructions executed (on stderr), the ground
  * truth the decoder must reproduce.
  *
+ * -c: CMD is expected to die of a signal (SIGSEGV, SIGABRT, ...): the
+ * trace ends there as on hardware (FUP + TIP.PGD at the faulting
+ * instruction, or the TIP.PGD of the system call that raised it) and an
+ * ELF core is written as Linux would with RLIMIT_ITRACE set (ptsim-core.c):
+ * NT_PRSTATUS, NT_SIGINFO, NT_AUXV, NT_FILE, NT_ITRACE with a PSB every
+ * 4 KiB; -w keeps only the newest BYTES of trace (flag WRAPPED); -t writes
+ * the addresses of the last instructions executed, oldest first, and
+ * "end ADDR" (the ground truth of the trace's tail).
+ *
  * Only what the test programs do is modelled: conditional and indirect
- * branches, returns, syscalls; no signals, no threads.
+ * branches, returns, syscalls, a fatal signal; no signal handlers, no threads.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <intel-pt.h>
 #include <linux/perf_event.h>
+#include <elf.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/procfs.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
 #include <sys/wait.h>
@@ -33,8 +45,12 @@
 
 #include "itrace.h"
 #include "itrace-file.h"
+/* after itrace-file.h: its enum has the same ITRACE_CPU_* values */
+#include <linux/itrace.h>
 
 #define TRACE_MAX	(64 << 20)
+#define PSB_EVERY	4096	/* -c: bytes between PSBs, as PSBFreq would */
+#define TRUTH_MAX	4096	/* -t: instructions kept */
 
 enum kind { K_OTHER, K_COND, K_RET, K_CALL, K_INDIRECT_CALL, K_INDIRECT,
 	    K_SYSCALL, K_FAR };
@@ -97,19 +113,30 @@ static void ip_pkt(struct sim *s, enum pt_packet_type t, uint64_t ip, int suppre
 	emit(s, &p);
 }
 
-static void psb(struct sim *s)
+/* PSB+; ip: the FUP of where tracing is, 0 while it is disabled */
+static void psb(struct sim *s, uint64_t ip)
 {
 	struct pt_packet p = { .type = ppt_psb };
 
+	flush_tnt(s);
 	emit(s, &p);
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_mode;
 	p.payload.mode.leaf = pt_mol_exec;
 	p.payload.mode.bits.exec.csl = 1;
 	emit(s, &p);
+	if (ip) {
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_fup;
+		p.payload.ip.ipc = pt_ipc_sext_48;
+		p.payload.ip.ip = ip;
+		emit(s, &p);
+	}
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_psbend;
 	emit(s, &p);
+	/* never compress a return whose call was before the PSB */
+	s->ret_n = 0;
 }
 
 /* Just enough x86 decoding to find branches. */
@@ -164,43 +191,246 @@ static enum kind classify(const uint8_t *b, uint64_t ip, uint64_t *fall, int *re
 	return K_OTHER;
 }
 
-static int write_maps(FILE *f, pid_t pid)
+#define MAX_VMAS	128
+
+struct vma {
+	uint64_t	lo, hi, off;
+	uint32_t	flags;		/* PF_R, PF_W, PF_X */
+	char		file[256];
+	uint64_t	filesz, at;	/* -c: contents dumped, bytes and file offset */
+};
+
+/* The mappings of pid, as /proc/PID/maps has them; returns how many. */
+static size_t read_vmas(pid_t pid, struct vma *v, size_t max)
 {
-	char path[64], line[4096], file[4096], perms[8];
-	unsigned long lo, hi, off;
-	uint8_t rec[4096 + 128];
+	char path[64], line[512], perms[8];
+	size_t n = 0;
 	FILE *m;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	m = fopen(path, "r");
-	if (!m)
-		return -1;
-	while (fgets(line, sizeof(line), m)) {
+	while (m && n < max && fgets(line, sizeof(line), m)) {
+		struct vma *a = &v[n];
+
+		a->file[0] = 0;
+		if (sscanf(line, "%lx-%lx %4s %lx %*s %*s %255s", &a->lo, &a->hi, perms,
+			   &a->off, a->file) < 4 || !strcmp(a->file, "[vsyscall]"))
+			continue;
+		a->flags = (perms[0] == 'r' ? PF_R : 0) | (perms[1] == 'w' ? PF_W : 0) |
+			   (perms[2] == 'x' ? PF_X : 0);
+		n++;
+	}
+	if (m)
+		fclose(m);
+	return n;
+}
+
+static int write_maps(FILE *f, pid_t pid)
+{
+	static struct vma v[MAX_VMAS];
+	size_t i, nv = read_vmas(pid, v, MAX_VMAS);
+	uint8_t rec[256 + 128];
+
+	for (i = 0; i < nv; i++) {
 		struct perf_event_header h = { .type = PERF_RECORD_MMAP2 };
 		uint32_t pt[2] = { pid, pid }, pf[2] = { PROT_READ | PROT_EXEC, MAP_PRIVATE };
-		uint64_t v[3];
-		size_t flen;
+		uint64_t r[3] = { v[i].lo, v[i].hi - v[i].lo, v[i].off };
+		size_t flen = (strlen(v[i].file) + 1 + 7) & ~7UL;
 
-		file[0] = 0;
-		if (sscanf(line, "%lx-%lx %4s %lx %*s %*s %4095s", &lo, &hi, perms, &off, file) < 4)
+		if (!(v[i].flags & PF_X) || !v[i].file[0])
 			continue;
-		if (perms[2] != 'x' || !file[0])
-			continue;
-		flen = (strlen(file) + 1 + 7) & ~7UL;
 		h.size = 72 + flen;
 		memset(rec, 0, h.size);
-		v[0] = lo;
-		v[1] = hi - lo;
-		v[2] = off;
 		memcpy(rec, &h, sizeof(h));
 		memcpy(rec + 8, pt, 8);
-		memcpy(rec + 16, v, 24);
+		memcpy(rec + 16, r, 24);
 		memcpy(rec + 64, pf, 8);
-		memcpy(rec + 72, file, strlen(file) + 1);
+		memcpy(rec + 72, v[i].file, strlen(v[i].file) + 1);
 		itrace_write_section(f, ITRACE_SEC_PERF, 0, rec, h.size);
 	}
-	fclose(m);
-	return 0;
+	return nv ? 0 : -1;
+}
+
+/* ---- -c: an ELF core as Linux writes it with RLIMIT_ITRACE ---------- */
+
+struct nbuf {
+	uint8_t		*p;
+	size_t		len;
+};
+
+static void add_note(struct nbuf *nb, const char *name, uint32_t type,
+		     const void *desc, size_t size)
+{
+	Elf64_Nhdr h = { strlen(name) + 1, size, type };
+	size_t nsz = (h.n_namesz + 3) & ~3UL, dsz = (size + 3) & ~3UL;
+	uint8_t *n = realloc(nb->p, nb->len + sizeof(h) + nsz + dsz);
+
+	if (!n)
+		exit(1);
+	nb->p = n;
+	n += nb->len;
+	memset(n, 0, sizeof(h) + nsz + dsz);
+	memcpy(n, &h, sizeof(h));
+	memcpy(n + sizeof(h), name, h.n_namesz);
+	memcpy(n + sizeof(h) + nsz, desc, size);
+	nb->len += sizeof(h) + nsz + dsz;
+}
+
+static size_t read_all(const char *path, uint8_t *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n, got = 0;
+
+	if (fd < 0)
+		return 0;
+	while ((size_t)got < len && (n = read(fd, buf + got, len - got)) > 0)
+		got += n;
+	close(fd);
+	return got;
+}
+
+static int write_core(const char *path, pid_t pid, int memfd, const char *cmd,
+		      const struct user_regs_struct *regs, const siginfo_t *si,
+		      const uint8_t *trace, uint64_t size, uint64_t keep)
+{
+	static struct vma v[MAX_VMAS];
+	static uint8_t aux[4096];
+	struct nbuf nb = { 0 }, fb = { 0 };
+	struct itrace_file_header id;
+	struct elf_prstatus ps = { 0 };
+	struct elf_prpsinfo pi = { 0 };
+	struct itrace_note *note;
+	uint64_t count = 0, pg = 4096, pos, nv = 0, i, e[3];
+	char mpath[64];
+	Elf64_Ehdr eh = { 0 };
+	const char *b = strrchr(cmd, '/');
+	FILE *f;
+	size_t auxn;
+
+	ps.pr_info.si_signo = si->si_signo;
+	ps.pr_cursig = si->si_signo;
+	ps.pr_pid = pid;
+	ps.pr_ppid = getpid();
+	memcpy(&ps.pr_reg, regs, sizeof(ps.pr_reg));
+	add_note(&nb, "CORE", NT_PRSTATUS, &ps, sizeof(ps));
+	snprintf(pi.pr_fname, sizeof(pi.pr_fname), "%s", b ? b + 1 : cmd);
+	pi.pr_pid = pid;
+	add_note(&nb, "CORE", NT_PRPSINFO, &pi, sizeof(pi));
+	add_note(&nb, "CORE", NT_SIGINFO, si, sizeof(*si));
+	snprintf(mpath, sizeof(mpath), "/proc/%d/auxv", pid);
+	auxn = read_all(mpath, aux, sizeof(aux));
+	add_note(&nb, "CORE", NT_AUXV, aux, auxn);
+
+	nv = read_vmas(pid, v, MAX_VMAS);
+	/* NT_FILE: count, page size, (start, end, offset in pages)..., names */
+	for (i = 0; i < nv; i++)
+		count += v[i].file[0] == '/';
+	fb.p = calloc(1, 16 + count * 24);
+	memcpy(fb.p, &count, 8);
+	memcpy(fb.p + 8, &pg, 8);
+	fb.len = 16;
+	for (i = 0; i < nv; i++) {
+		if (v[i].file[0] != '/')
+			continue;
+		e[0] = v[i].lo;
+		e[1] = v[i].hi;
+		e[2] = v[i].off / pg;
+		memcpy(fb.p + fb.len, e, 24);
+		fb.len += 24;
+	}
+	for (i = 0; i < nv; i++) {
+		size_t l = strlen(v[i].file) + 1;
+
+		if (v[i].file[0] != '/')
+			continue;
+		fb.p = realloc(fb.p, fb.len + l);
+		memcpy(fb.p + fb.len, v[i].file, l);
+		fb.len += l;
+	}
+	add_note(&nb, "CORE", NT_FILE, fb.p, fb.len);
+	free(fb.p);
+
+	/* the trace: the newest 'keep' bytes if asked, a wrapped buffer */
+	note = calloc(1, sizeof(*note) + size);
+	note->hdr_size = sizeof(*note);
+	note->version = ITRACE_NOTE_VERSION;
+	snprintf(note->pmu_name, sizeof(note->pmu_name), "intel_pt");
+	note->config = 1 | 1 << 13;	/* pt, branch */
+	note->buf_size = 4096;
+	while (note->buf_size < size)
+		note->buf_size *= 2;
+	if (keep && keep < size) {
+		trace += size - keep;
+		size = keep;
+		note->buf_size = keep;
+		note->flags |= ITRACE_NOTE_WRAPPED;
+	}
+	note->trace_size = size;
+	note->tid = pid;
+	itrace_cpu_ident(&id);
+	note->cpu_vendor = id.cpu_vendor;
+	note->cpu_family = id.cpu_family;
+	note->cpu_model = id.cpu_model;
+	note->cpu_stepping = id.cpu_stepping;
+	memcpy(note + 1, trace, size);
+	add_note(&nb, ITRACE_NOTE_NAME, NT_ITRACE, note, sizeof(*note) + size);
+	free(note);
+
+	/* PT_NOTE, then one PT_LOAD per mapping; anonymous memory and the vdso dumped */
+	pos = sizeof(eh) + (1 + nv) * sizeof(Elf64_Phdr) + nb.len;
+	pos = (pos + 4095) & ~4095UL;
+	for (i = 0; i < nv; i++) {
+		v[i].filesz = 0;
+		if (v[i].file[0] == '/' || !strcmp(v[i].file, "[vvar]") || !(v[i].flags & PF_R))
+			continue;
+		v[i].filesz = v[i].hi - v[i].lo;
+		v[i].at = pos;
+		pos += v[i].filesz;
+	}
+	f = fopen(path, "wb");
+	if (!f)
+		return -1;
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_CORE;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_phoff = sizeof(eh);
+	eh.e_ehsize = sizeof(eh);
+	eh.e_phentsize = sizeof(Elf64_Phdr);
+	eh.e_phnum = 1 + nv;
+	fwrite(&eh, sizeof(eh), 1, f);
+	{
+		Elf64_Phdr ph = { .p_type = PT_NOTE, .p_offset = sizeof(eh) +
+				  (1 + nv) * sizeof(Elf64_Phdr), .p_filesz = nb.len, .p_align = 4 };
+
+		fwrite(&ph, sizeof(ph), 1, f);
+	}
+	for (i = 0; i < nv; i++) {
+		Elf64_Phdr ph = { .p_type = PT_LOAD, .p_flags = v[i].flags,
+				  .p_offset = v[i].filesz ? v[i].at : 0, .p_vaddr = v[i].lo,
+				  .p_filesz = v[i].filesz, .p_memsz = v[i].hi - v[i].lo,
+				  .p_align = 4096 };
+
+		fwrite(&ph, sizeof(ph), 1, f);
+	}
+	fwrite(nb.p, nb.len, 1, f);
+	free(nb.p);
+	for (i = 0; i < nv; i++) {
+		uint8_t *buf;
+
+		if (!v[i].filesz)
+			continue;
+		buf = calloc(1, v[i].filesz);
+		if (pread(memfd, buf, v[i].filesz, v[i].lo) < 0)
+			memset(buf, 0, v[i].filesz);
+		fseek(f, v[i].at, SEEK_SET);
+		fwrite(buf, v[i].filesz, 1, f);
+		free(buf);
+	}
+	return fclose(f);
 }
 
 int main(int argc, char **argv)
@@ -210,8 +440,10 @@ int main(int argc, char **argv)
 	struct pt_config cfg;
 	struct sim s = { 0 };
 	long ret;
-	const char *out = NULL;
-	uint64_t insns = 0, off = 0;
+	const char *out = NULL, *core = NULL, *truth = NULL;
+	uint64_t insns = 0, off = 0, psb_at = 0, keep = 0, i;
+	static uint64_t tips[TRUTH_MAX];
+	siginfo_t si = { 0 };
 	uint8_t *vdso;
 	size_t vdso_size;
 	int status, memfd, pending_pge = 0, argi = 1;
@@ -220,18 +452,26 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	s.retcomp = 1;
-	if (argi < argc && !strcmp(argv[argi], "-R")) {
-		s.retcomp = 0;
-		argi++;
-	}
-	if (argc > argi + 1 && !strcmp(argv[argi], "-o")) {
-		out = argv[argi + 1];
-		argi += 2;
+	for (; argi < argc && argv[argi][0] == '-' && strcmp(argv[argi], "--"); argi++) {
+		if (!strcmp(argv[argi], "-R"))
+			s.retcomp = 0;
+		else if (argi + 1 < argc && !strcmp(argv[argi], "-o"))
+			out = argv[++argi];
+		else if (argi + 1 < argc && !strcmp(argv[argi], "-c"))
+			core = argv[++argi];
+		else if (argi + 1 < argc && !strcmp(argv[argi], "-t"))
+			truth = argv[++argi];
+		else if (argi + 1 < argc && !strcmp(argv[argi], "-w"))
+			keep = strtoull(argv[++argi], NULL, 0);
+		else
+			break;
 	}
 	if (argi < argc && !strcmp(argv[argi], "--"))
 		argi++;
-	if (!out || argi >= argc) {
-		fprintf(stderr, "usage: ptsim [-R] -o FILE -- CMD [ARGS...]\n");
+	if (!!out == !!core || argi >= argc) {
+		fprintf(stderr,
+			"usage: ptsim [-R] -o FILE -- CMD [ARGS...]\n"
+			"       ptsim [-R] -c CORE [-w BYTES] [-t TRUTH] -- CMD [ARGS...]\n");
 		return 2;
 	}
 
@@ -263,7 +503,7 @@ int main(int argc, char **argv)
 		return 1;
 
 	ptrace(PTRACE_GETREGS, pid, NULL, &regs);
-	psb(&s);
+	psb(&s, 0);
 	ip_pkt(&s, ppt_tip_pge, regs.rip, 0);
 
 	for (;;) {
@@ -278,6 +518,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		k = classify(b, ip, &fall, &rep);
+		pt_enc_get_offset(s.enc, &off);
+		if (core && off - psb_at >= PSB_EVERY) {
+			psb(&s, pending_pge ? 0 : ip);
+			psb_at = off;
+		}
 		if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL) ||
 		    waitpid(pid, &status, 0) != pid) {
 			perror("ptsim: single step");
@@ -288,8 +533,24 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (status >> 8 == (SIGTRAP | (PTRACE_EVENT_EXIT << 8))) {
+			if (pending_pge)
+				ip_pkt(&s, ppt_tip_pge, ip, 0);
 			insns++;	/* the exit_group syscall */
 			ip_pkt(&s, ppt_tip_pgd, 0, 1);
+			if (core) {
+				fprintf(stderr, "ptsim: %s exited, no crash\n", argv[argi]);
+				return 1;
+			}
+			break;
+		}
+		if (core && WSTOPSIG(status) != SIGTRAP) {
+			/* the fatal signal: the instruction at ip did not complete */
+			if (!pending_pge) {
+				ip_pkt(&s, ppt_fup, ip, 0);
+				ip_pkt(&s, ppt_tip_pgd, 0, 1);
+			}
+			ptrace(PTRACE_GETREGS, pid, NULL, &regs);
+			ptrace(PTRACE_GETSIGINFO, pid, NULL, &si);
 			break;
 		}
 		if (WSTOPSIG(status) != SIGTRAP) {
@@ -304,6 +565,7 @@ int main(int argc, char **argv)
 		}
 		if (rep && regs.rip == ip)
 			continue;	/* one more iteration of a rep string insn */
+		tips[insns % TRUTH_MAX] = ip;
 		insns++;
 		switch (k) {
 		case K_COND:
@@ -346,10 +608,6 @@ int main(int argc, char **argv)
 		default:
 			break;
 		}
-		if (pending_pge) {
-			ip_pkt(&s, ppt_tip_pge, regs.rip, 0);
-			pending_pge = 0;
-		}
 	}
 	flush_tnt(&s);
 	if (s.err) {
@@ -357,6 +615,24 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pt_enc_get_offset(s.enc, &off);
+
+	if (core) {
+		if (write_core(core, pid, memfd, argv[argi], &regs, &si, s.buf, off, keep)) {
+			perror(core);
+			return 1;
+		}
+		f = truth ? fopen(truth, "w") : NULL;
+		for (i = insns > TRUTH_MAX ? insns - TRUTH_MAX : 0; f && i < insns; i++)
+			fprintf(f, "0x%llx\n", (unsigned long long)tips[i % TRUTH_MAX]);
+		if (f) {
+			fprintf(f, "end 0x%llx\n", (unsigned long long)regs.rip);
+			fclose(f);
+		}
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		fprintf(stderr, "%llu\n", (unsigned long long)insns);
+		return 0;
+	}
 
 	f = fopen(out, "wb");
 	if (!f) {

@@ -39,4 +39,7 @@ done
 mkdir -p "$OUT/e2e"
 echo "guest: end-to-end recordings"
 sh "$ITRACE_SRC/tools/testing/itrace/guest/e2e-record.sh" "$OUT/e2e"
+
+echo "guest: core dumps with RLIMIT_ITRACE"
+sh "$ITRACE_SRC/tools/testing/itrace/guest/coredump.sh" "$OUT/coredump"
 exit 0

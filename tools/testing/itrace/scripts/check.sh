@@ -103,6 +103,11 @@ echo "== layer 3: end-to-end decode on the host"
 "$here/e2e-verify.sh" "$g/e2e" > "$res/e2e.tap" 2>&1
 tap "$res/e2e.tap" ""
 
+echo "== RLIMIT_ITRACE core dumps: itrace core in the guest; readelf, gdb, itrace on the host"
+tap "$g/coredump/coredump.tap" ""
+"$t/guest/coredump.sh" --host "$g/coredump" > "$res/coredump-host.tap" 2>&1
+tap "$res/coredump-host.tap" ""
+
 echo
 if [ "$skip" -gt 0 ]; then
 	echo "$pass passed, $fail failed, $skip skipped"

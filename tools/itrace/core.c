@@ -1,0 +1,1088 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * itrace core: the last branches of every thread before a crash, from the
+ * NT_ITRACE notes that RLIMIT_ITRACE puts in an ELF core dump.
+ *
+ * The address space comes from the core itself: NT_FILE names the mapped
+ * files (read from their paths, under --sysroot), executable PT_LOAD
+ * segments with contents (the vdso, anonymous code) are read from the core.
+ * Each thread's trace is decoded on its own with libipt; what cannot be
+ * decoded (a missing file, a decode error at some trace offset) is said in
+ * the report, never left out.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <intel-pt.h>
+#include <linux/itrace.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/procfs.h>
+#include <sys/stat.h>
+#include <sys/user.h>
+#include <unistd.h>
+
+#include "itrace.h"
+#include "sym.h"
+
+#define CORE_DEFAULT_N	16
+#define NR_ERR_MSGS	4
+#define MSG_LEN		256
+
+enum ent_kind { E_INSN, E_CALL, E_RET, E_JUMP, E_JCC, E_SYSCALL, E_FAR,
+		E_ERROR, E_OVERFLOW };
+
+static const char * const ent_name[] = {
+	[E_INSN] = "insn", [E_CALL] = "call", [E_RET] = "ret", [E_JUMP] = "jmp",
+	[E_JCC] = "jcc", [E_SYSCALL] = "syscall", [E_FAR] = "far",
+	[E_ERROR] = "error", [E_OVERFLOW] = "overflow",
+};
+
+/* One line of the tail: a branch, an instruction, or a hole in the trace. */
+struct ent {
+	enum ent_kind	kind;
+	enum ent_kind	cls;		/* E_INSN: its branch class */
+	uint64_t	ip;
+	uint64_t	to;		/* branch target; 0: unknown */
+	uint64_t	off;		/* trace offset of an error or overflow */
+	int		err;		/* libipt error code of E_ERROR */
+	uint8_t		size;
+	uint8_t		raw[15];
+};
+
+enum end_how { END_NONE, END_ASYNC, END_SYSCALL };
+
+struct core_thread {
+	uint32_t	tid;
+	int		cursig;
+	uint64_t	rip;
+	bool		have_si;
+	int		sig_no, sig_code;
+	uint64_t	sig_addr;
+	bool		has_note;
+	struct itrace_note note;
+	const uint8_t	*trace;
+	char		bad[MSG_LEN];	/* malformed note: why */
+
+	/* decoding */
+	struct ent	*ring;
+	uint64_t	nr_ents;	/* pushed, the ring keeps the last n */
+	uint64_t	insns, errors;
+	char		errmsg[NR_ERR_MSGS][MSG_LEN];
+	bool		pend;		/* a branch waiting for its target */
+	struct ent	pend_ent;
+	struct pt_insn	last;
+	bool		have_last;
+	bool		lost_end;	/* decode errors after the last instruction */
+	enum end_how	how;
+	uint64_t	end_ip;
+	int		walk;		/* itrace_pt_walk()'s result */
+};
+
+struct core_map {			/* an NT_FILE entry */
+	uint64_t	start, end, pgoff;
+	const char	*name;
+};
+
+struct core {
+	const char	*path;
+	const uint8_t	*buf;
+	size_t		size;
+	const Elf64_Phdr *ph;
+	unsigned int	phnum;
+	struct core_thread *th;
+	size_t		nr_th;
+	struct core_map	*maps;
+	size_t		nr_maps;
+	uint64_t	vdso, entry;
+	const char	*psname;	/* NT_PRPSINFO pr_fname */
+};
+
+struct core_opts {
+	const char	*exe;
+	const char	*sysroot;
+	bool		insn, json;
+	unsigned long	n;
+};
+
+/* What the image lacks: files that could not be read. */
+struct missing {
+	char		*path;
+	int		err;
+};
+
+struct ctx {
+	struct core		*c;
+	const struct core_opts	*o;
+	struct symtab		*st;
+	struct pt_image		*image;
+	const char		*exe;		/* module name of the program */
+	char			vdso_path[64];
+	struct missing		*miss;
+	size_t			nr_miss;
+	struct core_thread	*t;		/* being decoded */
+	FILE			*out;
+};
+
+/* ---- the ELF core ---------------------------------------------------- */
+
+static struct core_thread *new_thread(struct core *c)
+{
+	struct core_thread *n = realloc(c->th, (c->nr_th + 1) * sizeof(*n));
+
+	if (!n)
+		return NULL;
+	c->th = n;
+	memset(&n[c->nr_th], 0, sizeof(*n));
+	return &n[c->nr_th++];
+}
+
+static int parse_file_note(struct core *c, const uint8_t *d, uint64_t n)
+{
+	uint64_t count, page, i;
+	const char *name, *end = (const char *)d + n;
+
+	if (n < 16)
+		return -1;
+	memcpy(&count, d, 8);
+	memcpy(&page, d + 8, 8);
+	if (count > (n - 16) / 24)
+		return -1;
+	c->maps = calloc(count ? count : 1, sizeof(*c->maps));
+	if (!c->maps)
+		return -1;
+	name = (const char *)d + 16 + count * 24;
+	for (i = 0; i < count; i++) {
+		struct core_map *m = &c->maps[i];
+		size_t len;
+
+		if (name >= end)
+			return -1;
+		len = strnlen(name, end - name);
+		if (name + len >= end)
+			return -1;
+		memcpy(&m->start, d + 16 + i * 24, 8);
+		memcpy(&m->end, d + 24 + i * 24, 8);
+		memcpy(&m->pgoff, d + 32 + i * 24, 8);
+		m->pgoff *= page;
+		m->name = name;
+		name += len + 1;
+	}
+	c->nr_maps = count;
+	return 0;
+}
+
+static void parse_auxv(struct core *c, const uint8_t *d, uint64_t n)
+{
+	uint64_t i, v[2];
+
+	for (i = 0; i + 16 <= n; i += 16) {
+		memcpy(v, d + i, 16);
+		if (v[0] == AT_SYSINFO_EHDR)
+			c->vdso = v[1];
+		else if (v[0] == AT_ENTRY)
+			c->entry = v[1];
+	}
+}
+
+/* An NT_ITRACE note: t->bad says what is wrong with it. */
+static void parse_itrace_note(struct core_thread *t, const uint8_t *d, uint64_t n)
+{
+	struct itrace_note *h = &t->note;
+	uint32_t hs = 0;
+
+	t->has_note = true;
+	if (n >= 4)
+		memcpy(&hs, d, 4);
+	if (n < 8) {
+		snprintf(t->bad, sizeof(t->bad),
+			 "NT_ITRACE note of %llu bytes is too short for its header",
+			 (unsigned long long)n);
+		return;
+	}
+	memcpy(&h->version, d + 4, 4);
+	if (h->version != ITRACE_NOTE_VERSION) {
+		snprintf(t->bad, sizeof(t->bad),
+			 "NT_ITRACE note version %u is not supported (this itrace reads version %d)",
+			 h->version, ITRACE_NOTE_VERSION);
+		return;
+	}
+	if (hs < sizeof(*h)) {
+		snprintf(t->bad, sizeof(t->bad),
+			 "NT_ITRACE hdr_size %u is smaller than the version %d header (%zu bytes)",
+			 hs, ITRACE_NOTE_VERSION, sizeof(*h));
+		return;
+	}
+	if (hs > n) {
+		snprintf(t->bad, sizeof(t->bad),
+			 "NT_ITRACE hdr_size %u is beyond the note (%llu bytes)",
+			 hs, (unsigned long long)n);
+		return;
+	}
+	memcpy(h, d, sizeof(*h));
+	h->pmu_name[sizeof(h->pmu_name) - 1] = 0;
+	if (h->trace_size > n - hs) {
+		snprintf(t->bad, sizeof(t->bad),
+			 "NT_ITRACE trace_size %llu is beyond the note (%llu bytes after the %u-byte header)",
+			 (unsigned long long)h->trace_size, (unsigned long long)(n - hs), hs);
+		return;
+	}
+	t->trace = d + hs;
+}
+
+static struct core_thread *note_thread(struct core *c, struct core_thread *cur,
+				       const uint8_t *d, uint64_t n)
+{
+	uint32_t tid;
+	size_t i;
+
+	if (n < offsetof(struct itrace_note, tid) + sizeof(tid))
+		return cur;
+	memcpy(&tid, d + offsetof(struct itrace_note, tid), sizeof(tid));
+	for (i = 0; i < c->nr_th; i++)
+		if (c->th[i].tid == tid && !c->th[i].has_note)
+			return &c->th[i];
+	return cur;
+}
+
+static int parse_notes(struct core *c, const Elf64_Phdr *p, char *err, size_t errlen)
+{
+	const uint8_t *d = c->buf + p->p_offset;
+	uint64_t pos = 0, n = p->p_filesz;
+	struct core_thread *cur = NULL, *t;
+
+	while (pos < n) {
+		Elf64_Nhdr nh;
+		uint64_t name_at = pos + sizeof(nh), desc_at, next;
+		const char *name;
+		const uint8_t *desc;
+
+		if (n - pos < sizeof(nh)) {
+			snprintf(err, errlen, "truncated note header at file offset 0x%llx",
+				 (unsigned long long)(p->p_offset + pos));
+			return -1;
+		}
+		memcpy(&nh, d + pos, sizeof(nh));
+		desc_at = name_at + ((nh.n_namesz + 3ULL) & ~3ULL);
+		next = desc_at + ((nh.n_descsz + 3ULL) & ~3ULL);
+		if (desc_at + nh.n_descsz > n) {
+			snprintf(err, errlen,
+				 "truncated note at file offset 0x%llx: name %u and descriptor %u bytes go beyond the note segment (%llu bytes left)",
+				 (unsigned long long)(p->p_offset + pos), nh.n_namesz, nh.n_descsz,
+				 (unsigned long long)(n - pos));
+			return -1;
+		}
+		name = (const char *)d + name_at;
+		desc = d + desc_at;
+		if (nh.n_namesz == 5 && !memcmp(name, "CORE", 5)) {
+			switch (nh.n_type) {
+			case NT_PRSTATUS: {
+				struct elf_prstatus ps;
+
+				if (nh.n_descsz < sizeof(ps)) {
+					snprintf(err, errlen,
+						 "NT_PRSTATUS of %u bytes, expected %zu",
+						 nh.n_descsz, sizeof(ps));
+					return -1;
+				}
+				memcpy(&ps, desc, sizeof(ps));
+				cur = new_thread(c);
+				if (!cur) {
+					snprintf(err, errlen, "out of memory");
+					return -1;
+				}
+				cur->tid = ps.pr_pid;
+				cur->cursig = ps.pr_cursig;
+				cur->rip = ps.pr_reg[offsetof(struct user_regs_struct, rip) / 8];
+				break;
+			}
+			case NT_SIGINFO: {
+				siginfo_t si;
+
+				if (!cur || nh.n_descsz < sizeof(si))
+					break;
+				memcpy(&si, desc, sizeof(si));
+				cur->have_si = true;
+				cur->sig_no = si.si_signo;
+				cur->sig_code = si.si_code;
+				cur->sig_addr = (uintptr_t)si.si_addr;
+				break;
+			}
+			case NT_FILE:
+				if (!c->maps && parse_file_note(c, desc, nh.n_descsz)) {
+					snprintf(err, errlen,
+						 "malformed NT_FILE note at file offset 0x%llx",
+						 (unsigned long long)(p->p_offset + pos));
+					return -1;
+				}
+				break;
+			case NT_AUXV:
+				parse_auxv(c, desc, nh.n_descsz);
+				break;
+			case NT_PRPSINFO: {
+				struct elf_prpsinfo ps;
+
+				if (nh.n_descsz >= sizeof(ps))
+					c->psname = (const char *)desc +
+						offsetof(struct elf_prpsinfo, pr_fname);
+				break;
+			}
+			}
+		} else if (nh.n_namesz == sizeof(ITRACE_NOTE_NAME) &&
+			   !memcmp(name, ITRACE_NOTE_NAME, sizeof(ITRACE_NOTE_NAME)) &&
+			   nh.n_type == NT_ITRACE) {
+			if (!cur) {
+				snprintf(err, errlen,
+					 "NT_ITRACE note at file offset 0x%llx before any NT_PRSTATUS",
+					 (unsigned long long)(p->p_offset + pos));
+				return -1;
+			}
+			/* the thread it names, else the one it follows */
+			t = note_thread(c, cur, desc, nh.n_descsz);
+			if (t->has_note) {
+				snprintf(err, errlen, "thread %u has two NT_ITRACE notes",
+					 t->tid);
+				return -1;
+			}
+			parse_itrace_note(t, desc, nh.n_descsz);
+		}
+		pos = next;
+	}
+	return 0;
+}
+
+static int core_parse(struct core *c, char *err, size_t errlen)
+{
+	Elf64_Ehdr eh;
+	unsigned int i;
+
+	if (c->size < sizeof(eh) || memcmp(c->buf, ELFMAG, SELFMAG)) {
+		snprintf(err, errlen, "not an ELF file");
+		return -1;
+	}
+	memcpy(&eh, c->buf, sizeof(eh));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != EM_X86_64) {
+		snprintf(err, errlen, "not an x86-64 ELF file (class %u, data %u, machine %u)",
+			 eh.e_ident[EI_CLASS], eh.e_ident[EI_DATA], eh.e_machine);
+		return -1;
+	}
+	if (eh.e_type != ET_CORE) {
+		snprintf(err, errlen, "not a core dump (ELF type %u, a core is %u)",
+			 eh.e_type, ET_CORE);
+		return -1;
+	}
+	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == PN_XNUM ||
+	    eh.e_phoff > c->size || eh.e_phoff % 8 ||
+	    (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > c->size - eh.e_phoff) {
+		snprintf(err, errlen, "bad or truncated program headers (%u at 0x%llx)",
+			 eh.e_phnum, (unsigned long long)eh.e_phoff);
+		return -1;
+	}
+	c->ph = (const Elf64_Phdr *)(c->buf + eh.e_phoff);
+	c->phnum = eh.e_phnum;
+	for (i = 0; i < c->phnum; i++) {
+		const Elf64_Phdr *p = &c->ph[i];
+
+		if (p->p_type != PT_NOTE)
+			continue;
+		if (p->p_offset > c->size || p->p_filesz > c->size - p->p_offset) {
+			snprintf(err, errlen,
+				 "note segment (0x%llx bytes at 0x%llx) goes beyond the end of the file (0x%zx bytes): truncated core",
+				 (unsigned long long)p->p_filesz, (unsigned long long)p->p_offset,
+				 c->size);
+			return -1;
+		}
+		if (parse_notes(c, p, err, errlen))
+			return -1;
+	}
+	if (!c->nr_th) {
+		snprintf(err, errlen, "no NT_PRSTATUS note: not a Linux process core dump");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the address space ----------------------------------------------- */
+
+static const Elf64_Phdr *load_at(const struct core *c, uint64_t addr)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->phnum; i++)
+		if (c->ph[i].p_type == PT_LOAD && addr >= c->ph[i].p_vaddr &&
+		    addr - c->ph[i].p_vaddr < c->ph[i].p_memsz)
+			return &c->ph[i];
+	return NULL;
+}
+
+static void add_missing(struct ctx *x, const char *path, int err)
+{
+	struct missing *n;
+	size_t i;
+
+	for (i = 0; i < x->nr_miss; i++)
+		if (!strcmp(x->miss[i].path, path))
+			return;
+	n = realloc(x->miss, (x->nr_miss + 1) * sizeof(*n));
+	if (!n)
+		return;
+	x->miss = n;
+	n[x->nr_miss].path = strdup(path);
+	n[x->nr_miss++].err = err;
+}
+
+/* The program: the file mapped at the entry point, else the first one. */
+static const char *exe_file(const struct core *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_maps; i++)
+		if (c->entry >= c->maps[i].start && c->entry < c->maps[i].end)
+			return c->maps[i].name;
+	return c->nr_maps ? c->maps[0].name : NULL;
+}
+
+static void build_image(struct ctx *x)
+{
+	const struct core *c = x->c;
+	const char *exe = exe_file(c);
+	unsigned int i;
+	size_t k;
+	int err;
+
+	x->exe = exe ? itrace_base_name(exe) : NULL;
+	for (k = 0; k < c->nr_maps; k++) {
+		const struct core_map *m = &c->maps[k];
+		const Elf64_Phdr *p = load_at(c, m->start);
+		char path[4096];
+
+		if (!p || !(p->p_flags & PF_X))
+			continue;
+		if (x->o->exe && exe && !strcmp(m->name, exe))
+			snprintf(path, sizeof(path), "%s", x->o->exe);
+		else
+			snprintf(path, sizeof(path), "%s%s", x->o->sysroot ? x->o->sysroot : "",
+				 m->name);
+		err = itrace_image_add(x->image, x->st, itrace_base_name(m->name), path,
+				       m->start, m->end - m->start, m->pgoff);
+		if (err < 0)
+			add_missing(x, path, -err);
+	}
+	/* what memory held, where the core has it: the vdso, anonymous code */
+	for (i = 0; i < c->phnum; i++) {
+		const Elf64_Phdr *p = &c->ph[i];
+
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) || !p->p_filesz ||
+		    p->p_offset > c->size || p->p_filesz > c->size - p->p_offset)
+			continue;
+		err = pt_image_add_file(x->image, c->path, p->p_offset, p->p_filesz, NULL,
+					p->p_vaddr);
+		if (err < 0)
+			fprintf(stderr, "itrace: warning: %s: segment at 0x%llx: %s\n", c->path,
+				(unsigned long long)p->p_vaddr, pt_errstr(pt_errcode(err)));
+		if (p->p_vaddr != c->vdso || x->vdso_path[0])
+			continue;
+		err = itrace_tmp_image(c->buf + p->p_offset, p->p_filesz, x->vdso_path,
+				       sizeof(x->vdso_path));
+		if (err || sym_add_mapping(x->st, "[vdso]", x->vdso_path, p->p_vaddr,
+					   p->p_filesz, 0))
+			fprintf(stderr, "itrace: warning: no symbols for the vdso\n");
+	}
+	sym_done(x->st);
+}
+
+/* ---- decoding: keep the last n branches or instructions -------------- */
+
+static void push(struct ctx *x, const struct ent *e)
+{
+	struct core_thread *t = x->t;
+
+	t->ring[t->nr_ents++ % x->o->n] = *e;
+}
+
+static void resolve(struct ctx *x, uint64_t to)
+{
+	struct core_thread *t = x->t;
+
+	if (!t->pend)
+		return;
+	t->pend = false;
+	if (t->pend_ent.kind == E_JCC && to == t->pend_ent.ip + t->pend_ent.size)
+		return;		/* not taken */
+	t->pend_ent.to = to;
+	push(x, &t->pend_ent);
+}
+
+static enum ent_kind kind_of(const struct pt_insn *in)
+{
+	switch (in->iclass) {
+	case ptic_call:
+		return E_CALL;
+	case ptic_return:
+		return E_RET;
+	case ptic_jump:
+		return E_JUMP;
+	case ptic_cond_jump:
+		return E_JCC;
+	case ptic_far_call:
+	case ptic_far_return:
+	case ptic_far_jump:
+		return in->size >= 2 && in->raw[0] == 0x0f && in->raw[1] == 0x05 ?
+			E_SYSCALL : E_FAR;
+	default:
+		return E_INSN;
+	}
+}
+
+static void tail_insn(void *ctx, const struct pt_insn *in)
+{
+	struct ctx *x = ctx;
+	struct core_thread *t = x->t;
+	struct ent e = { .kind = kind_of(in), .ip = in->ip, .size = in->size };
+
+	resolve(x, in->ip);
+	t->insns++;
+	t->last = *in;
+	t->have_last = true;
+	t->lost_end = false;
+	t->how = END_NONE;
+	memcpy(e.raw, in->raw, sizeof(e.raw));
+	if (x->o->insn) {
+		e.cls = e.kind;
+		e.kind = E_INSN;
+		push(x, &e);
+	} else if (e.kind != E_INSN) {
+		t->pend = true;
+		t->pend_ent = e;
+	}
+}
+
+static void tail_event(void *ctx, struct pt_insn_decoder *dec, const struct pt_event *ev)
+{
+	struct ctx *x = ctx;
+	struct core_thread *t = x->t;
+	struct ent e = { .kind = E_OVERFLOW };
+
+	switch (ev->type) {
+	case ptev_async_disabled:
+		/* an interrupt or fault: the instruction at 'at' did not complete */
+		resolve(x, ev->variant.async_disabled.at);
+		t->how = END_ASYNC;
+		t->end_ip = ev->variant.async_disabled.at;
+		break;
+	case ptev_disabled:
+		if (t->have_last && kind_of(&t->last) == E_SYSCALL) {
+			t->how = END_SYSCALL;
+			t->end_ip = t->last.ip;
+		}
+		break;
+	case ptev_overflow:
+		t->pend = false;
+		pt_insn_get_offset(dec, &e.off);
+		e.ip = ev->variant.overflow.ip;
+		push(x, &e);
+		t->errors++;
+		break;
+	default:
+		break;
+	}
+}
+
+static void tail_error(void *ctx, struct pt_insn_decoder *dec, int err, uint64_t last_ip)
+{
+	struct ctx *x = ctx;
+	struct core_thread *t = x->t;
+	struct ent e = { .kind = E_ERROR, .ip = last_ip, .err = pt_errcode(err) };
+
+	pt_insn_get_offset(dec, &e.off);
+	t->pend = false;
+	t->how = END_NONE;
+	t->lost_end = true;
+	if (t->errors < NR_ERR_MSGS)
+		snprintf(t->errmsg[t->errors], MSG_LEN,
+			 "decode error at trace offset 0x%llx (last ip 0x%llx): %s",
+			 (unsigned long long)e.off, (unsigned long long)last_ip,
+			 pt_errstr(pt_errcode(err)));
+	t->errors++;
+	push(x, &e);
+}
+
+static int decode_thread(struct ctx *x, struct core_thread *t)
+{
+	static const struct pt_walk_ops ops = {
+		.insn = tail_insn, .event = tail_event, .error = tail_error,
+	};
+	struct pt_config cfg;
+
+	t->ring = calloc(x->o->n, sizeof(*t->ring));
+	if (!t->ring)
+		return -1;
+	x->t = t;
+	itrace_pt_config(&cfg, t->trace, t->note.trace_size, t->note.cpu_vendor,
+			 t->note.cpu_family, t->note.cpu_model, t->note.cpu_stepping);
+	/* timing packets (MTC, CYC, TMA) of a trace with TSC or MTC on */
+	cfg.mtc_freq = t->note.mtc_freq;
+	cfg.nom_freq = t->note.nom_freq;
+	cfg.cpuid_0x15_eax = t->note.tsc_ctc_den;
+	cfg.cpuid_0x15_ebx = t->note.tsc_ctc_num;
+	t->walk = itrace_pt_walk(&cfg, x->image, &ops, x);
+	if (t->pend)		/* the trace ends on a branch */
+		resolve(x, t->how == END_ASYNC ? t->end_ip : 0);
+	if (t->how == END_NONE && t->have_last)
+		t->end_ip = t->last.ip;
+	return t->walk < 0 ? -1 : 0;
+}
+
+/* ---- output ---------------------------------------------------------- */
+
+struct loc {
+	char		sym[160];	/* name+0xoff [module] or 0xaddr */
+	const char	*file;		/* NULL: no line info */
+	int		line;
+};
+
+static void locate(struct ctx *x, uint64_t ip, struct loc *l)
+{
+	struct sym_info si;
+	bool other;
+
+	sym_lookup(x->st, ip, &si);
+	other = si.module && strcmp(si.module, "?") && (!x->exe || strcmp(si.module, x->exe));
+	if (!si.name)
+		snprintf(l->sym, sizeof(l->sym), "?%s%s%s", other ? " [" : "",
+			 other ? si.module : "", other ? "]" : "");
+	else if (ip != si.start)
+		snprintf(l->sym, sizeof(l->sym), "%.*s+0x%llx%s%s%s", sym_name_len(si.name),
+			 si.name, (unsigned long long)(ip - si.start), other ? " [" : "",
+			 other ? si.module : "", other ? "]" : "");
+	else
+		snprintf(l->sym, sizeof(l->sym), "%.*s%s%s%s", sym_name_len(si.name), si.name,
+			 other ? " [" : "", other ? si.module : "", other ? "]" : "");
+	if (sym_srcline(x->st, ip, &l->file, &l->line))
+		l->file = NULL;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = *s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+/* "0x401136 main+0x10 (crash.c:30)", or the JSON object of that place */
+static void print_loc(struct ctx *x, const char *key, uint64_t ip)
+{
+	struct loc l;
+
+	if (!ip) {
+		if (x->o->json)
+			fprintf(x->out, "\"%s\": null", key);
+		else
+			fprintf(x->out, "?");
+		return;
+	}
+	locate(x, ip, &l);
+	if (!x->o->json) {
+		fprintf(x->out, "0x%llx %s", (unsigned long long)ip, l.sym);
+		if (l.file)
+			fprintf(x->out, " (%s:%d)", itrace_base_name(l.file), l.line);
+		return;
+	}
+	fprintf(x->out, "\"%s\": {\"ip\": \"0x%llx\", \"sym\": ", key, (unsigned long long)ip);
+	json_str(x->out, l.sym);
+	if (l.file) {
+		fprintf(x->out, ", \"file\": ");
+		json_str(x->out, l.file);
+		fprintf(x->out, ", \"line\": %d", l.line);
+	}
+	fprintf(x->out, "}");
+}
+
+static void print_ent(struct ctx *x, const struct ent *e)
+{
+	static const char * const cls[] = {
+		[E_INSN] = "", [E_CALL] = "call", [E_RET] = "ret", [E_JUMP] = "jmp",
+		[E_JCC] = "jcc", [E_SYSCALL] = "syscall", [E_FAR] = "far",
+	};
+	const char *sep = x->o->json ? ", " : " ";
+	unsigned int i;
+
+	if (e->kind == E_ERROR || e->kind == E_OVERFLOW) {
+		if (x->o->json)
+			fprintf(x->out, "{\"kind\": \"%s\", \"offset\": %llu, \"message\": \"%s\"}",
+				ent_name[e->kind], (unsigned long long)e->off,
+				e->kind == E_ERROR ? pt_errstr(e->err) : "trace overflow");
+		else
+			fprintf(x->out, "    [%s at trace offset 0x%llx: %s]\n",
+				ent_name[e->kind], (unsigned long long)e->off,
+				e->kind == E_ERROR ? pt_errstr(e->err) :
+				"hardware lost trace");
+		return;
+	}
+	if (x->o->json)
+		fprintf(x->out, "{\"kind\": \"%s\", ",
+			e->kind == E_INSN ? cls[e->cls] : ent_name[e->kind]);
+	else
+		fprintf(x->out, "    %-7s ", e->kind == E_INSN ? cls[e->cls] : ent_name[e->kind]);
+	print_loc(x, "at", e->ip);
+	if (e->kind == E_INSN) {
+		fprintf(x->out, "%s%s", sep, x->o->json ? "\"bytes\": \"" : " ");
+		for (i = 0; i < e->size; i++)
+			fprintf(x->out, "%02x", e->raw[i]);
+		fprintf(x->out, "%s", x->o->json ? "\"}" : "\n");
+		return;
+	}
+	fprintf(x->out, "%s", x->o->json ? ", " : " -> ");
+	print_loc(x, "to", e->to);
+	fprintf(x->out, "%s", x->o->json ? "}" : "\n");
+}
+
+static const char *sig_name(int sig)
+{
+	static char buf[16];
+	const char *a = sig > 0 ? sigabbrev_np(sig) : NULL;
+
+	snprintf(buf, sizeof(buf), "SIG%s", a ? a : "?");
+	return buf;
+}
+
+/* Signals whose siginfo has the faulting address */
+static bool fault_sig(int sig)
+{
+	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE;
+}
+
+/* How the end of the trace relates to NT_PRSTATUS's rip. */
+static const char *rip_check(const struct core_thread *t)
+{
+	if (t->how == END_ASYNC)
+		return t->end_ip == t->rip ? "= NT_PRSTATUS rip" : "!= NT_PRSTATUS rip";
+	if (t->how == END_SYSCALL)
+		return t->end_ip + t->last.size == t->rip ?
+			"in a system call; NT_PRSTATUS rip is the next instruction" :
+			"in a system call; != NT_PRSTATUS rip";
+	if (t->have_last && t->lost_end)
+		return "the last instruction decoded: the trace after it could not be decoded";
+	if (t->have_last)
+		return "the trace ends after it without a disable; NT_PRSTATUS rip not compared";
+	return "nothing decoded";
+}
+
+static bool rip_ok(const struct core_thread *t)
+{
+	return (t->how == END_ASYNC && t->end_ip == t->rip) ||
+	       (t->how == END_SYSCALL && t->end_ip + t->last.size == t->rip);
+}
+
+static void print_flags(FILE *f, uint32_t flags, bool json)
+{
+	static const char * const names[] = { "wrapped", "paused", "error" };
+	unsigned int i, n = 0;
+
+	for (i = 0; i < 3; i++)
+		if (flags & (1U << i))
+			fprintf(f, "%s%s%s%s", n++ ? (json ? ", " : ",") : "", json ? "\"" : "",
+				names[i], json ? "\"" : "");
+	if (!n && !json)
+		fprintf(f, "none");
+}
+
+static void print_thread(struct ctx *x, struct core_thread *t, bool crashed)
+{
+	const struct itrace_note *h = &t->note;
+	uint64_t i, n = t->nr_ents < x->o->n ? t->nr_ents : x->o->n;
+	FILE *f = x->out;
+	int sig = t->have_si ? t->sig_no : t->cursig;
+
+	if (x->o->json) {
+		fprintf(f, "    {\"tid\": %u, \"crashed\": %s, ", t->tid,
+			crashed ? "true" : "false");
+		fprintf(f, "\"signal\": %d, \"signal_name\": \"%s\"", sig, sig_name(sig));
+		if (t->have_si)
+			fprintf(f, ", \"si_code\": %d", t->sig_code);
+		if (t->have_si && fault_sig(sig))
+			fprintf(f, ", \"si_addr\": \"0x%llx\"", (unsigned long long)t->sig_addr);
+		fprintf(f, ", ");
+		print_loc(x, "rip", t->rip);
+		if (!t->has_note || t->bad[0]) {
+			fprintf(f, ", \"trace\": null");
+			if (t->bad[0]) {
+				fprintf(f, ", \"note_error\": ");
+				json_str(f, t->bad);
+			}
+			fprintf(f, "}");
+			return;
+		}
+		fprintf(f, ",\n      \"trace\": {\"bytes\": %llu, \"buf_size\": %llu, \"flags\": [",
+			(unsigned long long)h->trace_size, (unsigned long long)h->buf_size);
+		print_flags(f, h->flags, true);
+		fprintf(f, "], \"pmu\": ");
+		json_str(f, h->pmu_name);
+		fprintf(f, ", \"config\": \"0x%llx\", \"pauses\": %llu}",
+			(unsigned long long)h->config, (unsigned long long)h->pauses);
+		fprintf(f, ",\n      \"decoded_insns\": %llu, \"errors\": [",
+			(unsigned long long)t->insns);
+		for (i = 0; i < t->errors && i < NR_ERR_MSGS; i++) {
+			fprintf(f, "%s", i ? ", " : "");
+			json_str(f, t->errmsg[i]);
+		}
+		if (t->walk == 1)
+			fprintf(f, "\"no PSB in the trace: nothing to decode\"");
+		fprintf(f, "], \"nr_errors\": %llu,\n      \"%s\": [",
+			(unsigned long long)t->errors, x->o->insn ? "insns" : "branches");
+		for (i = t->nr_ents - n; i < t->nr_ents; i++) {
+			fprintf(f, "%s\n        ", i > t->nr_ents - n ? "," : "");
+			print_ent(x, &t->ring[i % x->o->n]);
+		}
+		fprintf(f, "],\n      \"end\": {\"how\": \"%s\", ",
+			t->how == END_ASYNC ? "fault" : t->how == END_SYSCALL ? "syscall" :
+			t->lost_end ? "decode-error" : t->have_last ? "trace-end" : "none");
+		print_loc(x, "at", t->have_last || t->how ? t->end_ip : 0);
+		fprintf(f, ", \"matches_rip\": %s}}", rip_ok(t) ? "true" : "false");
+		return;
+	}
+
+	fprintf(f, "thread %u: signal %d %s", t->tid, sig, sig_name(sig));
+	if (t->have_si && fault_sig(sig))
+		fprintf(f, " (code %d, addr 0x%llx)", t->sig_code, (unsigned long long)t->sig_addr);
+	else if (t->have_si)
+		fprintf(f, " (code %d)", t->sig_code);
+	fprintf(f, "%s\n  rip ", crashed ? ", the crashing thread" : "");
+	print_loc(x, "rip", t->rip);
+	fprintf(f, "\n");
+	if (!t->has_note) {
+		fprintf(f, "  trace: none (no NT_ITRACE note: RLIMIT_ITRACE was 0?)\n");
+		return;
+	}
+	if (t->bad[0]) {
+		fprintf(f, "  trace: unusable: %s\n", t->bad);
+		return;
+	}
+	fprintf(f, "  trace: %llu bytes (buffer %llu), flags ", (unsigned long long)h->trace_size,
+		(unsigned long long)h->buf_size);
+	print_flags(f, h->flags, false);
+	fprintf(f, ", %s config 0x%llx\n", h->pmu_name, (unsigned long long)h->config);
+	if (h->flags & ITRACE_NOTE_PAUSED)
+		fprintf(f, "  paused %llu times: the trace has gaps\n",
+			(unsigned long long)h->pauses);
+	if (h->flags & ITRACE_NOTE_ERROR)
+		fprintf(f, "  the PMU reported lost trace\n");
+	if (t->walk == 1)
+		fprintf(f, "  no PSB in the trace: nothing to decode\n");
+	fprintf(f, "  decoded %llu instructions, %llu errors\n", (unsigned long long)t->insns,
+		(unsigned long long)t->errors);
+	for (i = 0; i < t->errors && i < NR_ERR_MSGS; i++)
+		fprintf(f, "  %s\n", t->errmsg[i]);
+	fprintf(f, "  last %llu %s, oldest first:\n", (unsigned long long)n,
+		x->o->insn ? "instructions" : "branches");
+	for (i = t->nr_ents - n; i < t->nr_ents; i++)
+		print_ent(x, &t->ring[i % x->o->n]);
+	if (!t->have_last && !t->how)
+		return;
+	fprintf(f, "  %s ", crashed ? "crash:" : "end:  ");
+	print_loc(x, "at", t->end_ip);
+	fprintf(f, "  %s\n", rip_check(t));
+}
+
+static void print_report(struct ctx *x)
+{
+	const struct core *c = x->c;
+	size_t i, with = 0;
+	FILE *f = x->out;
+
+	for (i = 0; i < c->nr_th; i++)
+		with += c->th[i].has_note && !c->th[i].bad[0];
+	if (x->o->json) {
+		fprintf(f, "{\"core\": ");
+		json_str(f, c->path);
+		fprintf(f, ", \"pid\": %u, \"exe\": ", c->th[0].tid);
+		if (x->exe)
+			json_str(f, x->exe);
+		else
+			fprintf(f, "null");
+		fprintf(f, ", \"threads_with_trace\": %zu,\n  \"missing\": [", with);
+		for (i = 0; i < x->nr_miss; i++) {
+			fprintf(f, "%s{\"path\": ", i ? ", " : "");
+			json_str(f, x->miss[i].path);
+			fprintf(f, ", \"error\": ");
+			json_str(f, strerror(x->miss[i].err));
+			fprintf(f, "}");
+		}
+		fprintf(f, "],\n  \"threads\": [\n");
+		for (i = 0; i < c->nr_th; i++) {
+			print_thread(x, &c->th[i], i == 0);
+			fprintf(f, "%s\n", i + 1 < c->nr_th ? "," : "");
+		}
+		fprintf(f, "  ]}\n");
+		return;
+	}
+	fprintf(f, "core %s: pid %u (%s), %zu thread%s, %zu with trace\n", c->path, c->th[0].tid,
+		x->exe ? x->exe : c->psname ? c->psname : "?", c->nr_th,
+		c->nr_th == 1 ? "" : "s", with);
+	for (i = 0; i < x->nr_miss; i++)
+		fprintf(f, "missing: %s: %s (code there cannot be decoded)\n", x->miss[i].path,
+			strerror(x->miss[i].err));
+	for (i = 0; i < c->nr_th; i++)
+		print_thread(x, &c->th[i], i == 0);
+}
+
+/* ---- the command ----------------------------------------------------- */
+
+static void usage_core(void)
+{
+	fprintf(stderr,
+		"usage: itrace core [--exe PATH] [--sysroot DIR] [--insn] [--json] [-n N] CORE\n"
+		"  the last N (default %d) branches of each thread before the crash, oldest\n"
+		"  first, from the NT_ITRACE notes of an ELF core dump (RLIMIT_ITRACE)\n"
+		"  --exe PATH     the program's ELF file, if not at its path in the core\n"
+		"  --sysroot DIR  read the mapped files under DIR\n"
+		"  --insn         the last N instructions instead of branches\n"
+		"  --json         one JSON object\n"
+		"  exit status: 0 report printed (decode problems are in it), 1 unusable\n"
+		"  core or malformed NT_ITRACE note, 2 usage\n", CORE_DEFAULT_N);
+}
+
+static int run_core(struct ctx *x)
+{
+	struct core *c = x->c;
+	size_t i;
+	int ret = 0;
+
+	x->st = sym_new();
+	x->image = pt_image_alloc("core");
+	if (!x->st || !x->image) {
+		fprintf(stderr, "itrace: out of memory\n");
+		return 1;
+	}
+	build_image(x);
+	for (i = 0; i < c->nr_th; i++) {
+		struct core_thread *t = &c->th[i];
+
+		if (t->bad[0]) {
+			fprintf(stderr, "itrace: %s: thread %u: %s\n", c->path, t->tid, t->bad);
+			ret = 1;
+			continue;
+		}
+		if (!t->has_note)
+			continue;
+		if (t->note.tid != t->tid)
+			fprintf(stderr,
+				"itrace: %s: warning: NT_ITRACE note of tid %u follows NT_PRSTATUS of %u\n",
+				c->path, t->note.tid, t->tid);
+		if (strcmp(t->note.pmu_name, "intel_pt")) {
+			snprintf(t->bad, sizeof(t->bad),
+				 "trace of PMU '%s': only intel_pt is decoded", t->note.pmu_name);
+			continue;
+		}
+		if (decode_thread(x, t)) {
+			fprintf(stderr, "itrace: out of memory\n");
+			return 1;
+		}
+	}
+	print_report(x);
+	return ret;
+}
+
+int cmd_core(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "exe",     required_argument, NULL, 'e' },
+		{ "sysroot", required_argument, NULL, 'r' },
+		{ "insn",    no_argument,       NULL, 'i' },
+		{ "json",    no_argument,       NULL, 'j' },
+		{ "help",    no_argument,       NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct core_opts o = { .n = CORE_DEFAULT_N };
+	struct core c = { 0 };
+	struct ctx x = { .c = &c, .o = &o, .out = stdout };
+	char err[512], *end;
+	struct stat sb;
+	size_t i;
+	int fd, ch, ret;
+
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "hn:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'e':
+			o.exe = optarg;
+			break;
+		case 'r':
+			o.sysroot = optarg;
+			break;
+		case 'i':
+			o.insn = true;
+			break;
+		case 'j':
+			o.json = true;
+			break;
+		case 'n':
+			errno = 0;
+			o.n = strtoul(optarg, &end, 0);
+			if (errno || *end || !o.n || o.n > 1000000) {
+				fprintf(stderr, "itrace: -n wants a number from 1 to 1000000\n");
+				return 2;
+			}
+			break;
+		default:
+			usage_core();
+			return ch == 'h' ? 0 : 2;
+		}
+	}
+	if (argc - optind != 1) {
+		usage_core();
+		return 2;
+	}
+	c.path = argv[optind];
+	fd = open(c.path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb)) {
+		fprintf(stderr, "itrace: %s: %s\n", c.path, strerror(errno));
+		return 1;
+	}
+	c.size = sb.st_size;
+	c.buf = c.size ? mmap(NULL, c.size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	close(fd);
+	if (c.size && c.buf == MAP_FAILED) {
+		fprintf(stderr, "itrace: %s: %s\n", c.path, strerror(errno));
+		return 1;
+	}
+	if (core_parse(&c, err, sizeof(err))) {
+		fprintf(stderr, "itrace: %s: %s\n", c.path, err);
+		ret = 1;
+	} else {
+		ret = run_core(&x);
+	}
+	if (fflush(stdout))
+		ret = 1;
+	if (x.vdso_path[0])
+		unlink(x.vdso_path);
+	if (x.image)
+		pt_image_free(x.image);
+	sym_free(x.st);
+	for (i = 0; i < x.nr_miss; i++)
+		free(x.miss[i].path);
+	free(x.miss);
+	for (i = 0; i < c.nr_th; i++)
+		free(c.th[i].ring);
+	free(c.th);
+	free(c.maps);
+	if (c.size)
+		munmap((void *)c.buf, c.size);
+	return ret;
+}
