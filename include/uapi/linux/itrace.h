@@ -46,8 +46,9 @@
  * @version: ITRACE_NOTE_VERSION
  * @pmu_name: name of the PMU that wrote the trace ("intel_pt"), NUL
  *	terminated; the trace format follows from it
- * @config: perf_event_attr::config of the trace event (for intel_pt the
- *	IA32_RTIT_CTL bits: TSCEn, MTCFreq, ...)
+ * @config: perf_event_attr::config of the trace event, as given (for
+ *	intel_pt the IA32_RTIT_CTL bits TSCEn, MTCFreq, ...; 0 is the
+ *	driver's default: control flow only, BranchEn)
  * @trace_size: bytes of trace after the header, oldest first
  * @buf_size: bytes of the thread's trace buffer (RLIMIT_ITRACE rounded up
  *	to a power-of-two number of pages)
