@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -548,6 +549,22 @@ static struct perf_event_mmap_page *map_aux(int fd)
 	return aux == MAP_FAILED ? NULL : up;
 }
 
+/* The NT_ITRACE note of thread @tid, or NULL */
+static const struct itrace_note *find_note(const struct core *c, pid_t tid)
+{
+	int i;
+
+	for (i = 0; i < c->nr; i++) {
+		const struct note *nt = &c->notes[i];
+		const struct itrace_note *n = (const void *)nt->desc;
+
+		if (nt->type == NT_ITRACE && !strcmp(nt->name, ITRACE_NOTE_NAME) &&
+		    nt->descsz >= sizeof(*n) && (pid_t)n->tid == tid)
+			return n;
+	}
+	return NULL;
+}
+
 /* Check the NT_ITRACE note of thread @tid in @c; returns its header. */
 static const struct itrace_note *check_note(struct __test_metadata *_metadata,
 					    const struct core *c, pid_t tid,
@@ -890,6 +907,48 @@ TEST_F(rlimit, cpu_wide_event_coexists)
 	close(p[1]);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* A user's CPU-wide event wins too: it traces, the thread's trace pauses. */
+static void pinned_work_then_crash(void *arg)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		_exit(140);
+	work_then_crash(arg);
+}
+
+TEST_F(rlimit, cpu_wide_event_wins)
+{
+	struct perf_event_mmap_page *up;
+	const struct itrace_note *n;
+	struct core c;
+	pid_t pid;
+	int fd;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	fd = open_pt(-1, 0);
+	ASSERT_LE(0, fd);
+	up = map_aux(fd);
+	ASSERT_NE(NULL, up);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	ASSERT_EQ(0, crash_child(pinned_work_then_crash, (void *)1000, 65536, &c, &pid));
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
+	EXPECT_NE(0, __atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE));
+	/*
+	 * One CPU, held by the user's event all along: the note is there and
+	 * says the trace paused; it may hold no trace at all.
+	 */
+	n = find_note(&c, pid);
+	ASSERT_NE(NULL, n);
+	EXPECT_EQ(ITRACE_NOTE_PAUSED, n->flags & ITRACE_NOTE_PAUSED);
+	EXPECT_LT(0, n->pauses);
+	core_free(&c);
+	close(fd);
 }
 
 /* core_pattern pipes get the same notes as files. */
