@@ -39,6 +39,14 @@ struct itrace_rlimit_tx {
 int itrace_pmu_register(struct pmu *pmu);
 struct pmu *itrace_coredump_pmu(u64 *config);
 
+struct perf_event *itrace_kevent_create(struct pmu *pmu, u64 config, int cpu,
+					struct task_struct *task,
+					unsigned long nr_pages);
+void itrace_kevent_release(struct perf_event *event);
+size_t itrace_kevent_size(struct perf_event *event);
+size_t itrace_kevent_read(struct perf_event *event, void *buf, bool *wrapped);
+u64 itrace_kevent_pauses(struct perf_event *event);
+
 int itrace_rlimit_begin(struct task_struct *tsk,
 			const struct rlimit *new_rlim,
 			struct itrace_rlimit_tx *tx);

@@ -475,6 +475,189 @@ err_fput:
 }
 
 /*
+ * Kernel-owned trace events: the in-kernel interface for the features that
+ * keep a trace without a user-space reader (RLIMIT_ITRACE core dumps,
+ * below; PERF_SAMPLE_ITRACE).
+ */
+
+/**
+ * itrace_kevent_create() - create a kernel-owned trace event
+ * @pmu: an itrace PMU (itrace_pmu_register())
+ * @config: perf_event_attr::config of the event
+ * @cpu: the CPU to trace, or -1 with @task
+ * @task: the task to trace, or NULL for a CPU-wide event on @cpu
+ * @nr_pages: size of its buffer in pages, a power of two
+ *
+ * The event traces user mode only, into an overwrite-mode AUX buffer of
+ * @nr_pages that keeps the newest trace, and starts enabled. It yields the
+ * PMU: a user's own event of @pmu on the same task or CPU never fails with
+ * EBUSY because of it, and wins when both want to run; the kernel-owned
+ * event then pauses (itrace_kevent_pauses()). The caller accounts for the
+ * memory and makes the permission checks a user's event would get.
+ *
+ * Context: process context.
+ * Return: the event; ERR_PTR(-EINVAL) if @pmu is no itrace PMU or
+ * @nr_pages is not a power of two, -ENOMEM, -ESRCH if @task exits, or the
+ * PMU's error for the event.
+ */
+struct perf_event *itrace_kevent_create(struct pmu *pmu, u64 config, int cpu,
+					struct task_struct *task,
+					unsigned long nr_pages)
+{
+	struct perf_event_attr attr = {
+		.type		= pmu->type,
+		.size		= sizeof(attr),
+		.config		= config,
+		.disabled	= 1,
+		.exclude_kernel	= 1,
+		.exclude_hv	= 1,
+	};
+	struct perf_event *event;
+	int ret;
+
+	if (!(pmu->capabilities & PERF_PMU_CAP_ITRACE_FD) ||
+	    !nr_pages || !is_power_of_2(nr_pages) || nr_pages > INT_MAX)
+		return ERR_PTR(-EINVAL);
+
+	event = perf_event_create_kernel_trace(&attr, cpu, task);
+	if (IS_ERR(event))
+		return event;
+
+	ret = perf_event_alloc_kernel_aux(event, nr_pages, true);
+	if (ret) {
+		perf_event_release_kernel(event);
+		return ERR_PTR(ret);
+	}
+
+	perf_event_enable(event);
+
+	return event;
+}
+
+/**
+ * itrace_kevent_release() - stop and free a kernel-owned trace event
+ * @event: from itrace_kevent_create()
+ *
+ * Context: process context, may sleep.
+ */
+void itrace_kevent_release(struct perf_event *event)
+{
+	perf_event_release_kernel_aux(event);
+}
+
+/**
+ * itrace_kevent_size() - size of a kernel-owned trace event's buffer
+ * @event: from itrace_kevent_create()
+ *
+ * Return: the size in bytes: the most itrace_kevent_read() copies.
+ */
+size_t itrace_kevent_size(struct perf_event *event)
+{
+	struct perf_buffer *rb = ring_buffer_get(event);
+	size_t size = 0;
+
+	if (rb) {
+		size = (size_t)rb->aux_nr_pages << PAGE_SHIFT;
+		ring_buffer_put(rb);
+	}
+
+	return size;
+}
+
+/**
+ * itrace_kevent_pauses() - how often a kernel-owned trace event paused
+ * @event: from itrace_kevent_create()
+ *
+ * Return: the number of times it was to be scheduled in while another
+ * event held its PMU: its trace has a gap for each.
+ */
+u64 itrace_kevent_pauses(struct perf_event *event)
+{
+	return atomic64_read(&event->lost_samples);
+}
+
+/* Copy @len bytes of the AUX buffer from offset @from */
+static void itrace_aux_read(struct perf_buffer *rb, void *dst,
+			    unsigned long from, unsigned long len)
+{
+	while (len) {
+		unsigned long off = offset_in_page(from);
+		unsigned long n = min(len, PAGE_SIZE - off);
+
+		memcpy(dst, rb->aux_pages[from >> PAGE_SHIFT] + off, n);
+		dst += n;
+		from += n;
+		len -= n;
+	}
+}
+
+/* Has anything been written to [@from, @to) of the AUX buffer? */
+static bool itrace_aux_written(struct perf_buffer *rb, unsigned long from,
+			       unsigned long to)
+{
+	while (from < to) {
+		unsigned long off = offset_in_page(from);
+		unsigned long n = min(to - from, PAGE_SIZE - off);
+
+		if (memchr_inv(rb->aux_pages[from >> PAGE_SHIFT] + off, 0, n))
+			return true;
+		from += n;
+	}
+
+	return false;
+}
+
+/**
+ * itrace_kevent_read() - stop a kernel-owned trace event and copy its trace
+ * @event: from itrace_kevent_create()
+ * @buf: where to copy, itrace_kevent_size() bytes
+ * @wrapped: set if the buffer wrapped: older trace was overwritten, and the
+ *	copy starts mid-stream (a decoder synchronizes on the first PSB)
+ *
+ * Disables @event (perf_event_enable() restarts it) and copies its trace,
+ * oldest byte first. The AUX buffer is in overwrite mode, where the
+ * driver reports only the offset it writes at; pages start zeroed and
+ * hardware trace never ends in a run of zero bytes (PAD) as long as the
+ * buffer, so trace after that offset means the buffer wrapped and the
+ * trace starts there.
+ *
+ * Context: process context, may sleep.
+ * Return: the number of bytes copied.
+ */
+size_t itrace_kevent_read(struct perf_event *event, void *buf, bool *wrapped)
+{
+	unsigned long size, head, len = 0;
+	struct perf_buffer *rb;
+
+	*wrapped = false;
+
+	/* Synchronous: the PMU has written out where it stopped. */
+	perf_event_disable(event);
+
+	rb = ring_buffer_get(event);
+	if (!rb)
+		return 0;
+
+	size = (unsigned long)rb->aux_nr_pages << PAGE_SHIFT;
+	if (!size)
+		goto put;
+	head = READ_ONCE(rb->aux_head) & (size - 1);
+	*wrapped = itrace_aux_written(rb, head, size);
+	if (*wrapped) {
+		itrace_aux_read(rb, buf, head, size - head);
+		itrace_aux_read(rb, buf + size - head, 0, head);
+		len = size;
+	} else {
+		itrace_aux_read(rb, buf, 0, head);
+		len = head;
+	}
+put:
+	ring_buffer_put(rb);
+
+	return len;
+}
+
+/*
  * RLIMIT_ITRACE: the newest user-mode trace of each thread, for core dumps
  *
  * A process that sets RLIMIT_ITRACE to N bytes gets, for each of its
@@ -548,14 +731,6 @@ static struct itrace_dump *itrace_dump_create(struct task_struct *tsk,
 					      struct pmu *pmu, u64 config,
 					      unsigned long nr_pages, u64 gen)
 {
-	struct perf_event_attr attr = {
-		.type		= pmu->type,
-		.size		= sizeof(attr),
-		.config		= config,
-		.disabled	= 1,
-		.exclude_kernel	= 1,
-		.exclude_hv	= 1,
-	};
 	struct itrace_dump *d;
 	int ret;
 
@@ -573,22 +748,14 @@ static struct itrace_dump *itrace_dump_create(struct task_struct *tsk,
 		goto free;
 
 	/* A user's own event of the PMU wins: see ITRACE_NOTE_PAUSED */
-	d->event = perf_event_create_kernel_trace(&attr, tsk);
+	d->event = itrace_kevent_create(pmu, config, -1, tsk, nr_pages);
 	if (IS_ERR(d->event)) {
 		ret = PTR_ERR(d->event);
 		goto uncharge;
 	}
 
-	ret = perf_event_alloc_kernel_aux(d->event, nr_pages, true);
-	if (ret)
-		goto release;
-
-	perf_event_enable(d->event);
-
 	return d;
 
-release:
-	perf_event_release_kernel(d->event);
 uncharge:
 	atomic_long_sub(nr_pages, &d->user->perf_mlock);
 free:
@@ -600,7 +767,7 @@ free:
 
 static void itrace_dump_destroy(struct itrace_dump *d)
 {
-	perf_event_release_kernel_aux(d->event);
+	itrace_kevent_release(d->event);
 	atomic_long_sub(d->nr_pages, &d->user->perf_mlock);
 	free_uid(d->user);
 	kfree(d);
@@ -989,37 +1156,6 @@ static void itrace_note_cpu(struct itrace_note *n, struct pmu *pmu,
 }
 #endif
 
-/* Copy @len bytes of the AUX buffer from offset @from */
-static void itrace_aux_read(struct perf_buffer *rb, void *dst,
-			    unsigned long from, unsigned long len)
-{
-	while (len) {
-		unsigned long off = offset_in_page(from);
-		unsigned long n = min(len, PAGE_SIZE - off);
-
-		memcpy(dst, rb->aux_pages[from >> PAGE_SHIFT] + off, n);
-		dst += n;
-		from += n;
-		len -= n;
-	}
-}
-
-/* Has anything been written to [@from, @to) of the AUX buffer? */
-static bool itrace_aux_written(struct perf_buffer *rb, unsigned long from,
-			       unsigned long to)
-{
-	while (from < to) {
-		unsigned long off = offset_in_page(from);
-		unsigned long n = min(to - from, PAGE_SIZE - off);
-
-		if (memchr_inv(rb->aux_pages[from >> PAGE_SHIFT] + off, 0, n))
-			return true;
-		from += n;
-	}
-
-	return false;
-}
-
 /**
  * itrace_core_note() - the NT_ITRACE note of a thread
  * @tsk: a thread of the dumping process: current, or one waiting for the
@@ -1027,11 +1163,8 @@ static bool itrace_aux_written(struct perf_buffer *rb, unsigned long from,
  * @size: set to the size of the note's descriptor, in bytes
  *
  * Stops the thread's trace and copies it after a struct itrace_note,
- * oldest byte first (see include/uapi/linux/itrace.h). The AUX buffer is
- * in overwrite mode, where the driver reports only the offset it writes
- * at; pages start zeroed and hardware trace never ends in a run of zero
- * bytes (PAD) longer than the buffer, so trace after that offset means the
- * buffer wrapped (ITRACE_NOTE_WRAPPED) and the trace starts there.
+ * oldest byte first (see include/uapi/linux/itrace.h and
+ * itrace_kevent_read()).
  *
  * Context: process context, the core dump's fill_note_info().
  * Return: the descriptor, kvmalloc()ed for the caller to kvfree(); NULL if
@@ -1039,9 +1172,7 @@ static bool itrace_aux_written(struct perf_buffer *rb, unsigned long from,
  */
 void *itrace_core_note(struct task_struct *tsk, unsigned int *size)
 {
-	unsigned long buf_size, head, trace_size;
 	struct itrace_note *n = NULL;
-	struct perf_buffer *rb;
 	struct itrace_dump *d;
 	bool wrapped;
 
@@ -1053,43 +1184,23 @@ void *itrace_core_note(struct task_struct *tsk, unsigned int *size)
 	if (!d)
 		goto unlock;
 
-	/* Synchronous: the PMU has written out where it stopped. */
-	perf_event_disable(d->event);
-
-	rb = ring_buffer_get(d->event);
-	if (!rb)
+	n = kvzalloc(sizeof(*n) + itrace_kevent_size(d->event), GFP_KERNEL);
+	if (!n)
 		goto unlock;
 
-	buf_size = (unsigned long)rb->aux_nr_pages << PAGE_SHIFT;
-	head = READ_ONCE(rb->aux_head) & (buf_size - 1);
-	wrapped = itrace_aux_written(rb, head, buf_size);
-	trace_size = wrapped ? buf_size : head;
-
-	n = kvzalloc(sizeof(*n) + trace_size, GFP_KERNEL);
-	if (n) {
-		n->hdr_size = sizeof(*n);
-		n->version = ITRACE_NOTE_VERSION;
-		strscpy(n->pmu_name, d->event->pmu->name, sizeof(n->pmu_name));
-		n->config = d->event->attr.config;
-		n->trace_size = trace_size;
-		n->buf_size = buf_size;
-		n->flags = wrapped ? ITRACE_NOTE_WRAPPED : 0;
-		n->pauses = atomic64_read(&d->event->lost_samples);
-		if (n->pauses)
-			n->flags |= ITRACE_NOTE_PAUSED;
-		n->tid = task_pid_vnr(tsk);
-		itrace_note_cpu(n, d->event->pmu, n->config);
-
-		if (wrapped) {
-			itrace_aux_read(rb, n + 1, head, buf_size - head);
-			itrace_aux_read(rb, (void *)(n + 1) + buf_size - head,
-					0, head);
-		} else {
-			itrace_aux_read(rb, n + 1, 0, head);
-		}
-		*size = sizeof(*n) + trace_size;
-	}
-	ring_buffer_put(rb);
+	n->hdr_size = sizeof(*n);
+	n->version = ITRACE_NOTE_VERSION;
+	strscpy(n->pmu_name, d->event->pmu->name, sizeof(n->pmu_name));
+	n->config = d->event->attr.config;
+	n->buf_size = itrace_kevent_size(d->event);
+	n->trace_size = itrace_kevent_read(d->event, n + 1, &wrapped);
+	n->flags = wrapped ? ITRACE_NOTE_WRAPPED : 0;
+	n->pauses = itrace_kevent_pauses(d->event);
+	if (n->pauses)
+		n->flags |= ITRACE_NOTE_PAUSED;
+	n->tid = task_pid_vnr(tsk);
+	itrace_note_cpu(n, d->event->pmu, n->config);
+	*size = sizeof(*n) + n->trace_size;
 unlock:
 	mutex_unlock(&itrace_rlimit_mutex);
 
