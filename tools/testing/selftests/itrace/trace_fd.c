@@ -1074,4 +1074,78 @@ TEST_F(pt, stop_mode_itrace_lost)
 	EXPECT_EQ(0, munmap(pg, (1 + STOP_PAGES) * page_size()));
 }
 
+/* Let the traced child run for @us microseconds; then its data_head. */
+static unsigned long long run_for(int tfd, struct perf_event_mmap_page *pg,
+				  unsigned int us)
+{
+	ioctl(tfd, PERF_EVENT_IOC_ENABLE, 0);
+	usleep(us);
+	ioctl(tfd, PERF_EVENT_IOC_DISABLE, 0);
+
+	return __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Stop mode never writes past data_tail + data_size, even when the room
+ * left ends less than a page beyond the page of data_head and neither is
+ * page aligned (the driver must put its STOP at the end of the region of
+ * data_head; it put it a lap further, behind data_head, and the trace
+ * overwrote unread data until the PMI of the next region boundary).
+ *
+ * With a 2-page buffer stopped at a page boundary P: data_tail = P - 4095
+ * leaves 4096 bytes of room, so the trace runs; stop it after a little at
+ * P + x (0 < x < 4096) by DISABLE, then ENABLE: the room is 4096 - x bytes,
+ * ending one byte into the next page. The trace must stop at the end of the
+ * page of P + x.
+ */
+TEST_F(pt, stop_mode_room_ends_in_next_page)
+{
+	unsigned long long head, tail, size = STOP_PAGES * page_size();
+	unsigned long long psz = page_size();
+	struct perf_event_mmap_page *pg;
+	unsigned int us = 2000;
+	int tries = 0, done = 0;
+	pid_t pid;
+
+	pid = start_child(_metadata, &self->ev, PROT_READ | PROT_WRITE,
+			  STOP_PAGES, "0", &pg);
+
+	/* The first stop: the buffer is full */
+	head = run_for(self->ev.tfd, pg, 0);
+	while (head < size && tries++ < 100)
+		head = run_for(self->ev.tfd, pg, 100 * 1000);
+	ASSERT_EQ(size, head);
+
+	while (!done && tries++ < 200) {
+		unsigned long long p = head;
+
+		ASSERT_EQ(0, p % psz) TH_LOG("data_head %llu", p);
+		tail = p - psz + 1;
+		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+		head = run_for(self->ev.tfd, pg, us);
+		if (head == p) {
+			us *= 2;	/* the child did not run */
+			continue;
+		}
+		if (head % psz == 0) {
+			us = us / 2 ? us / 2 : 1;	/* it stopped: again */
+			continue;
+		}
+		/* At P + x: resume with 4096 - x bytes of room */
+		TH_LOG("tail %llu, head %llu after %u us, %d tries",
+		       tail, head, us, tries);
+		head = run_for(self->ev.tfd, pg, 200 * 1000);
+		EXPECT_GE(size, head - tail)
+			TH_LOG("data_head %llu, data_tail %llu: %llu bytes overwritten",
+			       head, tail, head - tail - size);
+		EXPECT_EQ(p + psz, head);
+		done = 1;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	EXPECT_TRUE(done) TH_LOG("never stopped the trace inside a page");
+
+	EXPECT_EQ(0, munmap(pg, (1 + STOP_PAGES) * page_size()));
+}
+
 TEST_HARNESS_MAIN
