@@ -496,31 +496,59 @@ static int itrace_mmap(struct file *file, struct vm_area_struct *vma)
 }
 
 /*
- * Readable when the writer has moved data_head past data_tail; the event
- * going away hangs up. Only the writable (stop) mode has a reader position
- * to compare with.
+ * Is there trace for the reader of a stop-mode mapping: at least
+ * aux_watermark bytes (perf_event_attr::aux_watermark, by default half the
+ * buffer; the amount after which perf_aux_output_end() wakes the buffer's
+ * waiters), or any at all once the trace stopped for want of room? A stop
+ * may leave less than the watermark unread, since the driver stops at the
+ * end of a region, and the reader must still come and make room.
+ *
+ * The writer stores itrace_lost_head before it publishes data_head; seeing
+ * the new data_head with the old itrace_lost_head only delays the answer
+ * to the wake-up that follows both, after which poll() looks again (the
+ * wait queue's locking orders the wake-up against the waiter's test).
+ * Called with the buffer's aux_mutex held, which keeps rb->itrace_page.
+ */
+static bool itrace_readable(struct perf_buffer *rb)
+{
+	struct perf_event_mmap_page *userpg = rb->itrace_page;
+	unsigned long head, tail;
+
+	if (!userpg || rb->aux_overwrite)
+		return false;
+
+	head = READ_ONCE(userpg->data_head);
+	tail = READ_ONCE(userpg->data_tail);
+	if (head == tail)
+		return false;
+
+	return head - tail >= rb->aux_watermark ||
+	       READ_ONCE(rb->itrace_lost_head) == head;
+}
+
+/*
+ * As perf_poll() for the event fd: EPOLLHUP alone once the event's task has
+ * gone, else EPOLLIN when itrace_readable(). perf_output_wakeup() and the
+ * event going away wake every waitq of the buffer's events.
  */
 static __poll_t itrace_poll(struct file *file, poll_table *wait)
 {
 	struct itrace_file *itf = file->private_data;
 	struct perf_event *event = itf->event;
-	struct perf_event_mmap_page *userpg;
 	struct perf_buffer *rb;
 	__poll_t events = 0;
 
-	/* AUX wakeups wake every waitq of the buffer's events */
 	poll_wait(file, &event->waitq, wait);
 
 	if (perf_event_is_hup(event))
 		return EPOLLHUP;
 
+	/* The mmap_mutex pins event->rb, the aux_mutex its trace mapping. */
 	mutex_lock(&event->mmap_mutex);
 	rb = event->rb;
 	if (rb) {
 		mutex_lock(&rb->aux_mutex);
-		userpg = rb->itrace_page;
-		if (userpg && !rb->aux_overwrite &&
-		    READ_ONCE(userpg->data_head) != READ_ONCE(userpg->data_tail))
+		if (itrace_readable(rb))
 			events = EPOLLIN | EPOLLRDNORM;
 		mutex_unlock(&rb->aux_mutex);
 	}
