@@ -54,17 +54,17 @@
  * turn, so that each call is a TIP packet (a few bytes) and the buffer
  * fills quickly even under emulation.
  */
-static void __attribute__((noinline)) f0(void)
+static void f0(void)
 {
 	asm volatile("");
 }
 
-static void __attribute__((noinline)) f1(void)
+static void f1(void)
 {
 	asm volatile("");
 }
 
-static void (*volatile fn[2])(void) = { f0, f1 };
+static void (*fn[2])(void) = { f0, f1 };
 
 static void __attribute__((constructor)) traced_child(void)
 {
@@ -72,8 +72,13 @@ static void __attribute__((constructor)) traced_child(void)
 
 	if (!getenv(CHILD_ENV))
 		return;
-	for (i = 0; ; i++)
-		fn[i & 1]();
+	for (i = 0; ; i++) {
+		void (*f)(void) = fn[i & 1];
+
+		/* the compiler no longer knows f: an indirect call */
+		asm volatile("" : "+r" (f));
+		f();
+	}
 }
 
 static int pt_type(void)

@@ -145,7 +145,7 @@ TEST_F(itrace_sysfs, coredump_junk_einval)
 	char buf[64];
 	size_t i;
 
-	for (i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(junk); i++) {
 		int ret = write_file(COREDUMP, junk[i]);
 
 		/* an empty write() never reaches the file */
@@ -172,7 +172,7 @@ TEST_F(itrace_sysfs, config_junk_einval)
 	size_t i;
 
 	ASSERT_EQ(0, write_file(CONFIG, "0x400"));
-	for (i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(junk); i++) {
 		int ret = write_file(CONFIG, junk[i]);
 
 		/* kstrtou64() says ERANGE for too many digits */
