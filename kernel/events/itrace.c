@@ -31,6 +31,8 @@
  */
 
 #include <linux/anon_inodes.h>
+#include <linux/capability.h>
+#include <linux/device.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/itrace.h>
@@ -70,21 +72,201 @@ static DEFINE_MUTEX(itrace_pmus_lock);
 static struct pmu *itrace_dump_pmu;
 static u64 itrace_dump_config;
 
+/*
+ * sysfs: /sys/bus/event_source/devices/<pmu>/itrace/, a group that
+ * itrace_pmu_register() adds to pmu::attr_update. Its files say which itrace
+ * PMU, with which config, writes the trace of RLIMIT_ITRACE core dumps:
+ *
+ *	coredump		1 on the PMU that serves core dumps, else 0;
+ *				writing 1 selects this PMU (config 0)
+ *	coredump_config		that PMU's perf_event_attr::config, in hex
+ *
+ * Only root writes them; a config must make a valid event of the PMU.
+ */
+static ssize_t coredump_show(struct device *dev,
+			     struct device_attribute *attr, char *page)
+{
+	struct pmu *pmu = dev_get_drvdata(dev);
+	bool selected;
+
+	mutex_lock(&itrace_pmus_lock);
+	selected = itrace_dump_pmu == pmu;
+	mutex_unlock(&itrace_pmus_lock);
+
+	return sysfs_emit(page, "%d\n", selected);
+}
+
+static ssize_t coredump_store(struct device *dev,
+			      struct device_attribute *attr,
+			      const char *buf, size_t count)
+{
+	struct pmu *pmu = dev_get_drvdata(dev);
+	unsigned int val;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+
+	ret = kstrtouint(buf, 0, &val);
+	if (ret)
+		return ret;
+
+	/* Some PMU always serves core dumps: select another to move it. */
+	if (val != 1)
+		return -EINVAL;
+
+	mutex_lock(&itrace_pmus_lock);
+	if (itrace_dump_pmu != pmu) {
+		itrace_dump_pmu = pmu;
+		itrace_dump_config = 0;
+	}
+	mutex_unlock(&itrace_pmus_lock);
+
+	return count;
+}
+static DEVICE_ATTR_RW(coredump);
+
+static ssize_t coredump_config_show(struct device *dev,
+				    struct device_attribute *attr, char *page)
+{
+	struct pmu *pmu = dev_get_drvdata(dev);
+	ssize_t ret = -ENODATA;
+
+	mutex_lock(&itrace_pmus_lock);
+	if (itrace_dump_pmu == pmu)
+		ret = sysfs_emit(page, "%#llx\n", itrace_dump_config);
+	mutex_unlock(&itrace_pmus_lock);
+
+	return ret;
+}
+
+/*
+ * Can @config make an event of @pmu? Ask the PMU: create a disabled event
+ * of the writer's task, as a core dump would for a task, and free it.
+ */
+static int itrace_check_config(struct pmu *pmu, u64 config)
+{
+	struct perf_event_attr attr = {
+		.type		= pmu->type,
+		.size		= sizeof(attr),
+		.config		= config,
+		.disabled	= 1,
+		.exclude_kernel	= 1,
+		.exclude_hv	= 1,
+	};
+	struct perf_event *event;
+
+	event = perf_event_create_kernel_counter(&attr, -1, current, NULL,
+						 NULL);
+	if (IS_ERR(event))
+		return PTR_ERR(event) == -ENOENT ||
+		       PTR_ERR(event) == -EOPNOTSUPP ? -EINVAL : PTR_ERR(event);
+
+	perf_event_release_kernel(event);
+
+	return 0;
+}
+
+static ssize_t coredump_config_store(struct device *dev,
+				     struct device_attribute *attr,
+				     const char *buf, size_t count)
+{
+	struct pmu *pmu = dev_get_drvdata(dev);
+	u64 config;
+	int ret;
+
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+
+	ret = kstrtou64(buf, 16, &config);
+	if (ret)
+		return ret;
+
+	ret = itrace_check_config(pmu, config);
+	if (ret)
+		return ret;
+
+	/* The config is that of the selected PMU: select it first. */
+	ret = -EINVAL;
+	mutex_lock(&itrace_pmus_lock);
+	if (itrace_dump_pmu == pmu) {
+		itrace_dump_config = config;
+		ret = count;
+	}
+	mutex_unlock(&itrace_pmus_lock);
+
+	return ret;
+}
+static DEVICE_ATTR_RW(coredump_config);
+
+static struct attribute *itrace_pmu_attrs[] = {
+	&dev_attr_coredump.attr,
+	&dev_attr_coredump_config.attr,
+	NULL,
+};
+
+static const struct attribute_group itrace_pmu_group = {
+	.name	= "itrace",
+	.attrs	= itrace_pmu_attrs,
+};
+
+static const struct attribute_group *itrace_pmu_attr_update[] = {
+	&itrace_pmu_group,
+	NULL,
+};
+
+/*
+ * Add the itrace group to the groups perf_pmu_register() will add or
+ * update for @pmu; a PMU with attr_update groups of its own gets a copy of
+ * its list with the itrace group at the end.
+ */
+static int itrace_pmu_add_sysfs(struct pmu *pmu)
+{
+	const struct attribute_group **groups;
+	int n = 0;
+
+	if (!pmu->attr_update) {
+		pmu->attr_update = itrace_pmu_attr_update;
+		return 0;
+	}
+
+	while (pmu->attr_update[n])
+		n++;
+
+	/* Never freed: itrace PMUs are built in and never go away. */
+	groups = kcalloc(n + 2, sizeof(*groups), GFP_KERNEL);
+	if (!groups)
+		return -ENOMEM;
+
+	memcpy(groups, pmu->attr_update, n * sizeof(*groups));
+	groups[n] = &itrace_pmu_group;
+	pmu->attr_update = groups;
+
+	return 0;
+}
+
 /**
  * itrace_pmu_register() - make a PMU's trace available through trace fds
  * @pmu: an AUX PMU, before perf_pmu_register()
  *
  * Events of @pmu can then be passed to
- * perf_event_open(NULL, -1, -1, event_fd, PERF_FLAG_FD_ITRACE).
+ * perf_event_open(NULL, -1, -1, event_fd, PERF_FLAG_FD_ITRACE), and the
+ * PMU gets an itrace directory in sysfs (pmu::attr_update).
  *
  * Context: process context, before @pmu is registered with perf.
  * Return: 0 on success, -EINVAL if @pmu has no AUX buffer support
- * (pmu::setup_aux and pmu::free_aux).
+ * (pmu::setup_aux and pmu::free_aux), -ENOMEM if memory runs out.
  */
 int itrace_pmu_register(struct pmu *pmu)
 {
+	int ret;
+
 	if (!pmu->setup_aux || !pmu->free_aux)
 		return -EINVAL;
+
+	ret = itrace_pmu_add_sysfs(pmu);
+	if (ret)
+		return ret;
 
 	pmu->capabilities |= PERF_PMU_CAP_ITRACE_FD;
 
@@ -326,31 +508,59 @@ static int itrace_mmap(struct file *file, struct vm_area_struct *vma)
 }
 
 /*
- * Readable when the writer has moved data_head past data_tail; the event
- * going away hangs up. Only the writable (stop) mode has a reader position
- * to compare with.
+ * Is there trace for the reader of a stop-mode mapping: at least
+ * aux_watermark bytes (perf_event_attr::aux_watermark, by default half the
+ * buffer; the amount after which perf_aux_output_end() wakes the buffer's
+ * waiters), or any at all once the trace stopped for want of room? A stop
+ * may leave less than the watermark unread, since the driver stops at the
+ * end of a region, and the reader must still come and make room.
+ *
+ * The writer stores itrace_lost_head before it publishes data_head; seeing
+ * the new data_head with the old itrace_lost_head only delays the answer
+ * to the wake-up that follows both, after which poll() looks again (the
+ * wait queue's locking orders the wake-up against the waiter's test).
+ * Called with the buffer's aux_mutex held, which keeps rb->itrace_page.
+ */
+static bool itrace_readable(struct perf_buffer *rb)
+{
+	struct perf_event_mmap_page *userpg = rb->itrace_page;
+	unsigned long head, tail;
+
+	if (!userpg || rb->aux_overwrite)
+		return false;
+
+	head = READ_ONCE(userpg->data_head);
+	tail = READ_ONCE(userpg->data_tail);
+	if (head == tail)
+		return false;
+
+	return head - tail >= rb->aux_watermark ||
+	       READ_ONCE(rb->itrace_lost_head) == head;
+}
+
+/*
+ * As perf_poll() for the event fd: EPOLLHUP alone once the event's task has
+ * gone, else EPOLLIN when itrace_readable(). perf_output_wakeup() and the
+ * event going away wake every waitq of the buffer's events.
  */
 static __poll_t itrace_poll(struct file *file, poll_table *wait)
 {
 	struct itrace_file *itf = file->private_data;
 	struct perf_event *event = itf->event;
-	struct perf_event_mmap_page *userpg;
 	struct perf_buffer *rb;
 	__poll_t events = 0;
 
-	/* AUX wakeups wake every waitq of the buffer's events */
 	poll_wait(file, &event->waitq, wait);
 
 	if (perf_event_is_hup(event))
 		return EPOLLHUP;
 
+	/* The mmap_mutex pins event->rb, the aux_mutex its trace mapping. */
 	mutex_lock(&event->mmap_mutex);
 	rb = event->rb;
 	if (rb) {
 		mutex_lock(&rb->aux_mutex);
-		userpg = rb->itrace_page;
-		if (userpg && !rb->aux_overwrite &&
-		    READ_ONCE(userpg->data_head) != READ_ONCE(userpg->data_tail))
+		if (itrace_readable(rb))
 			events = EPOLLIN | EPOLLRDNORM;
 		mutex_unlock(&rb->aux_mutex);
 	}

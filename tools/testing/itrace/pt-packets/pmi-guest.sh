@@ -1,10 +1,10 @@
 # Guest half of pmi.sh (busybox sh): pmi-spin traced by `itrace record`
-# through the upstream intel_pt driver and the trace fd, with a 4-page
-# buffer in stop mode (read-write mapping), a 2-page one in overwrite mode
+# through the upstream intel_pt driver and the trace fd, with a 2-page
+# buffer in stop mode (read-write mapping) and in overwrite mode
 # (--snapshot, read-only mapping), and a 1 MiB buffer to measure the whole
-# trace.  (Stop mode with 2 pages overruns data_tail in about one run in
-# five: an open bug of the itrace core, issue 4; it is not tested here so
-# that every other check keeps running.)  Each recording is decoded here, where /in/pmi-spin is.
+# trace.  Two pages of one-page ToPA regions are the hard case for the
+# driver's STOP marker: the room left often ends inside the region after
+# the one being written.  Each recording is decoded here, where /in/pmi-spin is.
 set -u
 . /etc/itrace.env
 it=$ITRACE_BUILD/tools/itrace/itrace
@@ -12,7 +12,7 @@ iters=${PMI_ITERS:-400000}
 pmis() { awk '$1 == "PMI:" { print $2 }' /proc/interrupts; }
 dmesg > "$OUT/dmesg-boot.txt"
 cd /tmp
-for run in full:256: stop:4: snap:2:--snapshot; do
+for run in full:256: stop:2: snap:2:--snapshot; do
 	name=${run%%:*} rest=${run#*:}
 	pages=${rest%%:*} opt=${rest#*:}
 	before=$(pmis)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The ToPA PMI against the upstream x86 PMU and intel_pt drivers (TAP):
 # the perfmon model lets the Intel PMU driver initialise; a trace many
-# times larger than a 4-page buffer stops when the buffer is full (stop
+# times larger than a 2-page buffer stops when the buffer is full (stop
 # mode: PMIs, loss records, tracing resumes after the reader drains) and
 # wraps forever in overwrite mode (the newest data decodes from its first
 # PSB without error).  Guest half: pmi-guest.sh.
@@ -35,7 +35,7 @@ val() { awk -v k="$2" '$1 == k { print $2 }' "$vm/$1" 2>/dev/null; }
 stat_of() { awk -v k="$2" '$1 == "total" && $2 == k { print $3 }' "$vm/$1.stats" 2>/dev/null; }
 bytes() { sed -n 's/.*recorded \([0-9]*\) bytes.*/\1/p' "$vm/$1.record" 2>/dev/null; }
 buf=$((2 * 4096))	# overwrite mode
-sbuf=$((4 * 4096))	# stop mode (see pmi-guest.sh)
+sbuf=$((2 * 4096))	# stop mode (see pmi-guest.sh)
 
 full=$(bytes full)
 echo "# whole trace (1 MiB buffer): ${full:-?} bytes, $(stat_of full insns) instructions, $(stat_of full gaps) gaps"
@@ -47,6 +47,8 @@ check "1 MiB buffer: no loss, no decode error" \
 stop=$(bytes stop)
 echo "# stop mode: $(val stop.record pmis) PMIs, ${stop:-?} bytes kept, $(stat_of stop gaps) losses, $(stat_of stop insns) instructions"
 check "stop mode: itrace record succeeded" [ "$(val stop.record rc)" = 0 ]
+check "stop mode: the trace never overran data_tail" \
+	bash -c "! grep -q 'ring overrun' '$vm/stop.record'"
 check "stop mode: PMIs counted in /proc/interrupts ($(val stop.record pmis))" \
 	[ "$(val stop.record pmis)" -ge 2 ]
 check "stop mode: the full buffer stopped the trace: loss reported ($(stat_of stop gaps))" \
