@@ -18,6 +18,11 @@
 #define RTIT_CR3_MATCH		0x572
 
 #define CTL_TRACEEN	(1ULL << 0)
+#define CTL_CYCEN	(1ULL << 1)
+#define CTL_MTCEN	(1ULL << 9)
+#define CTL_MTCFREQ(n)	((uint64_t)(n) << 14)
+#define CTL_CYCTHRESH(n) ((uint64_t)(n) << 19)
+#define CTL_PSBFREQ(n)	((uint64_t)(n) << 24)
 #define CTL_OS		(1ULL << 2)
 #define CTL_USER	(1ULL << 3)
 #define CTL_CR3FILTER	(1ULL << 7)
@@ -35,6 +40,8 @@
 #define REGION4		0x600000u	/* benchmark, wraps */
 #define TOPA_TABLE5	0x230000u	/* PMI and error runs */
 #define REGION5		0x700000u
+#define TOPA_TABLE6	0x240000u	/* timing run, dumped too */
+#define REGION6		0x800000u
 
 #define MSR_PERFCTR0		0xc1
 #define MSR_EVNTSEL0		0x186
@@ -437,6 +444,36 @@ static void pmi_tests(uint64_t ctl)
 	*apic_reg(APIC_LVTPC) = LVT_NMI | LVT_MASKED;
 }
 
+/*
+ * Timing packets: TSC, MTC (MTCFreq 3) with TMA, CYC (CycThresh 2), CBR,
+ * PSB+ every 4K (PSBFreq 1) in one 64K region; the host checks the
+ * packets against this RTIT_CTL value (msr-test.sh).
+ */
+#define TIMING_CTL	(CTL_MTCEN | CTL_MTCFREQ(3) | CTL_CYCEN | \
+			 CTL_CYCTHRESH(2) | CTL_PSBFREQ(1))
+
+static void timing_run(uint64_t ctl, uint64_t *len)
+{
+	volatile uint64_t *t = (uint64_t *)TOPA_TABLE6;
+
+	t[0] = REGION6 | (4 << 6);
+	t[1] = TOPA_TABLE6 | 1;
+	wrmsr_gp(RTIT_CTL, 0);
+	ok(!wrmsr_gp(RTIT_OUTPUT_BASE, TOPA_TABLE6) &&
+	   !wrmsr_gp(RTIT_OUTPUT_MASK, 0x7f) &&
+	   !wrmsr_gp(RTIT_CTL, ctl | TIMING_CTL),
+	   "enable TraceEn with MTC, CYC, PSBFreq");
+	traced_work(3000);
+	wrmsr_gp(RTIT_CTL, 0);
+	puts_("# PT-CTL6 ");
+	putu((unsigned long)(ctl | TIMING_CTL), 16);
+	puts_("\n");
+	*len = rdmsr(RTIT_OUTPUT_MASK) >> 32;
+	ok((rdmsr(RTIT_OUTPUT_MASK) & 0xffffffff) == 0x7f &&
+	   *len > 8192 && *len < 0x10000,
+	   "timing run: more than two PSB periods, within the region");
+}
+
 /* Malformed ToPA tables and output outside memory set STATUS.Error. */
 static void topa_error_tests(uint64_t ctl)
 {
@@ -495,38 +532,56 @@ int main(void)
 	uint64_t ctl = CTL_TRACEEN | CTL_OS | CTL_TOPA | CTL_BRANCHEN |
 		       CTL_TSCEN;
 	uint32_t r[4];
-	uint64_t v, off;
+	uint64_t v, off, v6;
 	const uint8_t *p;
 
 	setup_cpu();
 
 	cpuid(0, 0, r);
-	ok(r[0] >= 0x15 && r[1] == 0x756e6547, "GenuineIntel, CPUID level >= 0x15");
+	ok(r[0] >= 0x16 && r[1] == 0x756e6547, "GenuineIntel, CPUID level >= 0x16");
 	cpuid(1, 0, r);
 	ok(((r[0] >> 8) & 0xf) == 6 && (((r[0] >> 12) & 0xf0) | ((r[0] >> 4) & 0xf)) == 158,
 	   "family 6 model 158");
 	cpuid(7, 0, r);
 	ok(r[1] & (1u << 25), "CPUID.7.0:EBX[25] intel-pt");
 	cpuid(0x14, 0, r);
-	ok(r[0] == 1 && r[1] == 1 && r[2] == 7 && r[3] == 0,
-	   "CPUID.14.0 = {1, cr3 filter, topa+multi+single}");
+	ok(r[0] == 1 && r[1] == 0xb && r[2] == 7 && r[3] == 0,
+	   "CPUID.14.0 = {1, cr3 filter+psb/cyc+mtc, topa+multi+single}");
 	cpuid(0x14, 1, r);
-	ok(!r[0] && !r[1] && !r[2] && !r[3], "CPUID.14.1 advertises nothing");
+	ok(r[0] == 0x02490000 && r[1] == 0x003f3fff && !r[2] && !r[3],
+	   "CPUID.14.1 = {MTC periods 0/3/6/9, 0 ranges; CYC 0-13, PSB 2K-64K}");
 	cpuid(0x15, 0, r);
-	ok(r[2] == 0, "CPUID.15:ECX = 0");
-	ok(((rdmsr(MSR_PLATFORM_INFO) >> 8) & 0xff) == 24,
-	   "MSR_PLATFORM_INFO[15:8] = 24");
+	ok(r[0] == 2 && r[1] == 300 && r[2] == 0,
+	   "CPUID.15 = {2, 300, ECX 0}: TSC/CTC = 150");
+	cpuid(0x16, 0, r);
+	ok(r[0] == 3600 && r[1] == 3600 && r[2] == 100,
+	   "CPUID.16 = {3600, 3600, 100} MHz");
+	ok(((rdmsr(MSR_PLATFORM_INFO) >> 8) & 0xff) == 36,
+	   "MSR_PLATFORM_INFO[15:8] = 36");
 
-	ok(wrmsr_gp(RTIT_CTL, 1ULL << 1), "#GP: CTL.CYCEn (not enumerated)");
 	ok(wrmsr_gp(RTIT_CTL, 1ULL << 4), "#GP: CTL.PwrEvtEn");
-	ok(wrmsr_gp(RTIT_CTL, 1ULL << 9), "#GP: CTL.MTCEn");
+	ok(wrmsr_gp(RTIT_CTL, 1ULL << 5), "#GP: CTL.FUPonPTW");
+	ok(wrmsr_gp(RTIT_CTL, 1ULL << 6), "#GP: CTL.FabricEn");
 	ok(wrmsr_gp(RTIT_CTL, 1ULL << 12), "#GP: CTL.PTWEn");
-	ok(wrmsr_gp(RTIT_CTL, 1ULL << 24), "#GP: CTL.PSBFreq");
-	ok(wrmsr_gp(RTIT_CTL, 1ULL << 32), "#GP: CTL.ADDR0_CFG");
+	ok(wrmsr_gp(RTIT_CTL, CTL_MTCEN | CTL_MTCFREQ(1)),
+	   "#GP: CTL.MTCFreq 1 (not in CPUID.14.1:EAX[31:16])");
+	ok(wrmsr_gp(RTIT_CTL, CTL_MTCFREQ(10)), "#GP: CTL.MTCFreq 10");
+	ok(wrmsr_gp(RTIT_CTL, CTL_CYCEN | CTL_CYCTHRESH(14)),
+	   "#GP: CTL.CycThresh 14 (not in CPUID.14.1:EBX[15:0])");
+	ok(wrmsr_gp(RTIT_CTL, CTL_PSBFREQ(6)),
+	   "#GP: CTL.PSBFreq 6 (not in CPUID.14.1:EBX[31:16])");
+	ok(wrmsr_gp(RTIT_CTL, 1ULL << 32), "#GP: CTL.ADDR0_CFG (0 ranges)");
+	ok(wrmsr_gp(RTIT_CTL, 1ULL << 36), "#GP: CTL.ADDR1_CFG (0 ranges)");
+	ok(wrmsr_gp(RTIT_CTL, 1ULL << 55), "#GP: CTL.DisTNT");
 	ok(wrmsr_gp(RTIT_CTL, 1ULL << 63), "#GP: CTL reserved bit 63");
 	ok(!wrmsr_gp(RTIT_CTL, CTL_OS | CTL_USER | CTL_CR3FILTER | CTL_TOPA |
-		     CTL_TSCEN | CTL_DISRETC | CTL_BRANCHEN) &&
-	   !wrmsr_gp(RTIT_CTL, 0), "no #GP: every enumerated CTL bit");
+		     CTL_TSCEN | CTL_DISRETC | CTL_BRANCHEN | CTL_CYCEN |
+		     CTL_MTCEN | CTL_MTCFREQ(9) | CTL_CYCTHRESH(13) |
+		     CTL_PSBFREQ(5)) &&
+	   !wrmsr_gp(RTIT_CTL, CTL_MTCFREQ(3)) &&
+	   !wrmsr_gp(RTIT_CTL, CTL_MTCFREQ(6)) &&
+	   !wrmsr_gp(RTIT_CTL, CTL_CYCTHRESH(1)) &&
+	   !wrmsr_gp(RTIT_CTL, 0), "no #GP: every enumerated CTL bit and value");
 	ok(wrmsr_gp(RTIT_OUTPUT_BASE, 0x40), "#GP: OUTPUT_BASE[6:0]");
 	ok(wrmsr_gp(RTIT_OUTPUT_BASE, 1ULL << 52), "#GP: OUTPUT_BASE above MAXPHYADDR");
 	ok(wrmsr_gp(RTIT_CR3_MATCH, 0x10), "#GP: CR3_MATCH[4:0]");
@@ -601,6 +656,8 @@ int main(void)
 	v = rdmsr(RTIT_OUTPUT_MASK) >> 32;
 	ok(v > 100 && v < 0x10000, "CR3 filter run produced output");
 
+	timing_run(ctl, &v6);
+
 	perfmon_tests();
 	pmi_tests(ctl);
 	topa_error_tests(ctl);
@@ -608,6 +665,7 @@ int main(void)
 	bench(ctl);
 	dump("PT-HEX", p, off);
 	dump("PT-HEX3", (const uint8_t *)REGION3, v);
+	dump("PT-HEX6", (const uint8_t *)REGION6, v6);
 	finish();
 	return 0;
 }

@@ -40,5 +40,19 @@ for t in PT-HEX:2000 PT-HEX3:300; do
 	sed 's/^/# /' "$out/$tag.err" | head -20
 	retap "$tag: " "$out/$tag.tap"
 done
+# PT-HEX6: 3000 iterations with TSC, MTC/TMA, CYC, CBR and PSBFreq 1; the
+# packets are checked against the RTIT_CTL value msr-test printed.
+ctl6=$(awk '$1 == "#" && $2 == "PT-CTL6" { print $3 }' "$out/console.log")
+awk '$0 == "PT-HEX6-BEGIN" { t = 1; next } $0 == "PT-HEX6-END" { exit } t' \
+	"$out/console.log" | tr -d '\n' | xxd -r -p > "$out/PT-HEX6.bin"
+if [ -n "$ctl6" ]; then
+	PTCHECK_CTL=$ctl6 PTCHECK_PSBGAP=1 "$out/ptcheck" "$out/PT-HEX6.bin" \
+		"$out/msr-test" "$(sym leaf_fn)=3000" "$(sym traced_work)=1" \
+		> "$out/PT-HEX6.tap" 2> "$out/PT-HEX6.err" || true
+	sed 's/^/# /' "$out/PT-HEX6.err" | head -20
+	retap "PT-HEX6 (timing): " "$out/PT-HEX6.tap"
+else
+	notok "PT-HEX6 (timing): msr-test printed its RTIT_CTL"
+fi
 echo "1..$n"
 [ $fail -eq 0 ]

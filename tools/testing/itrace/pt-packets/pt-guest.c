@@ -7,14 +7,20 @@
  *
  * Build static and non-PIE so the host can decode against the same ELF.
  *
- *   pt-guest [LOOPS [noretcomp|notrace|snapshot|kernel|spin]]
+ *   pt-guest [LOOPS [noretcomp|notrace|notrace-compat|snapshot|
+ *                     kernel|spin|compat|cfg=HEX]]
  *
- * notrace: only run the workload (for tracing it with perf).
+ * notrace: only run the workload (for tracing it with perf);
+ * notrace-compat: the same with the compat-mode trips of "compat".
  * snapshot: a one-page read-only AUX mapping (overwrite mode), which the
  * intel_pt driver serves with single-range output.
  * kernel: trace kernel and user mode.
  * spin: first spin for a while in user mode making few packets (REP STOSB),
  * so the host can migrate the VM while the trace is on.
+ * compat: also, LOOPS / 10 times, a far return into a compat-mode (32-bit)
+ * code segment, a loop there, and a far jump back to 64-bit mode.
+ * cfg=HEX: user mode, intel_pt config HEX (its bits are IA32_RTIT_CTL's:
+ * tsc, mtc, mtc_period, cyc, cyc_thresh, psb_period, ...).
  */
 #define _GNU_SOURCE
 #include <linux/perf_event.h>
@@ -60,6 +66,32 @@ __attribute__((noinline)) static void spin(long n)
 __attribute__((noinline)) static unsigned long fib(unsigned long n)
 {
 	return n < 2 ? n : fib(n - 1) + fib(n - 2);
+}
+
+/*
+ * 64-bit -> compat mode -> 64-bit: LJMP through a m16:32 pointer to
+ * Linux's __USER32_CS (0x23), 10 iterations of a 32-bit loop (compat_loop:
+ * DEC ECX is 0x49, a REX prefix in 64-bit mode, so only a decoder that
+ * follows MODE.Exec counts it right), LJMP back to __USER_CS (0x33).  The
+ * 32-bit code touches no stack: RSP is above 4G.  (Not LRETQ: QEMU 7.2's
+ * TCG pops a far return with supervisor accesses, which SMAP faults.)
+ */
+__attribute__((noinline)) void compat_trip(void)
+{
+	asm volatile("ljmpl *compat_far(%%rip)\n"
+		     ".code32\n"
+		     "1:\tmovl $10, %%ecx\n"
+		     ".globl compat_loop\n"
+		     "compat_loop:\n\t"
+		     "decl %%ecx\n\t"
+		     "jnz compat_loop\n\t"
+		     "ljmp $0x33, $2f\n"
+		     ".code64\n"
+		     "2:\n"
+		     ".pushsection .data\n"
+		     "compat_far:\t.long 1b\n\t.word 0x23\n"
+		     ".popsection\n"
+		     : : : "rcx", "memory", "cc");
 }
 
 typedef unsigned long (*op_fn)(unsigned long);
@@ -148,8 +180,13 @@ int main(int argc, char **argv)
 		aux_pages = 1;
 		aux_prot = PROT_READ;
 	}
-	if (!strcmp(mode, "notrace")) {
+	if (!strncmp(mode, "notrace", 7)) {
+		int i;
+
 		workload(loops, pages);
+		/* notrace-compat: with the compat-mode trips. */
+		for (i = 0; !strcmp(mode, "notrace-compat") && i < loops / 10; i++)
+			compat_trip();
 		return 0;
 	}
 
@@ -164,6 +201,8 @@ int main(int argc, char **argv)
 	attr.config = 1ULL << 10;		/* tsc */
 	if (!strcmp(mode, "noretcomp"))
 		attr.config |= 1ULL << 11;
+	if (!strncmp(mode, "cfg=", 4))
+		attr.config = strtoull(mode + 4, NULL, 16);
 	attr.exclude_kernel = strcmp(mode, "kernel") != 0;
 	attr.exclude_hv = 1;
 	attr.disabled = 1;
@@ -193,6 +232,12 @@ int main(int argc, char **argv)
 		spin(150000);
 	}
 	workload(loops, pages);
+	if (!strcmp(mode, "compat")) {
+		int i;
+
+		for (i = 0; i < loops / 10; i++)
+			compat_trip();
+	}
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 
 	head = __atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE);

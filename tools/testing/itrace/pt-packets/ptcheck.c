@@ -8,6 +8,14 @@
  *                                     ELF; count executions of each SYM
  *                                     (address in hex) and compare
  *
+ * With PTCHECK_CTL=HEX in the environment (the IA32_RTIT_CTL value the
+ * trace was made with), also check the timing packets against it and
+ * against the emulated CPU's CPUID leaf 0x15 (TSC/CTC = 300/2) and CBR
+ * (24): TSC, TMA, CBR in every PSB+, MTC payloads, CYC thresholds, the
+ * PSB period (only with PTCHECK_PSBGAP=1: a trace of one TraceEn run,
+ * as each restart begins with PSB+); and that libipt's time never goes
+ * backwards.
+ *
  * Prints TAP lines ("ok N name" / "not ok N name"); exits non-zero if any
  * check failed.
  */
@@ -66,6 +74,21 @@ static const char *const pkt_names[] = {
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* The emulated CPU (CPUID leaf 0x15, MSR_PLATFORM_INFO[15:8]). */
+#define CTC_EAX		2
+#define CTC_EBX		300
+#define TSC_PER_CTC	(CTC_EBX / CTC_EAX)
+#define NOM_RATIO	36
+
+/* IA32_RTIT_CTL the trace was made with, if PTCHECK_CTL says. */
+static int have_ctl, psb_gaps;
+static uint64_t ctl;
+#define CTL(bit)	((ctl >> (bit)) & 1)
+#define CTL_FIELD(s)	((unsigned int)(ctl >> (s)) & 0xf)
+#define MTC_FREQ	CTL_FIELD(14)
+#define CYC_THRESH	CTL_FIELD(19)
+#define PSB_FREQ	CTL_FIELD(24)
 #define NR_PKT ARRAY_SIZE(pkt_names)
 
 static void init_config(struct pt_config *cfg, uint8_t *buf, size_t len)
@@ -79,6 +102,132 @@ static void init_config(struct pt_config *cfg, uint8_t *buf, size_t len)
 	cfg->cpu.model = 158;
 	cfg->cpu.stepping = 10;
 	pt_cpu_errata(&cfg->errata, &cfg->cpu);
+	if (have_ctl) {
+		cfg->cpuid_0x15_eax = CTC_EAX;
+		cfg->cpuid_0x15_ebx = CTC_EBX;
+		cfg->nom_freq = NOM_RATIO;
+		cfg->mtc_freq = MTC_FREQ;
+	}
+}
+
+/* Timing packets against what IA32_RTIT_CTL programmed. */
+struct timing {
+	unsigned long tsc, tma, cbr, mtc, cyc, psb;
+	unsigned long bad_tsc, bad_tma, bad_cbr, bad_mtc, bad_cyc;
+	unsigned long short_psb, long_psb, forced_psb;
+	uint64_t last_tsc, psb_off, psb_tsc, period;
+	int in_psb, have_period, psb_gap_open, cyc_low;
+	uint64_t gap_off;
+};
+
+static void timing_packet(struct timing *t, const struct pt_packet *pkt,
+			  uint64_t off)
+{
+	uint64_t psb_period = 2048ULL << PSB_FREQ, v;
+
+	/* A CYC below CycThresh only right before an MTC or PSB. */
+	if (t->cyc_low && pkt->type != ppt_mtc && pkt->type != ppt_psb)
+		t->bad_cyc++;
+	t->cyc_low = 0;
+	switch (pkt->type) {
+	case ppt_psb:
+		if (t->psb && t->psb_gap_open) {
+			uint64_t gap = off - t->psb_off;
+
+			if (gap < psb_period) {
+				/* Only a timing gap may bring PSB+ early. */
+				t->gap_off = gap;
+				t->short_psb++;
+			} else if (gap > psb_period + 128) {
+				t->long_psb++;
+			}
+		}
+		t->psb++;
+		t->psb_off = off;
+		t->in_psb = 1;
+		t->psb_gap_open = 1;
+		break;
+	case ppt_psbend:
+		t->in_psb = 0;
+		break;
+	case ppt_tsc:
+		t->tsc++;
+		if (!t->in_psb || (t->tsc > 1 && pkt->payload.tsc.tsc <= t->last_tsc))
+			t->bad_tsc++;
+		if (t->short_psb && t->gap_off &&
+		    pkt->payload.tsc.tsc - t->last_tsc >=
+		    ((uint64_t)256 << MTC_FREQ) * TSC_PER_CTC) {
+			t->forced_psb++;
+		}
+		t->gap_off = 0;
+		t->last_tsc = pkt->payload.tsc.tsc;
+		break;
+	case ppt_tma:
+		t->tma++;
+		v = t->last_tsc / TSC_PER_CTC;
+		if (!t->in_psb || pkt->payload.tma.ctc != (v & 0xffff) ||
+		    pkt->payload.tma.fc != t->last_tsc - v * TSC_PER_CTC)
+			t->bad_tma++;
+		t->period = v >> MTC_FREQ;
+		t->have_period = 1;
+		break;
+	case ppt_cbr:
+		t->cbr++;
+		if (!t->in_psb || pkt->payload.cbr.ratio != NOM_RATIO)
+			t->bad_cbr++;
+		break;
+	case ppt_mtc:
+		t->mtc++;
+		/* A CTC edge since the last MTC or TMA: never the same value. */
+		if (t->in_psb || (t->have_period &&
+				  pkt->payload.mtc.ctc == (t->period & 0xff)))
+			t->bad_mtc++;
+		t->period = (t->period & ~0xffULL) | pkt->payload.mtc.ctc;
+		break;
+	case ppt_cyc:
+		t->cyc++;
+		if (t->in_psb || !pkt->payload.cyc.value)
+			t->bad_cyc++;
+		else if (CYC_THRESH &&
+			 pkt->payload.cyc.value < (1ULL << (CYC_THRESH - 1)))
+			t->cyc_low = 1;
+		break;
+	default:
+		break;
+	}
+}
+
+static void timing_report(struct timing *t)
+{
+	char name[200];
+
+	printf("# timing: ctl 0x%" PRIx64 ": tsc=%lu tma=%lu cbr=%lu mtc=%lu"
+	       " cyc=%lu; PSB gaps: %lu short (%lu after a timing gap),"
+	       " %lu long\n", ctl, t->tsc, t->tma, t->cbr, t->mtc, t->cyc,
+	       t->short_psb, t->forced_psb, t->long_psb);
+	snprintf(name, sizeof(name), "TSC in every PSB+ iff TSCEn, increasing"
+		 " (%lu TSC, %lu PSB, %lu bad)", t->tsc, t->psb, t->bad_tsc);
+	tap(t->bad_tsc == 0 && t->tsc == (CTL(10) ? t->psb : 0), "", name);
+	snprintf(name, sizeof(name), "TMA after every TSC iff MTCEn, CTC and"
+		 " FastCounter = TSC / %d (%lu TMA, %lu bad)", TSC_PER_CTC,
+		 t->tma, t->bad_tma);
+	tap(t->bad_tma == 0 && t->tma == (CTL(9) ? t->tsc : 0), "", name);
+	snprintf(name, sizeof(name), "CBR %d in every PSB+ (%lu CBR, %lu bad)",
+		 NOM_RATIO, t->cbr, t->bad_cbr);
+	tap(t->bad_cbr == 0 && t->cbr == t->psb, "", name);
+	snprintf(name, sizeof(name), "MTC iff MTCEn, each a new CTC >> %u value"
+		 " (%lu MTC, %lu bad)", MTC_FREQ, t->mtc, t->bad_mtc);
+	tap(t->bad_mtc == 0 && (CTL(9) ? t->mtc > 0 : t->mtc == 0), "", name);
+	snprintf(name, sizeof(name), "CYC iff CYCEn, each >= 2^(CycThresh %u - 1) or before MTC/PSB"
+		 " (%lu CYC, %lu bad)", CYC_THRESH, t->cyc, t->bad_cyc);
+	tap(t->bad_cyc == 0 && (CTL(1) ? t->cyc > 0 : t->cyc == 0), "", name);
+	snprintf(name, sizeof(name), "PSB+ every %llu bytes (PSBFreq %u): %lu"
+		 " PSB, %lu gaps short without a timing gap, %lu long",
+		 2048ULL << PSB_FREQ, PSB_FREQ, t->psb,
+		 t->short_psb - t->forced_psb, t->long_psb);
+	if (psb_gaps)
+		tap(t->psb > 1 && t->short_psb == t->forced_psb &&
+		    t->long_psb == 0, "", name);
 }
 
 static int check_packets(uint8_t *buf, size_t len)
@@ -90,6 +239,7 @@ static int check_packets(uint8_t *buf, size_t len)
 	uint64_t off = 0;
 	int err, errors = 0;
 	size_t i;
+	struct timing tm = { 0 };
 
 	init_config(&cfg, buf, len);
 	dec = pt_pkt_alloc_decoder(&cfg);
@@ -114,6 +264,8 @@ static int check_packets(uint8_t *buf, size_t len)
 		}
 		if ((size_t)pkt.type < NR_PKT)
 			count[pkt.type]++;
+		if (have_ctl)
+			timing_packet(&tm, &pkt, off);
 	}
 	pt_pkt_free_decoder(dec);
 
@@ -128,6 +280,8 @@ static int check_packets(uint8_t *buf, size_t len)
 	tap(count[ppt_psb] == count[ppt_psbend] && count[ppt_psb] > 0, "",
 	    "PSB and PSBEND pair up");
 	tap(count[ppt_tip_pge] > 0, "", "TIP.PGE present");
+	if (have_ctl)
+		timing_report(&tm);
 	return errors;
 }
 
@@ -181,7 +335,9 @@ static int check_insns(uint8_t *buf, size_t len, const char *elf,
 	struct pt_config cfg;
 	struct pt_insn insn;
 	unsigned long insns = 0, errors = 0, enables = 0, disables = 0;
-	uint64_t off;
+	unsigned long backwards = 0, timed = 0;
+	uint64_t off, tsc, last_tsc = 0;
+	uint32_t lost_mtc = 0, lost_cyc = 0;
 	int status, i;
 	char name[128];
 
@@ -221,6 +377,19 @@ static int check_insns(uint8_t *buf, size_t len, const char *elf,
 		if (status < 0)
 			continue;
 		insns++;
+		if (have_ctl && pt_insn_time(dec, &tsc, &lost_mtc,
+					     &lost_cyc) >= 0) {
+			if (tsc < last_tsc && backwards++ < 3) {
+				pt_insn_get_offset(dec, &off);
+				fprintf(stderr, "time goes back at 0x%" PRIx64
+					" (ip 0x%" PRIx64 "): 0x%" PRIx64
+					" -> 0x%" PRIx64 "\n", off, insn.ip,
+					last_tsc, tsc);
+			}
+			if (tsc)
+				timed++;
+			last_tsc = tsc;
+		}
 		for (i = 0; i < nexp; i++)
 			if (insn.ip == exp[i].ip)
 				exp[i].seen++;
@@ -230,6 +399,14 @@ static int check_insns(uint8_t *buf, size_t len, const char *elf,
 	printf("# instructions %lu, enables %lu, disables %lu, errors %lu\n",
 	       insns, enables, disables, errors);
 	tap(errors == 0 && insns > 0, "", "instruction flow decodes");
+	if (have_ctl) {
+		printf("# libipt time: %lu of %lu instructions timed, lost MTC"
+		       " %u, lost CYC %u, last TSC 0x%" PRIx64 "\n", timed,
+		       insns, lost_mtc, lost_cyc, last_tsc);
+		snprintf(name, sizeof(name), "libipt time never goes backwards"
+			 " (%lu times it did)", backwards);
+		tap(backwards == 0 && (!CTL(10) || timed == insns), "", name);
+	}
 	for (i = 0; i < nexp; i++) {
 		snprintf(name, sizeof(name), "%s executed %lu times (want %lu)",
 			 exp[i].arg, exp[i].seen, exp[i].want);
@@ -249,6 +426,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s TRACE [ELF [ADDR=COUNT...]]\n",
 			argv[0]);
 		return 2;
+	}
+	if (getenv("PTCHECK_CTL") && *getenv("PTCHECK_CTL")) {
+		ctl = strtoull(getenv("PTCHECK_CTL"), NULL, 16);
+		have_ctl = 1;
+		psb_gaps = getenv("PTCHECK_PSBGAP") != NULL;
 	}
 	buf = read_file(argv[1], &len);
 	if (!buf) {

@@ -49,6 +49,7 @@ if [ -d $d ]; then
 	for f in $d/caps/*; do echo "PT-CAP ${f##*/} $(cat $f)"; done
 fi
 dmesg | grep -i -E 'intel_pt|Performance Events|PMU' | sed 's/^/PT-DMESG /'
+dmesg | grep -i -E 'tsc|clocksource|sched_clock' | sed 's/^/PT-CLOCK /'
 echo PT-RUN retcomp
 /pt-guest 100
 echo PT-RUN noretcomp
@@ -59,6 +60,10 @@ echo PT-RUN snapshot
 /pt-guest 100 snapshot
 echo PT-RUN kernel
 /pt-guest 100 kernel
+echo PT-RUN timing
+/pt-guest 2000 cfg=$(cat /timing-cfg)
+echo PT-RUN compat
+/pt-guest 100 compat
 if [ -x /usr/bin/perf ]; then
 	echo PT-RUN perf
 	cd /tmp
@@ -68,6 +73,22 @@ if [ -x /usr/bin/perf ]; then
 	echo PT-GUEST-BEGIN
 	base64 /tmp/perf.data
 	echo PT-GUEST-END
+	echo PT-RUN perf-compat
+	HOME=/tmp /usr/bin/perf record -e intel_pt//u -o /tmp/perf-compat.data -- \
+		$(cat /perf-target) 100 notrace-compat
+	echo "PT-PERF-RC $?"
+	echo PT-GUEST-BEGIN
+	base64 /tmp/perf-compat.data
+	echo PT-GUEST-END
+	rm -f /tmp/perf-compat.data
+	echo PT-RUN perf-timing
+	HOME=/tmp /usr/bin/perf record -T -e "intel_pt/$(cat /perf-timing)/u" \
+		-o /tmp/perf-timing.data -- $(cat /perf-target) 1000 notrace
+	echo "PT-PERF-RC $?"
+	echo PT-GUEST-BEGIN
+	base64 /tmp/perf-timing.data
+	echo PT-GUEST-END
+	rm -f /tmp/perf-timing.data
 	# The ToPA PMI: a 2-page AUX buffer, a trace many times larger.
 	pmis() { awk '$1 == "PMI:" { print $2 }' /proc/interrupts; }
 	for m in stop:-m,2 snapshot:-Se:-m,2; do
@@ -90,6 +111,11 @@ dmesg | grep -E 'WARNING:|BUG:|KASAN:|INFO: possible|DEBUG_LOCKS_WARN|Call Trace
 reboot -f
 INIT
 chmod +x "$root/init"
+# Timing packets: pt-guest with tsc, mtc, mtc_period=3, cyc, cyc_thresh=1
+# (IA32_RTIT_CTL bits 10, 9, 17:14, 1, 22:19); perf with its own names.
+timing_cfg=8c602
+echo $timing_cfg > "$root/timing-cfg"
+echo "tsc,mtc,mtc_period=0,cyc,cyc_thresh=2,psb_period=1" > "$root/perf-timing"
 (cd "$root" && find . | cpio -o -H newc 2>/dev/null) > "$out/initramfs.cpio"
 
 log=$out/console.log
@@ -99,11 +125,12 @@ timeout 600 "$qemu" -L /usr/share/qemu -L /usr/share/seabios \
 	-append "console=ttyS0 nmi_watchdog=0 panic=-1 quiet ${KERNEL_ARGS:-}" > "$log" 2>&1 || true
 tr -d '\r' < "$log" > "$log.txt"
 
+sed -n 's/^PT-CLOCK /# guest clock: /p' "$log.txt"
 check "guest sees intel_pt in /proc/cpuinfo" grep -q '^PT-CPUFLAG intel_pt' "$log.txt"
 check "intel_pt PMU registered" grep -q '^PT-CAP topa_output 1' "$log.txt"
-want="cr3_filtering=1 psb_cyc=0 ip_filtering=0 mtc=0 ptwrite=0 power_event_trace=0
+want="cr3_filtering=1 psb_cyc=1 ip_filtering=0 mtc=1 ptwrite=0 power_event_trace=0
 topa_output=1 topa_multiple_entries=1 single_range_output=1 output_subsys=0
-payloads_lip=0 num_address_ranges=0 mtc_periods=0 cycle_thresholds=0 psb_periods=0"
+payloads_lip=0 num_address_ranges=0 mtc_periods=249 cycle_thresholds=3fff psb_periods=3f"
 caps_ok=true
 for kv in $want; do
 	grep -q "^PT-CAP ${kv%=*} ${kv#*=}\$" "$log.txt" || { caps_ok=false; echo "# cap ${kv%=*} != ${kv#*=}"; }
@@ -112,11 +139,15 @@ check "intel_pt caps match the emulated CPUID leaf 0x14" $caps_ok
 check "no WARN/BUG/KASAN/lockdep in guest log" bash -c "! grep -q '^PT-SPLAT' '$log.txt'"
 
 sym() { printf '%x' 0x$(nm "$out/pt-guest" | awk -v s="$1" '$3 == s { print $1 }'); }
-for mode in retcomp noretcomp long snapshot; do
+for mode in retcomp noretcomp long snapshot timing compat; do
 	loops=100
 	[ $mode = long ] && loops=20000
+	[ $mode = timing ] && loops=2000
 	expect=("$(sym workload)=1" "$(sym add_one)=$((loops / 2))"
 		"$(sym add_two)=$((loops / 2))" "$(sym fib)=177")
+	# compat: LOOPS / 10 trips to compat mode, 10 iterations each there.
+	[ $mode = compat ] && expect+=("$(sym compat_trip)=$((loops / 10))"
+		"$(sym compat_loop)=$loops")
 	awk -v m="$mode" '$0 == "PT-RUN " m { on = 1; next }
 		on && /^PT-GUEST-BEGIN/ { take = 1; next }
 		on && /^PT-GUEST-END/ { exit }
@@ -126,7 +157,9 @@ for mode in retcomp noretcomp long snapshot; do
 		continue
 	fi
 	ok "$mode: trace received from the guest ($(stat -c %s "$out/trace-$mode.bin") bytes)"
-	"$out/ptcheck" "$out/trace-$mode.bin" "$out/pt-guest" "${expect[@]}" \
+	ctl=
+	[ $mode = timing ] && ctl=$timing_cfg
+	PTCHECK_CTL=$ctl "$out/ptcheck" "$out/trace-$mode.bin" "$out/pt-guest" "${expect[@]}" \
 		> "$out/ptcheck-$mode.tap" 2> "$out/ptcheck-$mode.err" || true
 	sed 's/^/# /' "$out/ptcheck-$mode.err" | head -20
 	retap "$mode: " "$out/ptcheck-$mode.tap"
@@ -167,6 +200,49 @@ if [ -x $perf ]; then
 	done
 	insns=$($perf script -i "$out/perf.data" --itrace=i1i -F ip 2>/dev/null | wc -l)
 	echo "# perf script: $insns instructions decoded"
+
+	# MODE.Exec through perf: 10 trips to compat mode and back.
+	f=$out/perf-compat.data
+	awk '$0 == "PT-RUN perf-compat" { on = 1; next }
+		on && /^PT-GUEST-BEGIN/ { take = 1; next }
+		on && /^PT-GUEST-END/ { exit }
+		take { print }' "$log.txt" | base64 -d > "$f" 2>/dev/null || true
+	$perf script -i "$f" --itrace=e > "$out/perf-compat-errors.txt" 2>&1 || true
+	errs=$(grep -c 'instruction trace error' "$out/perf-compat-errors.txt" || true)
+	check "perf-compat: perf script --itrace=e: no decode errors ($errs)" [ "$errs" = 0 ]
+	modes=$($perf script -i "$f" -D 2>/dev/null | grep -o 'MODE.Exec.* [0-9]*$' | awk '{ print $NF }' |
+		sort | uniq -c | awk '{ printf "%s-bit:%s ", $2, $1 }')
+	loop=$($perf script -i "$f" --itrace=i1i -F ip 2>/dev/null | grep -c "^ *$(sym compat_loop)\$" || true)
+	m32=$(echo "$modes" | tr ' ' '\n' | awk -F: '$1 == "32-bit" { print $2 }')
+	check "perf-compat: compat_loop decoded $loop times in 32-bit mode (want 100; MODE.Exec $modes)" \
+		[ "$loop" = 100 -a "${m32:-0}" -ge 10 ]
+
+	# Timing packets through perf: TSC, MTC (period 0), CYC, PSB 4K.
+	f=$out/perf-timing.data
+	awk '$0 == "PT-RUN perf-timing" { on = 1; next }
+		on && /^PT-GUEST-BEGIN/ { take = 1; next }
+		on && /^PT-GUEST-END/ { exit }
+		take { print }' "$log.txt" | base64 -d > "$f" 2>/dev/null || true
+	rc=$(awk '$0 == "PT-RUN perf-timing" { on = 1 }
+		on && /^PT-PERF-RC/ { print $2; exit }' "$log.txt")
+	check "perf-timing: perf record -T -e intel_pt/$(cat "$root/perf-timing")/u (rc ${rc:-?})" \
+		[ "${rc:-1}" = 0 ]
+	$perf script -i "$f" --itrace=e > "$out/perf-timing-errors.txt" 2>&1 || true
+	errs=$(grep -c 'instruction trace error' "$out/perf-timing-errors.txt" || true)
+	check "perf-timing: perf script --itrace=e: no decode errors ($errs)" [ "$errs" = 0 ]
+	$perf script -i "$f" -D 2>/dev/null | grep -E -o '^\. +[0-9a-f]+: +([0-9a-f]{2} )+ +(MTC|TMA|CYC|CBR|TSC)' |
+		awk '{ print $NF }' | sort | uniq -c | awk '{ printf "%s=%s ", $2, $1 }' > "$out/perf-timing-pkts.txt"
+	pk=$(cat "$out/perf-timing-pkts.txt")
+	check "perf-timing: perf -D sees TSC, TMA, MTC, CYC, CBR ($pk)" \
+		bash -c "for p in TSC TMA MTC CYC CBR; do echo '$pk' | grep -q \"\$p=\"; done"
+	$perf script -i "$f" --itrace=i1i --ns -F time,ip > "$out/perf-timing-insns.txt" 2>/dev/null || true
+	read -r ti back distinct < <(awk '{ t = $1; sub(/:$/, "", t); n++
+		if (n > 1 && t + 0 < last + 0) b++; if (t != last) d++; last = t }
+		END { print n + 0, b + 0, d + 0 }' "$out/perf-timing-insns.txt")
+	check "perf-timing: --itrace=i1i -F time: $ti instructions, $distinct distinct timestamps, $back going back" \
+		[ "$ti" -gt 1000 -a "$back" = 0 -a "$distinct" -gt 100 ]
+	calls=$($perf script -i "$f" --itrace=c -F addr 2>/dev/null | grep -c "=> *$(sym add_one)\$" || true)
+	check "perf-timing: add_one called $calls times (want 500)" [ "$calls" = 500 ]
 
 	# ToPA PMI: stop mode (-m,2) and snapshot mode (-S, one last
 	# snapshot at exit) on a trace ~12 times the 8 KiB buffer.

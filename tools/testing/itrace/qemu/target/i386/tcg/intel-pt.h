@@ -16,7 +16,14 @@
 #define RTIT_CTL_TOPA           (1ULL << 8)
 #define RTIT_CTL_TSCEN          (1ULL << 10)
 #define RTIT_CTL_DISRETC        (1ULL << 11)
+#define RTIT_CTL_MTCEN          (1ULL << 9)
 #define RTIT_CTL_BRANCHEN       (1ULL << 13)
+#define RTIT_CTL_MTCFREQ_SHIFT  14
+#define RTIT_CTL_MTCFREQ        (0xfULL << RTIT_CTL_MTCFREQ_SHIFT)
+#define RTIT_CTL_CYCTHRESH_SHIFT 19
+#define RTIT_CTL_CYCTHRESH      (0xfULL << RTIT_CTL_CYCTHRESH_SHIFT)
+#define RTIT_CTL_PSBFREQ_SHIFT  24
+#define RTIT_CTL_PSBFREQ        (0xfULL << RTIT_CTL_PSBFREQ_SHIFT)
 
 /* IA32_RTIT_STATUS */
 #define RTIT_STATUS_FILTEREN    (1ULL << 0)
@@ -35,13 +42,48 @@
 #define TOPA_SIZE_MASK          0xfULL
 
 /*
- * What this emulator implements, and therefore all that CPUID leaf 0x14
- * may advertise under TCG: CR3 filtering; ToPA output with any number of
- * entries per table; single-range output.  No IP filtering, CYC, MTC,
- * PTWRITE, power events or configurable PSB period.
+ * CPUID leaf 0x14 under TCG: the Intel PT capabilities of a Kaby Lake-S /
+ * Coffee Lake-S client part (family 6, model 158), as a real 06_9EH part
+ * reports them (sub-leaf 0: EAX=1 EBX=0xf ECX=0x7; sub-leaf 1:
+ * EAX=0x02490002 EBX=0x003f3fff), minus what is not emulated yet:
+ *
+ * sub-leaf 0 EBX: CR3 filtering (bit 0), configurable PSB frequency and
+ *   cycle-accurate mode (bit 1: PSBFreq, CYCEn, CycThresh), MTC (bit 3).
+ *   Not yet: IP filtering and TraceStop (bit 2; real part: 1).
+ * sub-leaf 0 ECX: ToPA output, ToPA tables with any number of entries,
+ *   single-range output (bits 0-2).  IP payloads are effective addresses
+ *   (bit 31 clear), as on the real part.
+ * sub-leaf 1 EAX: MTC periods 0, 3, 6, 9 (bits 31:16 = 0x0249); number
+ *   of address ranges (bits 2:0): 0 until IP filtering is (real part: 2).
+ * sub-leaf 1 EBX: CycThresh values 0-13 (bits 15:0 = 0x3fff), PSBFreq
+ *   values 0-5, 2K to 64K bytes (bits 31:16 = 0x003f).
  */
-#define INTEL_PT_TCG_14_0_EBX   (1U << 0)
+#define INTEL_PT_TCG_14_0_EBX   ((1U << 0) | (1U << 1) | (1U << 3))
 #define INTEL_PT_TCG_14_0_ECX   ((1U << 0) | (1U << 1) | (1U << 2))
+#define INTEL_PT_TCG_MTC_PERIODS    0x0249
+#define INTEL_PT_TCG_CYC_THRESHOLDS 0x3fff
+#define INTEL_PT_TCG_PSB_PERIODS    0x003f
+#define INTEL_PT_TCG_ADDR_RANGES    0
+#define INTEL_PT_TCG_14_1_EAX   ((INTEL_PT_TCG_MTC_PERIODS << 16) | \
+                                 INTEL_PT_TCG_ADDR_RANGES)
+#define INTEL_PT_TCG_14_1_EBX   ((INTEL_PT_TCG_PSB_PERIODS << 16) | \
+                                 INTEL_PT_TCG_CYC_THRESHOLDS)
+
+/*
+ * CPUID leaves 0x15 and 0x16 under TCG, as the same part reports them:
+ * TSC / core crystal clock (CTC) ratio 300/2, crystal frequency not
+ * enumerated (0x15 ECX = 0); base and maximum frequency 3600 MHz, bus
+ * 100 MHz (0x16).  Linux (native_calibrate_tsc()) then derives the crystal
+ * from leaf 0x16, 3600 MHz * 2 / 300 = 24 MHz, and the TSC rate from it,
+ * 24 MHz * 300 / 2 = 3600 MHz, and runs the local APIC timer at the
+ * crystal rate without calibrating it.  So under TCG with "+intel-pt" the
+ * TSC (hw/i386/x86.c, cpu_get_tsc()) and the APIC timer
+ * (hw/intc/apic_common.c) keep exactly these rates against virtual time
+ * (TCG_PT_TSC_MHZ, TCG_PT_CRYSTAL_MHZ in cpu.h).  The emulated CTC, which
+ * MTC and TMA packets carry, is TSC * 2 / 300.
+ */
+#define INTEL_PT_TCG_15_EAX     2
+#define INTEL_PT_TCG_15_EBX     300
 
 /*
  * The minimal architectural perfmon that comes with the TCG Intel PT
@@ -66,8 +108,11 @@
 /* IA32_PERF_GLOBAL_STATUS bit 55: a ToPA entry with INT=1 filled up. */
 #define PERF_GLOBAL_TRACE_TOPA_PMI  (1ULL << 55)
 
-/* Ratio reported in MSR_PLATFORM_INFO[15:8] (x 100 MHz). */
-#define INTEL_PT_TCG_BUS_RATIO  24
+/*
+ * Ratio reported in MSR_PLATFORM_INFO[15:8] (x 100 MHz) and in CBR: the
+ * core runs at the nominal 3600 MHz, one cycle per TSC tick.
+ */
+#define INTEL_PT_TCG_BUS_RATIO  (TCG_PT_TSC_MHZ / 100)
 
 #ifndef CONFIG_USER_ONLY
 bool intel_pt_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val);

@@ -31,23 +31,36 @@
 #define PT_TIP          0x0d
 #define PT_TIP_PGE      0x11
 #define PT_TSC          0x19
+#define PT_MTC          0x59
+#define PT_CYC          0x03
 #define PT_FUP          0x1d
 #define PT_MODE         0x99
 #define PT_EXT_PSB      0x82
 #define PT_EXT_PSBEND   0x23
 #define PT_EXT_OVF      0xf3
 #define PT_EXT_PIP      0x43
+#define PT_EXT_CBR      0x03
+#define PT_EXT_TMA      0x73
 
 #define PT_PSB_LEN      16
 #define PT_TNT_MAX      6       /* bits in a short TNT packet */
 
-/* Bytes of output between two PSB+ (PSBFreq is not configurable). */
-#define PT_PSB_PERIOD   4096
+/* TSC ticks per tick of the core crystal clock (CPUID leaf 0x15). */
+#define PT_TSC_PER_CTC  (INTEL_PT_TCG_15_EBX / INTEL_PT_TCG_15_EAX)
 
-#define RTIT_CTL_VALID  (RTIT_CTL_TRACEEN | RTIT_CTL_OS | RTIT_CTL_USER | \
-                         RTIT_CTL_CR3FILTER | RTIT_CTL_TOPA | \
+/*
+ * MTC payloads are 8 bits of CTC >> MTCFreq: a decoder cannot tell apart
+ * gaps of 256 MTC periods or more, after which PSB+ (with TSC and TMA)
+ * resynchronises it instead of an MTC.
+ */
+#define PT_MTC_WRAP     256
+
+#define RTIT_CTL_VALID  (RTIT_CTL_TRACEEN | RTIT_CTL_CYCEN | RTIT_CTL_OS | \
+                         RTIT_CTL_USER | RTIT_CTL_CR3FILTER | \
+                         RTIT_CTL_TOPA | RTIT_CTL_MTCEN | \
                          RTIT_CTL_TSCEN | RTIT_CTL_DISRETC | \
-                         RTIT_CTL_BRANCHEN)
+                         RTIT_CTL_BRANCHEN | RTIT_CTL_MTCFREQ | \
+                         RTIT_CTL_CYCTHRESH | RTIT_CTL_PSBFREQ)
 #define RTIT_STATUS_RW  (RTIT_STATUS_ERROR | RTIT_STATUS_STOPPED | \
                          RTIT_STATUS_PENDPSB | RTIT_STATUS_PENDTOPAPMI)
 #define RTIT_STATUS_RO  (RTIT_STATUS_FILTEREN | RTIT_STATUS_CONTEXTEN | \
@@ -338,11 +351,122 @@ static void pt_bytes_le(CPUX86State *env, uint64_t val, int n)
     }
 }
 
+/* Timing */
+
+/*
+ * The guest TSC, as RDTSC reads it: TCG_PT_TSC_MHZ against virtual time
+ * (cpu_get_tsc()).  The emulated core crystal clock (CTC) is TSC /
+ * PT_TSC_PER_CTC, and the core clock runs at the nominal ratio (CBR =
+ * MSR_PLATFORM_INFO[15:8]), one cycle per TSC tick.  MTC, TMA, CYC and TSC packets all derive from
+ * this one clock, so they agree with each other and never go backwards.
+ */
+static uint64_t pt_tsc(CPUX86State *env)
+{
+    return cpu_get_tsc(env) + env->tsc_offset;
+}
+
+static unsigned pt_mtc_freq(CPUX86State *env)
+{
+    return (env->msr_rtit_ctrl & RTIT_CTL_MTCFREQ) >> RTIT_CTL_MTCFREQ_SHIFT;
+}
+
+/* PSBFreq: a PSB+ every 2K << PSBFreq bytes of output. */
+static uint32_t pt_psb_period(CPUX86State *env)
+{
+    return 2048U << ((env->msr_rtit_ctrl & RTIT_CTL_PSBFREQ) >>
+                     RTIT_CTL_PSBFREQ_SHIFT);
+}
+
+/*
+ * CYC: header bits 1:0 = 11b, bit 2 Exp, bits 7:3 the count's bits 4:0;
+ * each further byte bit 0 Exp, bits 7:1 the next 7 bits of the count.
+ */
+static void pt_cyc(CPUX86State *env, uint64_t cyc)
+{
+    uint8_t b[11];
+    int i, n = 0;
+
+    b[n] = PT_CYC | ((cyc & 0x1f) << 3);
+    cyc >>= 5;
+    while (cyc) {
+        b[n] |= n == 0 ? 0x04 : 0x01;
+        n++;
+        b[n] = (cyc & 0x7f) << 1;
+        cyc >>= 7;
+    }
+    n++;
+    pt_packet(env, n);
+    for (i = 0; i < n; i++) {
+        pt_byte(env, b[i]);
+    }
+}
+
+/*
+ * Before a packet that carries timing (TNT, TIP, TIP.PGE/PGD, FUP and
+ * MODE outside PSB+): an MTC if the CTC bit that MTCFreq selects has
+ * toggled since the last MTC or TMA, and with CYCEn a CYC with the core
+ * cycles since the last CYC, if at least 2^(CycThresh - 1).  Packets are
+ * the only points at which the trace can tell time, so an MTC is emitted
+ * at the first packet after the CTC edge, with the payload of the latest
+ * edge, as if it had been emitted at the edge with nothing in between: a
+ * CYC before it (whatever CycThresh) counts the cycles up to the edge,
+ * the next CYC those from the edge on, so that a decoder's time never
+ * runs ahead of the MTC.  A gap the 8-bit payload cannot express asks for
+ * a PSB+ instead.
+ */
+static void pt_timing(CPUX86State *env)
+{
+    IntelPTState *pt = &env->pt;
+    uint64_t ctl = env->msr_rtit_ctrl;
+    uint64_t tsc;
+
+    if (pt->in_psb || !pt->timed ||
+        !(ctl & (RTIT_CTL_MTCEN | RTIT_CTL_CYCEN))) {
+        return;
+    }
+    tsc = pt_tsc(env);
+    if (ctl & RTIT_CTL_MTCEN) {
+        unsigned freq = pt_mtc_freq(env);
+        uint64_t period = (tsc / PT_TSC_PER_CTC) >> freq;
+
+        if (period != pt->mtc_period) {
+            uint64_t edge = (period << freq) * PT_TSC_PER_CTC;
+
+            if (pt->psb_pending) {
+                /* The PSB+ to come resynchronises time. */
+            } else if (period - pt->mtc_period >= PT_MTC_WRAP &&
+                       (ctl & RTIT_CTL_TSCEN)) {
+                pt->psb_pending = true;
+            } else {
+                if ((ctl & RTIT_CTL_CYCEN) && edge > pt->cyc_tsc) {
+                    pt_cyc(env, edge - pt->cyc_tsc);
+                    pt->cyc_tsc = edge;
+                }
+                pt_packet(env, 2);
+                pt_byte(env, PT_MTC);
+                pt_byte(env, period);
+            }
+            pt->mtc_period = period;
+        }
+    }
+    if (ctl & RTIT_CTL_CYCEN) {
+        unsigned thresh = (ctl & RTIT_CTL_CYCTHRESH) >>
+                          RTIT_CTL_CYCTHRESH_SHIFT;
+        uint64_t cyc = tsc - pt->cyc_tsc;
+
+        if (cyc && cyc >= (thresh ? 1ULL << (thresh - 1) : 0)) {
+            pt_cyc(env, cyc);
+            pt->cyc_tsc = tsc;
+        }
+    }
+}
+
 static void pt_tnt_flush(CPUX86State *env)
 {
     IntelPTState *pt = &env->pt;
 
     if (pt->tnt_count) {
+        pt_timing(env);
         /* Stop bit above the payload; bit 0 is the short TNT opcode. */
         pt_packet(env, 1);
         pt_byte(env, (1 << (pt->tnt_count + 1)) | (pt->tnt_bits << 1));
@@ -373,6 +497,7 @@ static void pt_ip_packet(CPUX86State *env, uint8_t opc, uint64_t ip)
     int ipc, len;
 
     pt_tnt_flush(env);
+    pt_timing(env);
     if ((ip >> 16) == (last >> 16)) {
         ipc = 1;
         len = 2;
@@ -399,6 +524,7 @@ static void pt_ip_packet(CPUX86State *env, uint8_t opc, uint64_t ip)
 static void pt_ip_packet_full(CPUX86State *env, uint8_t opc, uint64_t ip)
 {
     pt_tnt_flush(env);
+    pt_timing(env);
     pt_packet(env, 9);
     pt_byte(env, opc | (6 << 5));
     pt_bytes_le(env, ip, 8);
@@ -409,6 +535,7 @@ static void pt_ip_packet_full(CPUX86State *env, uint8_t opc, uint64_t ip)
 static void pt_noip_packet(CPUX86State *env, uint8_t opc)
 {
     pt_tnt_flush(env);
+    pt_timing(env);
     pt_packet(env, 1);
     pt_byte(env, opc);
 }
@@ -425,6 +552,7 @@ static void pt_mode_exec(CPUX86State *env)
 {
     env->pt.exec_mode = pt_exec_mode(env);
     pt_tnt_flush(env);
+    pt_timing(env);
     pt_packet(env, 2);
     pt_byte(env, PT_MODE);
     pt_byte(env, env->pt.exec_mode);
@@ -436,16 +564,29 @@ static void pt_ret_stack_clear(CPUX86State *env)
 }
 
 /*
- * PSB+: PSB, TSC (TSCEn), MODE.Exec, FUP with the IP where execution
- * continues (only while PacketEn), PSBEND.  A decoder may start here, so
- * the last IP is reset and RET compression restarts from an empty stack.
+ * PSB+: PSB, TSC (TSCEn), TMA (TSCEn and MTCEn), CBR, MODE.Exec, FUP with
+ * the IP where execution continues (only while PacketEn), PSBEND.  A
+ * decoder may start here, so the last IP is reset and RET compression
+ * restarts from an empty stack.  TSC and TMA restart MTC and CYC: a CYC
+ * before the PSB (whatever CycThresh) counts the cycles up to the TSC, so
+ * that the CYC packets between two MTC account for all cycles between
+ * them, which decoders calibrate the cycle-to-TSC ratio with.
  */
 static void pt_psb_plus(CPUX86State *env, target_ulong ip)
 {
     IntelPTState *pt = &env->pt;
+    uint64_t tsc;
     int i;
 
     pt_tnt_flush(env);
+    pt_timing(env);
+    tsc = pt_tsc(env);
+    if ((env->msr_rtit_ctrl & RTIT_CTL_CYCEN) && pt->timed &&
+        tsc > pt->cyc_tsc) {
+        pt_cyc(env, tsc - pt->cyc_tsc);
+    }
+    pt->in_psb = true;
+    pt->psb_pending = false;
     pt->psb_bytes = 0;
     pt_packet(env, PT_PSB_LEN);
     for (i = 0; i < PT_PSB_LEN / 2; i++) {
@@ -457,8 +598,31 @@ static void pt_psb_plus(CPUX86State *env, target_ulong ip)
     if (env->msr_rtit_ctrl & RTIT_CTL_TSCEN) {
         pt_packet(env, 8);
         pt_byte(env, PT_TSC);
-        pt_bytes_le(env, cpu_get_tsc(env) + env->tsc_offset, 7);
+        pt_bytes_le(env, tsc, 7);
+        if (env->msr_rtit_ctrl & RTIT_CTL_MTCEN) {
+            /*
+             * TMA: CTC[15:0] at the TSC, and the fast counter: the core
+             * cycles (here TSC ticks) since that CTC tick.
+             */
+            uint64_t ctc = tsc / PT_TSC_PER_CTC;
+            uint64_t fc = tsc - ctc * PT_TSC_PER_CTC;
+
+            pt_packet(env, 7);
+            pt_byte(env, PT_EXT);
+            pt_byte(env, PT_EXT_TMA);
+            pt_bytes_le(env, ctc, 2);
+            pt_byte(env, 0);
+            pt_bytes_le(env, fc & 0x1ff, 2);
+            pt->mtc_period = ctc >> pt_mtc_freq(env);
+        }
     }
+    pt->cyc_tsc = tsc;
+    pt->timed = true;
+    pt_packet(env, 4);
+    pt_byte(env, PT_EXT);
+    pt_byte(env, PT_EXT_CBR);
+    pt_byte(env, INTEL_PT_TCG_BUS_RATIO);
+    pt_byte(env, 0);
     pt_mode_exec(env);
     if (pt->packet_en) {
         pt_ip_packet(env, PT_FUP, ip);
@@ -466,12 +630,13 @@ static void pt_psb_plus(CPUX86State *env, target_ulong ip)
     pt_packet(env, 2);
     pt_byte(env, PT_EXT);
     pt_byte(env, PT_EXT_PSBEND);
+    pt->in_psb = false;
 }
 
 /* Periodic PSB+, inserted where execution continues at @ip. */
 static void pt_maybe_psb(CPUX86State *env, target_ulong ip)
 {
-    if (env->pt.psb_bytes >= PT_PSB_PERIOD) {
+    if (env->pt.psb_bytes >= pt_psb_period(env) || env->pt.psb_pending) {
         pt_psb_plus(env, ip);
     }
 }
@@ -584,6 +749,8 @@ void intel_pt_post_load(CPUX86State *env)
     pt_packet(env, 2);
     pt_byte(env, PT_EXT);
     pt_byte(env, PT_EXT_OVF);
+    /* Timing restarts at a PSB+ (TSC, TMA), at the next branch. */
+    pt->psb_pending = true;
     if (pt->packet_en && pt_cofi_en(env)) {
         pt->exec_mode = pt_exec_mode(env);
         pt_ip_packet_full(env, PT_FUP, env->eip);
@@ -607,6 +774,7 @@ void intel_pt_mov_cr3(CPUX86State *env)
         if (env->msr_rtit_ctrl & RTIT_CTL_OS) {
             /* Payload: CR3[51:5] in bits 47:1; NR (bit 0) is 0. */
             pt_tnt_flush(env);
+            pt_timing(env);
             pt_packet(env, 8);
             pt_byte(env, PT_EXT);
             pt_byte(env, PT_EXT_PIP);
@@ -687,6 +855,22 @@ void helper_pt_ret(CPUX86State *env)
 
 /* MSRs */
 
+/*
+ * Bits and encodings CPUID leaf 0x14 does not enumerate #GP: MTCFreq,
+ * CycThresh and PSBFreq must be one of the advertised values.
+ */
+static bool pt_ctl_valid(uint64_t val)
+{
+    unsigned mtc = (val & RTIT_CTL_MTCFREQ) >> RTIT_CTL_MTCFREQ_SHIFT;
+    unsigned cyc = (val & RTIT_CTL_CYCTHRESH) >> RTIT_CTL_CYCTHRESH_SHIFT;
+    unsigned psb = (val & RTIT_CTL_PSBFREQ) >> RTIT_CTL_PSBFREQ_SHIFT;
+
+    return !(val & ~RTIT_CTL_VALID) &&
+           (INTEL_PT_TCG_MTC_PERIODS & (1U << mtc)) &&
+           (INTEL_PT_TCG_CYC_THRESHOLDS & (1U << cyc)) &&
+           (INTEL_PT_TCG_PSB_PERIODS & (1U << psb));
+}
+
 /* OUTPUT_BASE, OUTPUT_MASK_PTRS and STATUS must not change while tracing. */
 static bool pt_wrmsr_ctl(CPUX86State *env, uint64_t val)
 {
@@ -694,7 +878,7 @@ static bool pt_wrmsr_ctl(CPUX86State *env, uint64_t val)
     /* WRMSR is two bytes long; EIP points at it. */
     target_ulong next_ip = env->eip + 2;
 
-    if (val & ~RTIT_CTL_VALID) {
+    if (!pt_ctl_valid(val)) {
         return false;
     }
     if (old & RTIT_CTL_TRACEEN) {
