@@ -27,7 +27,7 @@ shift
 qemu=$BUILD/qemu-obj/qemu-system-x86_64
 kernel=$BUILD/linux-obj/arch/x86/boot/bzImage
 initrd=$BUILD/initramfs.cpio
-cpu=$(cat "$t/qemu-cpu.txt" 2>/dev/null || echo "max,vendor=GenuineIntel,family=6,model=158,stepping=10,+intel-pt,level=0x15")
+cpu=$(cat "$t/qemu-cpu.txt") || { echo "run-vm: no $t/qemu-cpu.txt" >&2; exit 1; }
 for f in "$qemu" "$kernel" "$initrd"; do
 	[ -f "$f" ] || { echo "run-vm: missing $f (run make)" >&2; exit 2; }
 done
