@@ -33,6 +33,8 @@
 #include <linux/itrace.h>
 #include <linux/perf_event.h>
 
+#include <intel-pt.h>
+
 #include "../kselftest_harness.h"
 
 #ifndef RLIMIT_ITRACE
@@ -565,6 +567,73 @@ static const struct itrace_note *find_note(const struct core *c, pid_t tid)
 	return NULL;
 }
 
+/*
+ * Walk the packets of a note's trace with libipt from its first PSB and
+ * follow the last IP (SDM Vol. 3C, "IP Compression"): return the number of
+ * packets whose IP is outside user space (a kernel address), or -1 if the
+ * walk fails before the end; *nr_ips counts the IPs seen.
+ */
+static int kernel_ips(const unsigned char *trace, size_t len, int *nr_ips)
+{
+	const uint64_t user_end = 1ull << 47;
+	struct pt_packet_decoder *dec;
+	struct pt_config config;
+	struct pt_packet pkt;
+	uint64_t last = 0, at = 0;
+	int ret, bad = 0;
+
+	*nr_ips = 0;
+	pt_config_init(&config);
+	config.begin = (uint8_t *)trace;
+	config.end = (uint8_t *)trace + len;
+	dec = pt_pkt_alloc_decoder(&config);
+	if (!dec)
+		return -1;
+	ret = pt_pkt_sync_forward(dec);
+	while (ret >= 0) {
+		ret = pt_pkt_next(dec, &pkt, sizeof(pkt));
+		if (ret < 0)
+			break;
+		if (pkt.type == ppt_psb) {
+			last = 0;
+			continue;
+		}
+		if (pkt.type != ppt_tip && pkt.type != ppt_tip_pge &&
+		    pkt.type != ppt_tip_pgd && pkt.type != ppt_fup)
+			continue;
+		switch (pkt.payload.ip.ipc) {
+		case pt_ipc_suppressed:
+			continue;
+		case pt_ipc_update_16:
+			last = (last & ~0xffffull) | (pkt.payload.ip.ip & 0xffff);
+			break;
+		case pt_ipc_update_32:
+			last = (last & ~0xffffffffull) |
+			       (pkt.payload.ip.ip & 0xffffffff);
+			break;
+		case pt_ipc_update_48:
+			last = (last & ~0xffffffffffffull) |
+			       (pkt.payload.ip.ip & 0xffffffffffffull);
+			break;
+		case pt_ipc_sext_48:
+			last = (uint64_t)((int64_t)(pkt.payload.ip.ip << 16) >> 16);
+			break;
+		case pt_ipc_full:
+			last = pkt.payload.ip.ip;
+			break;
+		}
+		(*nr_ips)++;
+		bad += last >= user_end;
+	}
+	if (ret != -pte_eos)
+		pt_pkt_get_offset(dec, &at);
+	pt_pkt_free_decoder(dec);
+	/* the end of the trace may cut its last packet, nothing else */
+	if (ret != -pte_eos && len - at > 32)
+		return -1;
+	return bad;
+}
+
 /* Check the NT_ITRACE note of thread @tid in @c; returns its header. */
 static const struct itrace_note *check_note(struct __test_metadata *_metadata,
 					    const struct core *c, pid_t tid,
@@ -572,7 +641,7 @@ static const struct itrace_note *check_note(struct __test_metadata *_metadata,
 {
 	const struct itrace_note *n = NULL;
 	pid_t thread = 0;
-	int i;
+	int i, ips;
 
 	for (i = 0; i < c->nr; i++) {
 		const struct note *nt = &c->notes[i];
@@ -602,6 +671,10 @@ static const struct itrace_note *check_note(struct __test_metadata *_metadata,
 			EXPECT_EQ(0, memcmp(nt->desc + n->hdr_size, psb,
 					    sizeof(psb)));
 		EXPECT_TRUE(has_psb(nt->desc + n->hdr_size, n->trace_size));
+		/* user mode only: no kernel address anywhere in the note */
+		EXPECT_EQ(0, kernel_ips(nt->desc + n->hdr_size, n->trace_size,
+					&ips));
+		EXPECT_LT(0, ips);
 		return n;
 	}
 	return NULL;
