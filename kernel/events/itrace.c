@@ -141,23 +141,32 @@ static ssize_t coredump_config_show(struct device *dev,
 }
 
 /*
+ * The attributes of a kernel-owned trace event (itrace_kevent_create()):
+ * user mode only, created disabled until its buffer is there.
+ */
+static void itrace_kevent_attr(struct perf_event_attr *attr, struct pmu *pmu,
+			       u64 config)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = pmu->type;
+	attr->size = sizeof(*attr);
+	attr->config = config;
+	attr->disabled = 1;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+}
+
+/*
  * Can @config make an event of @pmu? Ask the PMU: create a disabled event
  * of the writer's task, as a core dump would for a task, and free it.
  */
 static int itrace_check_config(struct pmu *pmu, u64 config)
 {
-	struct perf_event_attr attr = {
-		.type		= pmu->type,
-		.size		= sizeof(attr),
-		.config		= config,
-		.disabled	= 1,
-		.exclude_kernel	= 1,
-		.exclude_hv	= 1,
-	};
+	struct perf_event_attr attr;
 	struct perf_event *event;
 
-	event = perf_event_create_kernel_counter(&attr, -1, current, NULL,
-						 NULL);
+	itrace_kevent_attr(&attr, pmu, config);
+	event = perf_event_create_kernel_trace(&attr, -1, current);
 	if (IS_ERR(event))
 		return PTR_ERR(event) == -ENOENT ||
 		       PTR_ERR(event) == -EOPNOTSUPP ? -EINVAL : PTR_ERR(event);
@@ -714,20 +723,15 @@ struct perf_event *itrace_kevent_create(struct pmu *pmu, u64 config, int cpu,
 					struct task_struct *task,
 					unsigned long nr_pages)
 {
-	struct perf_event_attr attr = {
-		.type		= pmu->type,
-		.size		= sizeof(attr),
-		.config		= config,
-		.disabled	= 1,
-		.exclude_kernel	= 1,
-		.exclude_hv	= 1,
-	};
+	struct perf_event_attr attr;
 	struct perf_event *event;
 	int ret;
 
 	if (!(pmu->capabilities & PERF_PMU_CAP_ITRACE_FD) ||
 	    !nr_pages || !is_power_of_2(nr_pages) || nr_pages > INT_MAX)
 		return ERR_PTR(-EINVAL);
+
+	itrace_kevent_attr(&attr, pmu, config);
 
 	event = perf_event_create_kernel_trace(&attr, cpu, task);
 	if (IS_ERR(event))

@@ -122,6 +122,21 @@ static int read_file(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+/* Run @fn in a child process; its return value is the exit status. */
+static int in_child(int (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (!pid)
+		_exit(fn());
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
 /*
  * Drop root; changing credentials makes the process non-dumpable, which
  * would leave it without a trace (see nondumpable_no_trace): undo that.
@@ -404,86 +419,74 @@ TEST_F(rlimit, huge_values_einval)
  * An unprivileged user sets it within the hard limit, not above, and
  * cannot raise the hard limit.
  */
+static int unprivileged_child(void)
+{
+	if (set_itrace(0, 1 << 20))
+		return 1;
+	if (become_nobody())
+		return 2;
+	if (set_itrace(65536, 1 << 20))
+		return 3;
+	if (get_itrace_cur(0) != 65536)
+		return 4;
+	if (!set_itrace(2 << 20, 2 << 20) || errno != EPERM)
+		return 5;
+	if (!set_itrace(2 << 20, 1 << 20) || errno != EINVAL)
+		return 6;
+	if (get_itrace_cur(0) != 65536)
+		return 7;
+	return 0;
+}
+
 TEST_F(rlimit, unprivileged)
 {
-	int status;
-	pid_t pid;
-
 	if (!have_pt())
 		SKIP(return, NO_PT);
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		if (set_itrace(0, 1 << 20))
-			_exit(1);
-		if (become_nobody())
-			_exit(2);
-		if (set_itrace(65536, 1 << 20))
-			_exit(3);
-		if (get_itrace_cur(0) != 65536)
-			_exit(4);
-		if (!set_itrace(2 << 20, 2 << 20) || errno != EPERM)
-			_exit(5);
-		if (!set_itrace(2 << 20, 1 << 20) || errno != EINVAL)
-			_exit(6);
-		if (get_itrace_cur(0) != 65536)
-			_exit(7);
-		_exit(0);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, in_child(unprivileged_child));
 }
 
 /*
  * Beyond the user's perf_event_mlock_kb allowance (516 KiB per CPU by
  * default): EPERM, as for an AUX mapping, and the limit stays.
  */
+static int mlock_child(void)
+{
+	if (become_nobody())
+		return 2;
+	/* 64 MiB: far beyond 516 KiB per CPU */
+	if (!set_itrace(64 << 20, RLIM_INFINITY) || errno != EPERM)
+		return 3;
+	if (get_itrace_cur(0) != 0)
+		return 4;
+	return 0;
+}
+
 TEST_F(rlimit, unprivileged_mlock_eperm)
 {
-	int status;
-	pid_t pid;
-
 	if (!have_pt())
 		SKIP(return, NO_PT);
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		if (become_nobody())
-			_exit(2);
-		/* 64 MiB: far beyond 516 KiB per CPU */
-		if (!set_itrace(64 << 20, RLIM_INFINITY) || errno != EPERM)
-			_exit(3);
-		if (get_itrace_cur(0) != 0)
-			_exit(4);
-		_exit(0);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, in_child(mlock_child));
 }
 
 /* perf_event_paranoid 3 (no perf for users) gives EACCES, as perf does. */
+static int paranoid_child(void)
+{
+	if (become_nobody())
+		return 2;
+	if (!set_itrace(65536, RLIM_INFINITY) || errno != EACCES)
+		return 3;
+	if (get_itrace_cur(0) != 0)
+		return 4;
+	return 0;
+}
+
 TEST_F(rlimit, paranoid_eacces)
 {
-	int status;
-	pid_t pid;
-
 	if (!have_pt())
 		SKIP(return, NO_PT);
 	if (write_file(PARANOID, "3\n"))
 		SKIP(return, "kernel.perf_event_paranoid has no level 3");
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		if (become_nobody())
-			_exit(2);
-		if (!set_itrace(65536, RLIM_INFINITY) || errno != EACCES)
-			_exit(3);
-		if (get_itrace_cur(0) != 0)
-			_exit(4);
-		_exit(0);
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, in_child(paranoid_child));
 }
 
 /* prlimit() on another process sets that process's limit. */
