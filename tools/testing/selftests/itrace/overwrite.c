@@ -45,7 +45,6 @@
 
 #include "../kselftest_harness.h"
 
-
 #define PT_TYPE_FILE	"/sys/bus/event_source/devices/intel_pt/type"
 #define NO_PT		"no intel_pt PMU (" PT_TYPE_FILE " is missing)"
 #define CHILD_ENV	"ITRACE_OVERWRITE_CHILD"
