@@ -18,7 +18,8 @@
  *  - a read-only 1 + 1 page mapping fails with EINVAL (one page has no
  *    second chunk to count wraps at), a writable one still maps;
  *  - the classic AUX area at aux_offset keeps mainline's overwrite mode:
- *    aux_head is a position in the buffer, and no PMI is taken.
+ *    aux_head is a position in the buffer, and no PMI is taken;
+ *  - PERF_SAMPLE_AUX of a trace fd's overwrite buffer gives whole samples.
  *
  * Needs intel_pt; skipped without it.
  */
@@ -483,6 +484,99 @@ TEST(classic_aux_snapshot_unchanged)
 
 	munmap(aux, aux_len);
 	munmap(rb, (1 + RB_PAGES) * page_size());
+	close(fd);
+}
+
+/*
+ * PERF_SAMPLE_AUX from a trace fd's overwrite buffer: the PT event leads a
+ * group whose software clock samples carry the newest AUX_SAMPLE bytes of
+ * trace. Each sample has all of them (the driver's wrap-counting PMI does
+ * not disturb the copy), and data_head still counts every byte.
+ */
+#define AUX_SAMPLE	1024
+
+TEST(aux_sampling_of_trace_fd)
+{
+	struct perf_event_attr attr = {
+		.size		= sizeof(attr),
+		.disabled	= 1,
+		.exclude_kernel	= 1,
+		.exclude_hv	= 1,
+	};
+	struct perf_event_mmap_page *rb, *srb, *pg;
+	unsigned long long head, pos, shead;
+	unsigned char *data;
+	int fd, tfd, sfd, samples = 0, bad = 0;
+	unsigned long i;
+
+	attr.type = pt_type();
+	if (attr.type < 0)
+		SKIP(return, NO_PT);
+
+	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	ASSERT_LE(0, fd);
+	rb = mmap(NULL, (1 + RB_PAGES) * page_size(), PROT_READ | PROT_WRITE,
+		  MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, rb);
+	tfd = sys_perf_event_open(NULL, -1, -1, fd, PERF_FLAG_FD_ITRACE);
+	ASSERT_LE(0, tfd);
+	pg = mmap(NULL, (1 + SMALL_PAGES) * page_size(), PROT_READ,
+		  MAP_SHARED, tfd, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.sample_period = 50000;	/* ns of task clock */
+	attr.sample_type = PERF_SAMPLE_AUX;
+	attr.aux_sample_size = AUX_SAMPLE;
+	attr.exclude_kernel = 1;
+	sfd = sys_perf_event_open(&attr, 0, -1, fd, 0);
+	ASSERT_LE(0, sfd) TH_LOG("AUX sampling event: %s", strerror(errno));
+	srb = mmap(NULL, (1 + 64) * page_size(), PROT_READ | PROT_WRITE,
+		   MAP_SHARED, sfd, 0);
+	ASSERT_NE(MAP_FAILED, srb);
+
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+	for (i = 0; i < 40000; i++) {
+		void (*f)(void) = fn[i & 1];
+
+		asm volatile("" : "+r" (f));
+		f();
+	}
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP));
+
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+
+	/* Samples: { header; u64 size; char data[size]; } */
+	shead = __atomic_load_n(&srb->data_head, __ATOMIC_ACQUIRE);
+	data = (unsigned char *)srb + srb->data_offset;
+	for (pos = srb->data_tail; pos < shead && shead <= srb->data_size;) {
+		struct perf_event_header *h = (void *)(data + pos);
+		__u64 *size = (void *)(h + 1);
+
+		if (h->size < sizeof(*h))
+			break;
+		if (h->type == PERF_RECORD_SAMPLE) {
+			samples++;
+			if (*size != AUX_SAMPLE ||
+			    h->size != sizeof(*h) + 8 + AUX_SAMPLE)
+				bad++;
+		}
+		pos += h->size;
+	}
+	TH_LOG("data_head %llu (%llu laps), %d samples, %d short", head,
+	       head / pg->data_size, samples, bad);
+	EXPECT_LT(2 * pg->data_size, head);
+	EXPECT_LT(0, samples);
+	EXPECT_EQ(0, bad);
+
+	munmap(srb, (1 + 64) * page_size());
+	close(sfd);
+	munmap(pg, (1 + SMALL_PAGES) * page_size());
+	munmap(rb, (1 + RB_PAGES) * page_size());
+	close(tfd);
 	close(fd);
 }
 
