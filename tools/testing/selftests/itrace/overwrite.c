@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sys/ioctl.h>
@@ -507,6 +508,7 @@ TEST(aux_sampling_of_trace_fd)
 	unsigned long long head, pos, shead;
 	unsigned char *data;
 	int fd, tfd, sfd, samples = 0, bad = 0;
+	time_t t0 = time(NULL);
 	unsigned long i;
 
 	attr.type = pt_type();
@@ -528,7 +530,7 @@ TEST(aux_sampling_of_trace_fd)
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_TASK_CLOCK;
-	attr.sample_period = 50000;	/* ns of task clock */
+	attr.sample_period = 100000;	/* ns of task clock */
 	attr.sample_type = PERF_SAMPLE_AUX;
 	attr.aux_sample_size = AUX_SAMPLE;
 	attr.exclude_kernel = 1;
@@ -538,12 +540,18 @@ TEST(aux_sampling_of_trace_fd)
 		   MAP_SHARED, sfd, 0);
 	ASSERT_NE(MAP_FAILED, srb);
 
+	/* Until 16 samples' worth of records, or for 5 s at most */
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
-	for (i = 0; i < 40000; i++) {
+	for (i = 0; i < 200 * 1000 * 1000; i++) {
 		void (*f)(void) = fn[i & 1];
 
 		asm volatile("" : "+r" (f));
 		f();
+		if (!(i % 10000) &&
+		    (time(NULL) > t0 + 5 ||
+		     __atomic_load_n(&srb->data_head, __ATOMIC_ACQUIRE) >
+		     16 * (AUX_SAMPLE + 16)))
+			break;
 	}
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP));
 
