@@ -37,6 +37,7 @@ struct itrace_rlimit_tx {
 #ifdef CONFIG_PERF_EVENTS
 
 int itrace_pmu_register(struct pmu *pmu);
+bool itrace_aux_counts_wraps(struct perf_event *event);
 struct pmu *itrace_coredump_pmu(u64 *config);
 
 struct perf_event *itrace_kevent_create(struct pmu *pmu, u64 config, int cpu,
@@ -74,6 +75,11 @@ static inline bool is_itrace_event(struct perf_event *event)
 static inline int itrace_pmu_register(struct pmu *pmu)
 {
 	return -ENODEV;
+}
+
+static inline bool itrace_aux_counts_wraps(struct perf_event *event)
+{
+	return false;
 }
 
 static inline int itrace_rlimit_begin(struct task_struct *tsk,

@@ -292,6 +292,28 @@ int itrace_pmu_register(struct pmu *pmu)
 EXPORT_SYMBOL_GPL(itrace_pmu_register);
 
 /**
+ * itrace_aux_counts_wraps() - must the PMU count every byte in overwrite mode
+ * @event: the event whose pmu::setup_aux() is running
+ *
+ * A trace fd's data_head counts every byte written, wraps included, in
+ * both modes; in overwrite mode the PMU driver must therefore see each
+ * wrap of the buffer (intel_pt: a PMI twice per lap) and report the count
+ * as the AUX head. The classic AUX area at aux_offset and the buffers of
+ * kernel-owned events (itrace_kevent_create()) keep mainline's meaning:
+ * in overwrite mode, the position in the buffer, without interrupts.
+ *
+ * Context: pmu::setup_aux(), under the buffer's aux_mutex.
+ * Return: true if the AUX pages being set up belong to a trace fd mapping.
+ */
+bool itrace_aux_counts_wraps(struct perf_event *event)
+{
+	struct perf_buffer *rb = event->rb;
+
+	return rb && rb_aux_is_itrace(rb);
+}
+EXPORT_SYMBOL_GPL(itrace_aux_counts_wraps);
+
+/**
  * itrace_coredump_pmu() - the itrace PMU that serves RLIMIT_ITRACE
  * @config: set to the perf_event_attr::config of core-dump trace events
  *
@@ -467,8 +489,9 @@ unlock:
  * mmap_mutex and its buffer's aux_mutex.
  * Return: 0 on success;
  * -EINVAL if the mapping is not shared, its offset is not 0, its size is
- * not 1 + a power of two pages, the event is an inherited per-task event,
- * or the event's own buffer (its perf stream) is not mapped;
+ * not 1 + a power of two pages (at least 1 + 2 pages if read-only), the
+ * event is an inherited per-task event, or the event's own buffer (its
+ * perf stream) is not mapped;
  * -EBUSY if the AUX pages of the event's buffer are mapped already,
  * through a trace fd or at the event fd's aux_offset;
  * -EPERM if the pages exceed the locked memory limits (perf_event_mlock_kb,
@@ -492,6 +515,13 @@ static int itrace_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EINVAL;
 
 	if (!nr_pages || !is_power_of_2(nr_pages))
+		return -EINVAL;
+
+	/*
+	 * Overwrite mode counts wraps where the output leaves a chunk of
+	 * the buffer, twice per lap: see itrace_aux_counts_wraps().
+	 */
+	if (!(vma->vm_flags & VM_WRITE) && nr_pages < 2)
 		return -EINVAL;
 
 	if (nr_pages > INT_MAX)

@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Overwrite mode (a read-only trace fd mapping) counts every byte: a
+ * deterministic program that writes many times the buffer size of trace
+ * is traced twice, once into a stop-mode buffer of 1 MiB that never fills
+ * (the reference: data_head there is the number of bytes written) and once
+ * in overwrite mode into a small buffer. It checks that
+ *
+ *  - data_head of the small buffer counts every byte, wraps included: it
+ *    is many buffer sizes, and within a quarter of one buffer size of the
+ *    reference (the two runs, without ASLR, differ only by the packets
+ *    around interrupts: tens of bytes), so a single lost or extra wrap
+ *    fails;
+ *  - the driver saw each wrap: two PMIs per lap (intel_pt: INT on the ToPA
+ *    entry that holds the middle of the buffer and on the last one);
+ *  - the newest buffer-full, from data_head % data_size on, decodes with a
+ *    libipt packet walk from its first PSB to its end without error;
+ *  - a read-only 1 + 1 page mapping fails with EINVAL (one page has no
+ *    second chunk to count wraps at), a writable one still maps;
+ *  - the classic AUX area at aux_offset keeps mainline's overwrite mode:
+ *    aux_head is a position in the buffer, and no PMI is taken;
+ *  - PERF_SAMPLE_AUX of a trace fd's overwrite buffer gives whole samples.
+ *
+ * Needs intel_pt; skipped without it.
+ */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <linux/perf_event.h>
+
+#include <intel-pt.h>
+
+#include "../kselftest_harness.h"
+
+#define PT_TYPE_FILE	"/sys/bus/event_source/devices/intel_pt/type"
+#define NO_PT		"no intel_pt PMU (" PT_TYPE_FILE " is missing)"
+#define CHILD_ENV	"ITRACE_OVERWRITE_CHILD"
+
+#define RB_PAGES	16	/* perf stream */
+#define REF_PAGES	256	/* the reference: 1 MiB, never full */
+#define SMALL_PAGES	4	/* overwrite mode: wraps many times */
+#define ITERS		"60000"	/* indirect calls of the traced program */
+#define MIN_LAPS	8	/* the trace is at least this many buffers */
+
+static const unsigned char psb[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
+/*
+ * The traced program: a fixed number of indirect calls to two functions in
+ * turn (a TIP packet each), the same control flow at every run.
+ */
+static void f0(void)
+{
+	asm volatile("");
+}
+
+static void f1(void)
+{
+	asm volatile("");
+}
+
+static void (*fn[2])(void) = { f0, f1 };
+
+static void __attribute__((constructor)) traced_child(void)
+{
+	const char *env = getenv(CHILD_ENV);
+	unsigned long i, n;
+
+	if (!env)
+		return;
+	n = strtoul(env, NULL, 0);
+	for (i = 0; i < n; i++) {
+		void (*f)(void) = fn[i & 1];
+
+		/* the compiler no longer knows f: an indirect call */
+		asm volatile("" : "+r" (f));
+		f();
+	}
+	_exit(0);
+}
+
+static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
+			       int cpu, int group_fd, unsigned long flags)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
+}
+
+static long page_size(void)
+{
+	return sysconf(_SC_PAGESIZE);
+}
+
+static int pt_type(void)
+{
+	FILE *f = fopen(PT_TYPE_FILE, "r");
+	int type;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &type) != 1)
+		type = -1;
+	fclose(f);
+
+	return type;
+}
+
+/* PMIs taken so far, all CPUs: the "PMI:" line of /proc/interrupts */
+static long long pmi_count(void)
+{
+	char line[4096], *p, *end;
+	long long sum = -1, v;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		p = line + strspn(line, " ");
+		if (strncmp(p, "PMI:", 4))
+			continue;
+		sum = 0;
+		for (p += 4; ; p = end) {
+			v = strtoll(p, &end, 10);
+			if (end == p)
+				break;
+			sum += v;
+		}
+		break;
+	}
+	fclose(f);
+
+	return sum;
+}
+
+struct run {
+	unsigned long long	head;	/* data_head after the program exited */
+	unsigned long long	size;	/* data_size */
+	long long		pmis;	/* PMIs taken meanwhile */
+	int			lost;	/* PERF_RECORD_ITRACE_LOST records */
+	unsigned char		*newest; /* the buffer, oldest byte first */
+};
+
+static int count_lost(struct perf_event_mmap_page *rb)
+{
+	unsigned long long head = __atomic_load_n(&rb->data_head,
+						  __ATOMIC_ACQUIRE);
+	unsigned char *data = (unsigned char *)rb + rb->data_offset;
+	unsigned long long pos = rb->data_tail, size = rb->data_size;
+	struct perf_event_header h;
+	int lost = 0;
+
+	while (pos < head) {
+		memcpy(&h, data + pos % size, sizeof(h));
+		if (h.size < sizeof(h))
+			return -1;
+		if (h.type == PERF_RECORD_ITRACE_LOST)
+			lost++;
+		pos += h.size;
+	}
+
+	return lost;
+}
+
+/*
+ * Trace ITERS indirect calls of a child into a trace fd mapping @pages
+ * long, with @prot; fills @r once the child has exited.
+ */
+static void trace_run(struct __test_metadata *_metadata, int prot,
+		      size_t pages, struct run *r)
+{
+	struct perf_event_attr attr = {
+		.size		= sizeof(attr),
+		.disabled	= 1,
+		.enable_on_exec	= 1,
+		.exclude_kernel	= 1,
+		.exclude_hv	= 1,
+	};
+	struct perf_event_mmap_page *rb, *pg;
+	unsigned long long start;
+	unsigned char *data;
+	char exe[PATH_MAX], c;
+	int fd, tfd, go[2], status;
+	long long pmis;
+	ssize_t n;
+	pid_t pid;
+
+	attr.type = pt_type();
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_LT(0, n);
+	exe[n] = '\0';
+	ASSERT_EQ(0, pipe(go));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		setenv(CHILD_ENV, ITERS, 1);
+		/*
+		 * The same addresses at every run: the size of a TIP packet
+		 * depends on how many upper bytes of the IP it shares with
+		 * the previous one, so ASLR alone changes the trace's size.
+		 */
+		personality(ADDR_NO_RANDOMIZE);
+		execl(exe, exe, (char *)NULL);
+		_exit(3);
+	}
+	close(go[0]);
+
+	fd = sys_perf_event_open(&attr, pid, -1, -1, 0);
+	if (fd < 0)
+		kill(pid, SIGKILL);
+	ASSERT_LE(0, fd) TH_LOG("intel_pt event: %s", strerror(errno));
+	rb = mmap(NULL, (1 + RB_PAGES) * page_size(), PROT_READ | PROT_WRITE,
+		  MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, rb);
+	tfd = sys_perf_event_open(NULL, -1, -1, fd, PERF_FLAG_FD_ITRACE);
+	ASSERT_LE(0, tfd);
+	pg = mmap(NULL, (1 + pages) * page_size(), prot, MAP_SHARED, tfd, 0);
+	if (pg == MAP_FAILED)
+		kill(pid, SIGKILL);
+	ASSERT_NE(MAP_FAILED, pg) TH_LOG("trace mmap: %s", strerror(errno));
+
+	pmis = pmi_count();
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	r->pmis = pmi_count() - pmis;
+
+	/* The child exited: the event is scheduled out, data_head final */
+	r->head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	r->size = pg->data_size;
+	r->lost = count_lost(rb);
+
+	r->newest = malloc(r->size);
+	ASSERT_NE(NULL, r->newest);
+	data = (unsigned char *)pg + pg->data_offset;
+	start = r->head % r->size;
+	memcpy(r->newest, data + start, r->size - start);
+	memcpy(r->newest + r->size - start, data, start);
+
+	munmap(pg, (1 + pages) * page_size());
+	munmap(rb, (1 + RB_PAGES) * page_size());
+	close(tfd);
+	close(fd);
+}
+
+/*
+ * Walk the packets of @len bytes from the first PSB to the end; return the
+ * offset of that PSB, or -1 if there is none or the walk fails before the
+ * end.
+ */
+static long walk_from_psb(struct __test_metadata *_metadata,
+			  unsigned char *buf, size_t len)
+{
+	struct pt_packet_decoder *dec;
+	struct pt_config config;
+	struct pt_packet pkt;
+	size_t start, off;
+	int ret;
+
+	for (start = 0; start + sizeof(psb) <= len; start++)
+		if (!memcmp(buf + start, psb, sizeof(psb)))
+			break;
+	if (start + sizeof(psb) > len) {
+		TH_LOG("no PSB in %zu bytes", len);
+		return -1;
+	}
+
+	pt_config_init(&config);
+	config.begin = buf;
+	config.end = buf + len;
+	dec = pt_pkt_alloc_decoder(&config);
+	if (!dec)
+		return -1;
+
+	off = start;
+	ret = pt_pkt_sync_set(dec, start);
+	while (!ret && off < len) {
+		ret = pt_pkt_next(dec, &pkt, sizeof(pkt));
+		if (ret < 0)
+			break;
+		if (pkt.type == ppt_ovf || pkt.type == ppt_invalid) {
+			TH_LOG("packet type %d at %zu", pkt.type, off);
+			ret = -1;
+			break;
+		}
+		off += pkt.size;
+		ret = 0;
+	}
+	pt_pkt_free_decoder(dec);
+
+	/* The trace stopped before the copy: it ends with a whole packet. */
+	if (off != len) {
+		TH_LOG("walk from %zu stopped at %zu of %zu: %s", start, off,
+		       len, ret < 0 ? pt_errstr(pt_errcode(ret)) : "past end");
+		return -1;
+	}
+
+	return start;
+}
+
+TEST(counts_every_byte)
+{
+	struct run ref = { 0 }, ovw = { 0 };
+	unsigned long long diff, laps;
+	long first;
+
+	if (pt_type() < 0)
+		SKIP(return, NO_PT);
+
+	trace_run(_metadata, PROT_READ | PROT_WRITE, REF_PAGES, &ref);
+	trace_run(_metadata, PROT_READ, SMALL_PAGES, &ovw);
+
+	diff = ref.head > ovw.head ? ref.head - ovw.head : ovw.head - ref.head;
+	laps = ovw.head / ovw.size;
+	TH_LOG("reference (stop mode, %llu bytes): data_head %llu, %lld PMIs",
+	       ref.size, ref.head, ref.pmis);
+	TH_LOG("overwrite (%llu bytes): data_head %llu (%llu laps), %lld PMIs, off by %llu",
+	       ovw.size, ovw.head, laps, ovw.pmis, diff);
+
+	/* The reference holds the whole trace: never full, nothing lost */
+	ASSERT_LT(ref.head, ref.size);
+	ASSERT_EQ(0, ref.lost);
+	ASSERT_LE(MIN_LAPS * ovw.size, ref.head);
+
+	/* Every byte, wraps included: a wrap more or less is a buffer size */
+	EXPECT_LE(MIN_LAPS * ovw.size, ovw.head);
+	EXPECT_GT(ovw.size / 4, diff);
+	EXPECT_EQ(0, ovw.lost);
+
+	/* Two PMIs per lap: the driver saw each wrap */
+	EXPECT_LE(2 * laps - 1, ovw.pmis);
+	EXPECT_GE(2 * laps + 3, ovw.pmis);
+
+	/* The newest buffer-full decodes from its first PSB to its end */
+	first = walk_from_psb(_metadata, ovw.newest, ovw.size);
+	EXPECT_LE(0, first);
+	TH_LOG("newest data: first PSB at %ld of %llu", first, ovw.size);
+
+	free(ref.newest);
+	free(ovw.newest);
+}
+
+static int open_pt_self(void)
+{
+	struct perf_event_attr attr = {
+		.size		= sizeof(attr),
+		.type		= pt_type(),
+		.disabled	= 1,
+		.exclude_kernel	= 1,
+		.exclude_hv	= 1,
+	};
+
+	return sys_perf_event_open(&attr, 0, -1, -1, 0);
+}
+
+TEST(read_only_one_page_einval)
+{
+	void *rb, *pg;
+	int fd, tfd;
+
+	if (pt_type() < 0)
+		SKIP(return, NO_PT);
+
+	fd = open_pt_self();
+	ASSERT_LE(0, fd);
+	rb = mmap(NULL, (1 + RB_PAGES) * page_size(), PROT_READ | PROT_WRITE,
+		  MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, rb);
+	tfd = sys_perf_event_open(NULL, -1, -1, fd, PERF_FLAG_FD_ITRACE);
+	ASSERT_LE(0, tfd);
+
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 2 * page_size(), PROT_READ,
+				   MAP_SHARED, tfd, 0));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* Stop mode keeps its one-page buffer */
+	pg = mmap(NULL, 2 * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED,
+		  tfd, 0);
+	EXPECT_NE(MAP_FAILED, pg);
+	if (pg != MAP_FAILED)
+		munmap(pg, 2 * page_size());
+
+	/* Two pages of overwrite mode */
+	pg = mmap(NULL, 3 * page_size(), PROT_READ, MAP_SHARED, tfd, 0);
+	EXPECT_NE(MAP_FAILED, pg) TH_LOG("1 + 2 pages: %s", strerror(errno));
+	if (pg != MAP_FAILED)
+		munmap(pg, 3 * page_size());
+
+	munmap(rb, (1 + RB_PAGES) * page_size());
+	close(tfd);
+	close(fd);
+}
+
+/*
+ * Mainline's own overwrite mode, the classic AUX area at aux_offset mapped
+ * read-only (perf record -S): untouched by the series, aux_head stays a
+ * position in the buffer and no PMI is taken.
+ */
+TEST(classic_aux_snapshot_unchanged)
+{
+	struct perf_event_attr attr = {
+		.size		= sizeof(attr),
+		.disabled	= 1,
+		.enable_on_exec	= 1,
+		.exclude_kernel	= 1,
+		.exclude_hv	= 1,
+	};
+	size_t aux_len = SMALL_PAGES * page_size();
+	struct perf_event_mmap_page *rb;
+	char exe[PATH_MAX], c;
+	int fd, go[2], status;
+	unsigned long long head;
+	long long pmis;
+	void *aux;
+	ssize_t n;
+	pid_t pid;
+
+	attr.type = pt_type();
+	if (attr.type < 0)
+		SKIP(return, NO_PT);
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_LT(0, n);
+	exe[n] = '\0';
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		setenv(CHILD_ENV, ITERS, 1);
+		execl(exe, exe, (char *)NULL);
+		_exit(3);
+	}
+	close(go[0]);
+
+	fd = sys_perf_event_open(&attr, pid, -1, -1, 0);
+	if (fd < 0)
+		kill(pid, SIGKILL);
+	ASSERT_LE(0, fd);
+	rb = mmap(NULL, (1 + RB_PAGES) * page_size(), PROT_READ | PROT_WRITE,
+		  MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, rb);
+	rb->aux_offset = (1 + RB_PAGES) * page_size();
+	rb->aux_size = aux_len;
+	aux = mmap(NULL, aux_len, PROT_READ, MAP_SHARED, fd, rb->aux_offset);
+	if (aux == MAP_FAILED)
+		kill(pid, SIGKILL);
+	ASSERT_NE(MAP_FAILED, aux);
+
+	pmis = pmi_count();
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	pmis = pmi_count() - pmis;
+
+	head = __atomic_load_n(&rb->aux_head, __ATOMIC_ACQUIRE);
+	TH_LOG("classic snapshot: aux_head %llu of %zu, %lld PMIs", head,
+	       aux_len, pmis);
+	EXPECT_LT(0, head);
+	EXPECT_GE(aux_len, head);
+	EXPECT_EQ(0, pmis);
+
+	munmap(aux, aux_len);
+	munmap(rb, (1 + RB_PAGES) * page_size());
+	close(fd);
+}
+
+/*
+ * PERF_SAMPLE_AUX from a trace fd's overwrite buffer: the PT event leads a
+ * group whose software clock samples carry the newest AUX_SAMPLE bytes of
+ * trace. Each sample has all of them (the driver's wrap-counting PMI does
+ * not disturb the copy), and data_head still counts every byte.
+ */
+#define AUX_SAMPLE	1024
+
+TEST(aux_sampling_of_trace_fd)
+{
+	struct perf_event_attr attr = {
+		.size		= sizeof(attr),
+		.disabled	= 1,
+		.exclude_kernel	= 1,
+		.exclude_hv	= 1,
+	};
+	struct perf_event_mmap_page *rb, *srb, *pg;
+	unsigned long long head, pos, shead;
+	unsigned char *data;
+	int fd, tfd, sfd, samples = 0, bad = 0;
+	time_t t0 = time(NULL);
+	unsigned long i;
+
+	attr.type = pt_type();
+	if (attr.type < 0)
+		SKIP(return, NO_PT);
+
+	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	ASSERT_LE(0, fd);
+	rb = mmap(NULL, (1 + RB_PAGES) * page_size(), PROT_READ | PROT_WRITE,
+		  MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, rb);
+	tfd = sys_perf_event_open(NULL, -1, -1, fd, PERF_FLAG_FD_ITRACE);
+	ASSERT_LE(0, tfd);
+	pg = mmap(NULL, (1 + SMALL_PAGES) * page_size(), PROT_READ,
+		  MAP_SHARED, tfd, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.sample_period = 100000;	/* ns of task clock */
+	attr.sample_type = PERF_SAMPLE_AUX;
+	attr.aux_sample_size = AUX_SAMPLE;
+	attr.exclude_kernel = 1;
+	sfd = sys_perf_event_open(&attr, 0, -1, fd, 0);
+	ASSERT_LE(0, sfd) TH_LOG("AUX sampling event: %s", strerror(errno));
+	srb = mmap(NULL, (1 + 64) * page_size(), PROT_READ | PROT_WRITE,
+		   MAP_SHARED, sfd, 0);
+	ASSERT_NE(MAP_FAILED, srb);
+
+	/* Until 16 samples' worth of records, or for 5 s at most */
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+	for (i = 0; i < 200 * 1000 * 1000; i++) {
+		void (*f)(void) = fn[i & 1];
+
+		asm volatile("" : "+r" (f));
+		f();
+		if (!(i % 10000) &&
+		    (time(NULL) > t0 + 5 ||
+		     __atomic_load_n(&srb->data_head, __ATOMIC_ACQUIRE) >
+		     16 * (AUX_SAMPLE + 16)))
+			break;
+	}
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP));
+
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+
+	/* Samples: { header; u64 size; char data[size]; } */
+	shead = __atomic_load_n(&srb->data_head, __ATOMIC_ACQUIRE);
+	data = (unsigned char *)srb + srb->data_offset;
+	for (pos = srb->data_tail; pos < shead && shead <= srb->data_size;) {
+		struct perf_event_header *h = (void *)(data + pos);
+		__u64 *size = (void *)(h + 1);
+
+		if (h->size < sizeof(*h))
+			break;
+		if (h->type == PERF_RECORD_SAMPLE) {
+			samples++;
+			if (*size != AUX_SAMPLE ||
+			    h->size != sizeof(*h) + 8 + AUX_SAMPLE)
+				bad++;
+		}
+		pos += h->size;
+	}
+	TH_LOG("data_head %llu (%llu laps), %d samples, %d short", head,
+	       head / pg->data_size, samples, bad);
+	EXPECT_LT(2 * pg->data_size, head);
+	EXPECT_LT(0, samples);
+	EXPECT_EQ(0, bad);
+
+	munmap(srb, (1 + 64) * page_size());
+	close(sfd);
+	munmap(pg, (1 + SMALL_PAGES) * page_size());
+	munmap(rb, (1 + RB_PAGES) * page_size());
+	close(tfd);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
