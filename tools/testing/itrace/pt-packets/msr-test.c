@@ -16,6 +16,10 @@
 #define RTIT_CTL		0x570
 #define RTIT_STATUS		0x571
 #define RTIT_CR3_MATCH		0x572
+#define RTIT_ADDR0_A		0x580
+#define RTIT_ADDR0_B		0x581
+#define RTIT_ADDR1_A		0x582
+#define RTIT_ADDR1_B		0x583
 
 #define CTL_TRACEEN	(1ULL << 0)
 #define CTL_CYCEN	(1ULL << 1)
@@ -30,6 +34,7 @@
 #define CTL_TSCEN	(1ULL << 10)
 #define CTL_DISRETC	(1ULL << 11)
 #define CTL_BRANCHEN	(1ULL << 13)
+#define CTL_ADDR_CFG(n, v) ((uint64_t)(v) << (32 + 4 * (n)))
 
 #define TOPA_TABLE	0x200000u
 #define REGION		0x300000u	/* first run, dumped at the end */
@@ -42,6 +47,10 @@
 #define REGION5		0x700000u
 #define TOPA_TABLE6	0x240000u	/* timing run, dumped too */
 #define REGION6		0x800000u
+#define TOPA_TABLE7	0x250000u	/* IP filter run, dumped too */
+#define REGION7		0x900000u
+#define TOPA_TABLE8	0x260000u	/* TraceStop run, dumped too */
+#define REGION8		0xa00000u
 
 #define MSR_PERFCTR0		0xc1
 #define MSR_EVNTSEL0		0x186
@@ -206,6 +215,18 @@ static volatile unsigned long sink;
 __attribute__((noinline)) static void leaf_fn(unsigned long i)
 {
 	sink += i;
+}
+
+/* Follows leaf_fn (-fno-toplevel-reorder): leaf_fn ends where it starts. */
+__attribute__((noinline)) void leaf_fn_end(void)
+{
+	sink = 0;
+}
+
+/* The TraceStop range. */
+__attribute__((noinline)) void stop_fn(void)
+{
+	sink++;
 }
 
 static void (*volatile fnptr)(unsigned long) = leaf_fn;
@@ -452,6 +473,96 @@ static void pmi_tests(uint64_t ctl)
 #define TIMING_CTL	(CTL_MTCEN | CTL_MTCFREQ(3) | CTL_CYCEN | \
 			 CTL_CYCTHRESH(2) | CTL_PSBFREQ(1))
 
+/*
+ * IP filtering: ADDR0 = [leaf_fn, leaf_fn_end - 1] as a FilterEn range;
+ * traced_work(N) enters it N times (by CALL and by indirect CALL) and
+ * leaves it by RET, so the trace holds leaf_fn's instructions only, each
+ * run between a TIP.PGE and a TIP.PGD (msr-test.sh decodes it).
+ */
+static void filter_run(uint64_t ctl, uint64_t *len)
+{
+	volatile uint64_t *t = (uint64_t *)TOPA_TABLE7;
+	uint32_t a = (uint32_t)leaf_fn, b = (uint32_t)leaf_fn_end - 1;
+	uint64_t st, st_in;
+
+	t[0] = REGION7 | (4 << 6);
+	t[1] = TOPA_TABLE7 | 1;
+	wrmsr_gp(RTIT_CTL, 0);
+	ok(b > a && b - a < 64, "leaf_fn_end follows leaf_fn");
+	ok(!wrmsr_gp(RTIT_ADDR0_A, a) && !wrmsr_gp(RTIT_ADDR0_B, b) &&
+	   rdmsr(RTIT_ADDR0_A) == a && rdmsr(RTIT_ADDR0_B) == b,
+	   "ADDR0_A/B hold leaf_fn's range");
+	ok(!wrmsr_gp(RTIT_OUTPUT_BASE, TOPA_TABLE7) &&
+	   !wrmsr_gp(RTIT_OUTPUT_MASK, 0x7f) &&
+	   !wrmsr_gp(RTIT_CTL, ctl | CTL_ADDR_CFG(0, 1)),
+	   "enable TraceEn with ADDR0_CFG = 1 (FilterEn)");
+	st = rdmsr(RTIT_STATUS);
+	ok(wrmsr_gp(RTIT_ADDR0_A, a), "#GP: ADDR0_A while TraceEn");
+	ok(wrmsr_gp(RTIT_ADDR1_B, 0), "#GP: ADDR1_B while TraceEn");
+	traced_work(500);
+	/* FilterEn as of the last branch: the RET out of leaf_fn. */
+	st_in = rdmsr(RTIT_STATUS);
+	wrmsr_gp(RTIT_CTL, 0);
+	ok((st & 0xb) == 0xa, "STATUS: FilterEn clear outside the range, "
+	   "ContextEn and TriggerEn set");
+	ok((st_in & 0xb) == 0xa, "STATUS: FilterEn clear after leaving it");
+	*len = rdmsr(RTIT_OUTPUT_MASK) >> 32;
+	ok(*len > 100 && *len < 0x10000, "IP filter run produced output");
+	wrmsr_gp(RTIT_ADDR0_A, 0);
+	wrmsr_gp(RTIT_ADDR0_B, 0);
+}
+
+/*
+ * TraceStop: ADDR1 = [stop_fn, stop_fn] as a TraceStop range; tracing
+ * stops at the CALL to stop_fn after leaf_fn ran STOP_AFTER + 1 times:
+ * TIP.PGD and TraceStop, STATUS.Stopped, nothing after.
+ */
+#define STOP_AFTER	150
+
+static void tracestop_run(uint64_t ctl, uint64_t *len)
+{
+	volatile uint64_t *t = (uint64_t *)TOPA_TABLE8;
+	const uint8_t *p = (const uint8_t *)REGION8;
+	uint64_t st, len2;
+	unsigned long i;
+
+	t[0] = REGION8 | (4 << 6);
+	t[1] = TOPA_TABLE8 | 1;
+	wrmsr_gp(RTIT_CTL, 0);
+	wrmsr_gp(RTIT_STATUS, 0);
+	ok(!wrmsr_gp(RTIT_ADDR1_A, (uint32_t)stop_fn) &&
+	   !wrmsr_gp(RTIT_ADDR1_B, (uint32_t)stop_fn) &&
+	   !wrmsr_gp(RTIT_OUTPUT_BASE, TOPA_TABLE8) &&
+	   !wrmsr_gp(RTIT_OUTPUT_MASK, 0x7f) &&
+	   !wrmsr_gp(RTIT_CTL, ctl | CTL_ADDR_CFG(1, 2)),
+	   "enable TraceEn with ADDR1_CFG = 2 (TraceStop)");
+	ok((rdmsr(RTIT_STATUS) & 0x2b) == 0xb,
+	   "STATUS: FilterEn set without a FilterEn range, not Stopped");
+	for (i = 0; i < 300; i++) {
+		leaf_fn(i);
+		if (i == STOP_AFTER)
+			stop_fn();
+	}
+	st = rdmsr(RTIT_STATUS);
+	*len = rdmsr(RTIT_OUTPUT_MASK) >> 32;
+	traced_work(100);
+	len2 = rdmsr(RTIT_OUTPUT_MASK) >> 32;
+	wrmsr_gp(RTIT_CTL, 0);
+	ok((st & 0x28) == 0x20, "STATUS.Stopped set, TriggerEn clear on "
+	   "entering the TraceStop range");
+	ok(*len > 100 && *len < 0x10000 && len2 == *len,
+	   "no output after TraceStop");
+	ok(*len >= 4 && p[*len - 2] == 0x02 && p[*len - 1] == 0x83,
+	   "the trace ends with a TraceStop packet");
+	/* TIP.PGD, IPBytes 1: stop_fn[15:0] (the last IP shares 63:16). */
+	ok(*len >= 5 && p[*len - 5] == 0x21 &&
+	   (p[*len - 4] | p[*len - 3] << 8) == ((uint32_t)stop_fn & 0xffff),
+	   "TIP.PGD with stop_fn's IP before it");
+	wrmsr_gp(RTIT_STATUS, 0);
+	wrmsr_gp(RTIT_ADDR1_A, 0);
+	wrmsr_gp(RTIT_ADDR1_B, 0);
+}
+
 static void timing_run(uint64_t ctl, uint64_t *len)
 {
 	volatile uint64_t *t = (uint64_t *)TOPA_TABLE6;
@@ -532,7 +643,7 @@ int main(void)
 	uint64_t ctl = CTL_TRACEEN | CTL_OS | CTL_TOPA | CTL_BRANCHEN |
 		       CTL_TSCEN;
 	uint32_t r[4];
-	uint64_t v, off, v6;
+	uint64_t v, off, v6, v7, v8;
 	const uint8_t *p;
 
 	setup_cpu();
@@ -545,11 +656,11 @@ int main(void)
 	cpuid(7, 0, r);
 	ok(r[1] & (1u << 25), "CPUID.7.0:EBX[25] intel-pt");
 	cpuid(0x14, 0, r);
-	ok(r[0] == 1 && r[1] == 0xb && r[2] == 7 && r[3] == 0,
-	   "CPUID.14.0 = {1, cr3 filter+psb/cyc+mtc, topa+multi+single}");
+	ok(r[0] == 1 && r[1] == 0xf && r[2] == 7 && r[3] == 0,
+	   "CPUID.14.0 = {1, cr3 filter+psb/cyc+ip filter+mtc, topa+multi+single}");
 	cpuid(0x14, 1, r);
-	ok(r[0] == 0x02490000 && r[1] == 0x003f3fff && !r[2] && !r[3],
-	   "CPUID.14.1 = {MTC periods 0/3/6/9, 0 ranges; CYC 0-13, PSB 2K-64K}");
+	ok(r[0] == 0x02490002 && r[1] == 0x003f3fff && !r[2] && !r[3],
+	   "CPUID.14.1 = {MTC periods 0/3/6/9, 2 ranges; CYC 0-13, PSB 2K-64K}");
 	cpuid(0x15, 0, r);
 	ok(r[0] == 2 && r[1] == 300 && r[2] == 0,
 	   "CPUID.15 = {2, 300, ECX 0}: TSC/CTC = 150");
@@ -570,8 +681,32 @@ int main(void)
 	   "#GP: CTL.CycThresh 14 (not in CPUID.14.1:EBX[15:0])");
 	ok(wrmsr_gp(RTIT_CTL, CTL_PSBFREQ(6)),
 	   "#GP: CTL.PSBFreq 6 (not in CPUID.14.1:EBX[31:16])");
-	ok(wrmsr_gp(RTIT_CTL, 1ULL << 32), "#GP: CTL.ADDR0_CFG (0 ranges)");
-	ok(wrmsr_gp(RTIT_CTL, 1ULL << 36), "#GP: CTL.ADDR1_CFG (0 ranges)");
+	ok(wrmsr_gp(RTIT_CTL, CTL_ADDR_CFG(0, 3)), "#GP: CTL.ADDR0_CFG 3");
+	ok(wrmsr_gp(RTIT_CTL, CTL_ADDR_CFG(0, 15)), "#GP: CTL.ADDR0_CFG 15");
+	ok(wrmsr_gp(RTIT_CTL, CTL_ADDR_CFG(1, 3)), "#GP: CTL.ADDR1_CFG 3");
+	ok(wrmsr_gp(RTIT_CTL, CTL_ADDR_CFG(2, 1)),
+	   "#GP: CTL.ADDR2_CFG 1 (2 ranges)");
+	ok(wrmsr_gp(RTIT_CTL, CTL_ADDR_CFG(3, 2)),
+	   "#GP: CTL.ADDR3_CFG 2 (2 ranges)");
+	ok(!wrmsr_gp(RTIT_CTL, CTL_ADDR_CFG(0, 1) | CTL_ADDR_CFG(1, 2)) &&
+	   rdmsr(RTIT_CTL) == (CTL_ADDR_CFG(0, 1) | CTL_ADDR_CFG(1, 2)) &&
+	   !wrmsr_gp(RTIT_CTL, CTL_ADDR_CFG(0, 2) | CTL_ADDR_CFG(1, 1)) &&
+	   !wrmsr_gp(RTIT_CTL, 0), "no #GP: ADDR0_CFG, ADDR1_CFG 1 and 2");
+	ok(!wrmsr_gp(RTIT_ADDR0_A, 0xffff800000001000ULL) &&
+	   rdmsr(RTIT_ADDR0_A) == 0xffff800000001000ULL &&
+	   !wrmsr_gp(RTIT_ADDR0_B, 0x00007fffffffffffULL) &&
+	   rdmsr(RTIT_ADDR0_B) == 0x00007fffffffffffULL &&
+	   !wrmsr_gp(RTIT_ADDR1_A, 0x1234) && rdmsr(RTIT_ADDR1_A) == 0x1234 &&
+	   !wrmsr_gp(RTIT_ADDR1_B, 0x5678) && rdmsr(RTIT_ADDR1_B) == 0x5678,
+	   "ADDR0_A/B, ADDR1_A/B read back canonical addresses");
+	ok(wrmsr_gp(RTIT_ADDR0_A, 0x0000800000000000ULL),
+	   "#GP: ADDR0_A not canonical");
+	ok(wrmsr_gp(RTIT_ADDR1_B, 0x8000000000000000ULL),
+	   "#GP: ADDR1_B not canonical");
+	wrmsr_gp(RTIT_ADDR0_A, 0);
+	wrmsr_gp(RTIT_ADDR0_B, 0);
+	wrmsr_gp(RTIT_ADDR1_A, 0);
+	wrmsr_gp(RTIT_ADDR1_B, 0);
 	ok(wrmsr_gp(RTIT_CTL, 1ULL << 55), "#GP: CTL.DisTNT");
 	ok(wrmsr_gp(RTIT_CTL, 1ULL << 63), "#GP: CTL reserved bit 63");
 	ok(!wrmsr_gp(RTIT_CTL, CTL_OS | CTL_USER | CTL_CR3FILTER | CTL_TOPA |
@@ -657,6 +792,8 @@ int main(void)
 	ok(v > 100 && v < 0x10000, "CR3 filter run produced output");
 
 	timing_run(ctl, &v6);
+	filter_run(ctl, &v7);
+	tracestop_run(ctl, &v8);
 
 	perfmon_tests();
 	pmi_tests(ctl);
@@ -666,6 +803,8 @@ int main(void)
 	dump("PT-HEX", p, off);
 	dump("PT-HEX3", (const uint8_t *)REGION3, v);
 	dump("PT-HEX6", (const uint8_t *)REGION6, v6);
+	dump("PT-HEX7", (const uint8_t *)REGION7, v7);
+	dump("PT-HEX8", (const uint8_t *)REGION8, v8);
 	finish();
 	return 0;
 }

@@ -54,5 +54,37 @@ if [ -n "$ctl6" ]; then
 else
 	notok "PT-HEX6 (timing): msr-test printed its RTIT_CTL"
 fi
+# PT-HEX7: IP filter on leaf_fn (ADDR0), traced_work(500): only leaf_fn's
+# instructions, 500 entries.  PT-HEX8: TraceStop on stop_fn (ADDR1) after
+# 151 calls of leaf_fn: nothing of stop_fn, and tracing ends there.
+lo=$(sym leaf_fn) hi=$(sym leaf_fn_end)
+for t in "PT-HEX7:500:$lo-$hi" "PT-HEX8:151:"; do
+	IFS=: read -r tag want range <<< "$t"
+	awk -v b="$tag-BEGIN" -v e="$tag-END" '$0 == b { t = 1; next } $0 == e { exit } t' \
+		"$out/console.log" | tr -d '\n' | xxd -r -p > "$out/$tag.bin"
+	if [ ! -s "$out/$tag.bin" ]; then
+		notok "$tag: trace dumped"
+		continue
+	fi
+	extra=("$(sym traced_work)=0")
+	[ $tag = PT-HEX8 ] && extra+=("$(sym stop_fn)=0")
+	PTCHECK_RANGE=$range "$out/ptcheck" "$out/$tag.bin" "$out/msr-test" \
+		"$(sym leaf_fn)=$want" "${extra[@]}" > "$out/$tag.tap" 2> "$out/$tag.err" || true
+	sed 's/^/# /' "$out/$tag.err" | head -20
+	label=TraceStop
+	[ -n "$range" ] && label="IP filter $range"
+	retap "$tag ($label): " "$out/$tag.tap"
+	if [ $tag = PT-HEX7 ]; then
+		read -r pge pgd < <(awk '/^# [0-9]+ bytes:/ { for (i = 3; i <= NF; i++) {
+			split($i, kv, "="); c[kv[1]] = kv[2] } }
+			END { print c["tip.pge"] + 0, c["tip.pgd"] + 0 }' "$out/$tag.tap")
+		check "$tag: a TIP.PGE and a TIP.PGD per entry ($pge, $pgd; want 500)" \
+			[ "$pge" = 500 -a "$pgd" = 500 ]
+	else
+		stops=$(awk '/^# [0-9]+ bytes:/ { for (i = 3; i <= NF; i++) {
+			split($i, kv, "="); if (kv[1] == "stop") print kv[2] } }' "$out/$tag.tap")
+		check "$tag: one TraceStop packet (${stops:-0})" [ "${stops:-0}" = 1 ]
+	fi
+done
 echo "1..$n"
 [ $fail -eq 0 ]

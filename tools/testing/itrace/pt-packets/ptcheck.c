@@ -16,6 +16,10 @@
  * as each restart begins with PSB+); and that libipt's time never goes
  * backwards.
  *
+ * With PTCHECK_RANGE=LO-HI (hex, HI excluded), also check that every
+ * decoded instruction lies in [LO, HI): a trace made with an IP filter on
+ * that range.
+ *
  * Prints TAP lines ("ok N name" / "not ok N name"); exits non-zero if any
  * check failed.
  */
@@ -82,7 +86,8 @@ static const char *const pkt_names[] = {
 #define NOM_RATIO	36
 
 /* IA32_RTIT_CTL the trace was made with, if PTCHECK_CTL says. */
-static int have_ctl, psb_gaps;
+static int have_ctl, psb_gaps, have_range;
+static uint64_t range_lo, range_hi;
 static uint64_t ctl;
 #define CTL(bit)	((ctl >> (bit)) & 1)
 #define CTL_FIELD(s)	((unsigned int)(ctl >> (s)) & 0xf)
@@ -335,7 +340,7 @@ static int check_insns(uint8_t *buf, size_t len, const char *elf,
 	struct pt_config cfg;
 	struct pt_insn insn;
 	unsigned long insns = 0, errors = 0, enables = 0, disables = 0;
-	unsigned long backwards = 0, timed = 0;
+	unsigned long backwards = 0, timed = 0, outside = 0;
 	uint64_t off, tsc, last_tsc = 0;
 	uint32_t lost_mtc = 0, lost_cyc = 0;
 	int status, i;
@@ -377,6 +382,10 @@ static int check_insns(uint8_t *buf, size_t len, const char *elf,
 		if (status < 0)
 			continue;
 		insns++;
+		if (have_range && (insn.ip < range_lo || insn.ip >= range_hi) &&
+		    outside++ < 3)
+			fprintf(stderr, "instruction at 0x%" PRIx64
+				" outside the filter range\n", insn.ip);
 		if (have_ctl && pt_insn_time(dec, &tsc, &lost_mtc,
 					     &lost_cyc) >= 0) {
 			if (tsc < last_tsc && backwards++ < 3) {
@@ -407,6 +416,12 @@ static int check_insns(uint8_t *buf, size_t len, const char *elf,
 			 " (%lu times it did)", backwards);
 		tap(backwards == 0 && (!CTL(10) || timed == insns), "", name);
 	}
+	if (have_range) {
+		snprintf(name, sizeof(name), "every instruction in [0x%" PRIx64
+			 ", 0x%" PRIx64 ") (%lu outside)", range_lo, range_hi,
+			 outside);
+		tap(outside == 0 && insns > 0, "", name);
+	}
 	for (i = 0; i < nexp; i++) {
 		snprintf(name, sizeof(name), "%s executed %lu times (want %lu)",
 			 exp[i].arg, exp[i].seen, exp[i].want);
@@ -431,6 +446,13 @@ int main(int argc, char **argv)
 		ctl = strtoull(getenv("PTCHECK_CTL"), NULL, 16);
 		have_ctl = 1;
 		psb_gaps = getenv("PTCHECK_PSBGAP") != NULL;
+	}
+	if (getenv("PTCHECK_RANGE") && *getenv("PTCHECK_RANGE")) {
+		char *end;
+
+		range_lo = strtoull(getenv("PTCHECK_RANGE"), &end, 16);
+		range_hi = *end == '-' ? strtoull(end + 1, NULL, 16) : 0;
+		have_range = 1;
 	}
 	buf = read_file(argv[1], &len);
 	if (!buf) {

@@ -89,6 +89,19 @@ if [ -x /usr/bin/perf ]; then
 	base64 /tmp/perf-timing.data
 	echo PT-GUEST-END
 	rm -f /tmp/perf-timing.data
+	# IP filtering through the upstream driver: FilterEn on fib, then
+	# TraceStop on add_two.
+	for m in "filter:filter fib" "tracestop:tracestop add_two"; do
+		echo "PT-RUN perf-${m%%:*}"
+		HOME=/tmp /usr/bin/perf record -e intel_pt//u \
+			--filter "${m#*:} @ $(cat /perf-target)" \
+			-o /tmp/perf-${m%%:*}.data -- $(cat /perf-target) 1000 notrace
+		echo "PT-PERF-RC $?"
+		echo PT-GUEST-BEGIN
+		base64 /tmp/perf-${m%%:*}.data
+		echo PT-GUEST-END
+		rm -f /tmp/perf-${m%%:*}.data
+	done
 	# The ToPA PMI: a 2-page AUX buffer, a trace many times larger.
 	pmis() { awk '$1 == "PMI:" { print $2 }' /proc/interrupts; }
 	for m in stop:-m,2 snapshot:-Se:-m,2; do
@@ -128,9 +141,9 @@ tr -d '\r' < "$log" > "$log.txt"
 sed -n 's/^PT-CLOCK /# guest clock: /p' "$log.txt"
 check "guest sees intel_pt in /proc/cpuinfo" grep -q '^PT-CPUFLAG intel_pt' "$log.txt"
 check "intel_pt PMU registered" grep -q '^PT-CAP topa_output 1' "$log.txt"
-want="cr3_filtering=1 psb_cyc=1 ip_filtering=0 mtc=1 ptwrite=0 power_event_trace=0
+want="cr3_filtering=1 psb_cyc=1 ip_filtering=1 mtc=1 ptwrite=0 power_event_trace=0
 topa_output=1 topa_multiple_entries=1 single_range_output=1 output_subsys=0
-payloads_lip=0 num_address_ranges=0 mtc_periods=249 cycle_thresholds=3fff psb_periods=3f"
+payloads_lip=0 num_address_ranges=2 mtc_periods=249 cycle_thresholds=3fff psb_periods=3f"
 caps_ok=true
 for kv in $want; do
 	grep -q "^PT-CAP ${kv%=*} ${kv#*=}\$" "$log.txt" || { caps_ok=false; echo "# cap ${kv%=*} != ${kv#*=}"; }
@@ -243,6 +256,47 @@ if [ -x $perf ]; then
 		[ "$ti" -gt 1000 -a "$back" = 0 -a "$distinct" -gt 100 ]
 	calls=$($perf script -i "$f" --itrace=c -F addr 2>/dev/null | grep -c "=> *$(sym add_one)\$" || true)
 	check "perf-timing: add_one called $calls times (want 500)" [ "$calls" = 500 ]
+
+	# IP filtering: perf record --filter 'filter fib @ pt-guest' traces
+	# only fib: every decoded instruction inside fib, 177 entries (one
+	# from workload by TIP.PGE, 176 recursive calls inside the range).
+	# --filter 'tracestop add_two @ pt-guest': tracing stops at the first call
+	# of add_two (i = 1), after one call of add_one.
+	for m in filter tracestop; do
+		f=$out/perf-$m.data
+		awk -v r="PT-RUN perf-$m" '$0 == r { on = 1; next }
+			on && /^PT-GUEST-BEGIN/ { take = 1; next }
+			on && /^PT-GUEST-END/ { exit }
+			take { print }' "$log.txt" | base64 -d > "$f" 2>/dev/null || true
+		rc=$(awk -v r="PT-RUN perf-$m" '$0 == r { on = 1 }
+			on && /^PT-PERF-RC/ { print $2; exit }' "$log.txt")
+		check "perf-$m: perf record --filter in the guest (rc ${rc:-?})" [ "${rc:-1}" = 0 ]
+		$perf script -i "$f" --itrace=e > "$out/perf-$m-errors.txt" 2>&1 || true
+		errs=$(grep -c 'instruction trace error' "$out/perf-$m-errors.txt" || true)
+		check "perf-$m: perf script --itrace=e: no decode errors ($errs)" [ "$errs" = 0 ]
+		$perf script -i "$f" --itrace=i1i -F ip 2>/dev/null | awk '{ print $1 }' > "$out/perf-$m-ips.txt"
+		total=$(wc -l < "$out/perf-$m-ips.txt")
+		if [ $m = filter ]; then
+			read -r lo sz < <(nm -S "$out/pt-guest" | awk '$4 == "fib" { print $1, $2 }')
+			lo=$(printf '%x' $((16#$lo))) hi=$(printf '%x' $((16#$lo + 16#$sz)))
+			# Hex addresses compared as zero-padded strings (mawk).
+			outside=$(awk -v lo=$lo -v hi=$hi 'function pad(x) {
+				return substr("0000000000000000", 1, 16 - length(x)) x }
+				{ a = pad($1); if (a < pad(lo) || a >= pad(hi)) n++ }
+				END { print n + 0 }' "$out/perf-$m-ips.txt")
+			entries=$(grep -c "^0*$lo\$" "$out/perf-$m-ips.txt" || true)
+			check "perf-filter: $total instructions decoded, all inside fib ($outside outside)" \
+				[ "$total" -gt 1000 -a "$outside" = 0 ]
+			check "perf-filter: fib entered $entries times (want 177)" [ "$entries" = 177 ]
+		else
+			one=$(grep -c "^0*$(sym add_one)\$" "$out/perf-$m-ips.txt" || true)
+			two=$(grep -c "^0*$(sym add_two)\$" "$out/perf-$m-ips.txt" || true)
+			ts=$($perf script -i "$f" -D 2>/dev/null | grep -c 'TraceSTOP\|TraceStop' || true)
+			check "perf-tracestop: add_one decoded $one times, add_two $two times (want 1, 0; $total instructions)" \
+				[ "$one" = 1 -a "$two" = 0 ]
+			check "perf-tracestop: perf -D sees the TraceStop packet ($ts)" [ "$ts" -ge 1 ]
+		fi
+	done
 
 	# ToPA PMI: stop mode (-m,2) and snapshot mode (-S, one last
 	# snapshot at exit) on a trace ~12 times the 8 KiB buffer.

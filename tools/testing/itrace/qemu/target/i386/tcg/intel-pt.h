@@ -24,6 +24,10 @@
 #define RTIT_CTL_CYCTHRESH      (0xfULL << RTIT_CTL_CYCTHRESH_SHIFT)
 #define RTIT_CTL_PSBFREQ_SHIFT  24
 #define RTIT_CTL_PSBFREQ        (0xfULL << RTIT_CTL_PSBFREQ_SHIFT)
+#define RTIT_CTL_ADDR0_CFG_SHIFT 32     /* ADDRn_CFG: bits 35+4n:32+4n */
+#define RTIT_CTL_ADDR_CFG(n)    (0xfULL << (RTIT_CTL_ADDR0_CFG_SHIFT + 4 * (n)))
+#define RTIT_ADDR_CFG_FILTER    1       /* the range is a FilterEn range */
+#define RTIT_ADDR_CFG_STOP      2       /* the range is a TraceStop range */
 
 /* IA32_RTIT_STATUS */
 #define RTIT_STATUS_FILTEREN    (1ULL << 0)
@@ -45,25 +49,26 @@
  * CPUID leaf 0x14 under TCG: the Intel PT capabilities of a Kaby Lake-S /
  * Coffee Lake-S client part (family 6, model 158), as a real 06_9EH part
  * reports them (sub-leaf 0: EAX=1 EBX=0xf ECX=0x7; sub-leaf 1:
- * EAX=0x02490002 EBX=0x003f3fff), minus what is not emulated yet:
+ * EAX=0x02490002 EBX=0x003f3fff):
  *
  * sub-leaf 0 EBX: CR3 filtering (bit 0), configurable PSB frequency and
- *   cycle-accurate mode (bit 1: PSBFreq, CYCEn, CycThresh), MTC (bit 3).
- *   Not yet: IP filtering and TraceStop (bit 2; real part: 1).
+ *   cycle-accurate mode (bit 1: PSBFreq, CYCEn, CycThresh), IP filtering
+ *   and TraceStop (bit 2), MTC (bit 3).
  * sub-leaf 0 ECX: ToPA output, ToPA tables with any number of entries,
  *   single-range output (bits 0-2).  IP payloads are effective addresses
  *   (bit 31 clear), as on the real part.
- * sub-leaf 1 EAX: MTC periods 0, 3, 6, 9 (bits 31:16 = 0x0249); number
- *   of address ranges (bits 2:0): 0 until IP filtering is (real part: 2).
+ * sub-leaf 1 EAX: MTC periods 0, 3, 6, 9 (bits 31:16 = 0x0249); 2
+ *   address ranges, ADDR0 and ADDR1 (bits 2:0).
  * sub-leaf 1 EBX: CycThresh values 0-13 (bits 15:0 = 0x3fff), PSBFreq
  *   values 0-5, 2K to 64K bytes (bits 31:16 = 0x003f).
  */
-#define INTEL_PT_TCG_14_0_EBX   ((1U << 0) | (1U << 1) | (1U << 3))
+#define INTEL_PT_TCG_14_0_EBX   ((1U << 0) | (1U << 1) | (1U << 2) | \
+                                 (1U << 3))
 #define INTEL_PT_TCG_14_0_ECX   ((1U << 0) | (1U << 1) | (1U << 2))
 #define INTEL_PT_TCG_MTC_PERIODS    0x0249
 #define INTEL_PT_TCG_CYC_THRESHOLDS 0x3fff
 #define INTEL_PT_TCG_PSB_PERIODS    0x003f
-#define INTEL_PT_TCG_ADDR_RANGES    0
+#define INTEL_PT_TCG_ADDR_RANGES    2
 #define INTEL_PT_TCG_14_1_EAX   ((INTEL_PT_TCG_MTC_PERIODS << 16) | \
                                  INTEL_PT_TCG_ADDR_RANGES)
 #define INTEL_PT_TCG_14_1_EBX   ((INTEL_PT_TCG_PSB_PERIODS << 16) | \

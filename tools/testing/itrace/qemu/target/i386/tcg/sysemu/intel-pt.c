@@ -41,6 +41,7 @@
 #define PT_EXT_PIP      0x43
 #define PT_EXT_CBR      0x03
 #define PT_EXT_TMA      0x73
+#define PT_EXT_STOP     0x83
 
 #define PT_PSB_LEN      16
 #define PT_TNT_MAX      6       /* bits in a short TNT packet */
@@ -60,7 +61,8 @@
                          RTIT_CTL_TOPA | RTIT_CTL_MTCEN | \
                          RTIT_CTL_TSCEN | RTIT_CTL_DISRETC | \
                          RTIT_CTL_BRANCHEN | RTIT_CTL_MTCFREQ | \
-                         RTIT_CTL_CYCTHRESH | RTIT_CTL_PSBFREQ)
+                         RTIT_CTL_CYCTHRESH | RTIT_CTL_PSBFREQ | \
+                         RTIT_CTL_ADDR_CFG(0) | RTIT_CTL_ADDR_CFG(1))
 #define RTIT_STATUS_RW  (RTIT_STATUS_ERROR | RTIT_STATUS_STOPPED | \
                          RTIT_STATUS_PENDPSB | RTIT_STATUS_PENDTOPAPMI)
 #define RTIT_STATUS_RO  (RTIT_STATUS_FILTEREN | RTIT_STATUS_CONTEXTEN | \
@@ -114,13 +116,75 @@ static bool pt_cofi_en(CPUX86State *env)
     return env->msr_rtit_ctrl & RTIT_CTL_BRANCHEN;
 }
 
+static unsigned pt_addr_cfg(uint64_t ctl, int n)
+{
+    return (ctl >> (RTIT_CTL_ADDR0_CFG_SHIFT + 4 * n)) & 0xf;
+}
+
+/*
+ * TBs translated while tracing with an ADDRn range in use
+ * (HF_PT_FILTER_MASK) also report direct JMP and CALL, whose targets may
+ * enter or leave a range.
+ */
 static void pt_update_hflags(CPUX86State *env)
 {
+    env->hflags &= ~(HF_PT_MASK | HF_PT_FILTER_MASK);
     if (pt_trace_en(env)) {
         env->hflags |= HF_PT_MASK;
-    } else {
-        env->hflags &= ~HF_PT_MASK;
+        if (env->msr_rtit_ctrl & (RTIT_CTL_ADDR_CFG(0) |
+                                  RTIT_CTL_ADDR_CFG(1))) {
+            env->hflags |= HF_PT_FILTER_MASK;
+        }
     }
+}
+
+/*
+ * IP filtering (SDM "Filtering by IP"): IA32_RTIT_ADDRn_A..B, bounds
+ * included, with ADDRn_CFG 1 a FilterEn range and 2 a TraceStop range.
+ * As on hardware, FilterEn and TraceStop are evaluated where a taken
+ * branch or an event lands, not when linear code flow crosses a bound.
+ */
+static bool pt_in_range(CPUX86State *env, int n, target_ulong ip)
+{
+    return ip >= env->msr_rtit_addrs[2 * n] &&
+           ip <= env->msr_rtit_addrs[2 * n + 1];
+}
+
+static bool pt_in_cfg_range(CPUX86State *env, unsigned cfg, target_ulong ip)
+{
+    int n;
+
+    for (n = 0; n < INTEL_PT_TCG_ADDR_RANGES; n++) {
+        if (pt_addr_cfg(env->msr_rtit_ctrl, n) == cfg &&
+            pt_in_range(env, n, ip)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* FilterEn at @ip: always 1 without a FilterEn range. */
+static bool pt_filter_en(CPUX86State *env, target_ulong ip)
+{
+    return !env->pt.addr_filter ||
+           pt_in_cfg_range(env, RTIT_ADDR_CFG_FILTER, ip);
+}
+
+/* At TraceEn 0 -> 1 and after loadvm: the ranges in use, FilterEn. */
+static void pt_filter_init(CPUX86State *env, target_ulong ip)
+{
+    IntelPTState *pt = &env->pt;
+    int n;
+
+    pt->addr_filter = false;
+    pt->addr_stop = false;
+    for (n = 0; n < INTEL_PT_TCG_ADDR_RANGES; n++) {
+        unsigned cfg = pt_addr_cfg(env->msr_rtit_ctrl, n);
+
+        pt->addr_filter |= cfg == RTIT_ADDR_CFG_FILTER;
+        pt->addr_stop |= cfg == RTIT_ADDR_CFG_STOP;
+    }
+    pt->filter_en = pt_filter_en(env, ip);
 }
 
 /* Output */
@@ -661,17 +725,86 @@ static void pt_disable_packets(CPUX86State *env)
     }
 }
 
+/*
+ * FilterEn 1 -> 0 at a branch to @ip: TIP.PGD with the branch target.
+ * (The SDM suppresses the IP for conditional branches; libipt binds a
+ * TIP.PGD with IP to a conditional branch, and perf accepts it, so the
+ * target is given for every branch.)
+ */
+static void pt_disable_packets_ip(CPUX86State *env, target_ulong ip)
+{
+    env->pt.packet_en = false;
+    pt_ret_stack_clear(env);
+    if (pt_cofi_en(env)) {
+        pt_ip_packet(env, PT_TIP_PGD, ip);
+    }
+}
+
+/*
+ * A taken branch or event landed at @ip in a TraceStop range, with
+ * TriggerEn before it and ContextEn after it: TIP.PGD (with the target)
+ * if packets were being generated, then TraceStop; Stopped is set, which
+ * clears TriggerEn.
+ */
+static void pt_trace_stop(CPUX86State *env, target_ulong ip)
+{
+    if (env->pt.packet_en) {
+        pt_disable_packets_ip(env, ip);
+    }
+    pt_packet(env, 2);
+    pt_byte(env, PT_EXT);
+    pt_byte(env, PT_EXT_STOP);
+    pt_flush(env);
+    env->msr_rtit_status |= RTIT_STATUS_STOPPED;
+    env->pt.packet_en = false;
+}
+
+/*
+ * IP filtering at a near branch that lands at @ip, with TriggerEn; only
+ * while an ADDRn range is in use.  Returns true if the branch itself is
+ * traced (PacketEn stays 1), false if it turned packets on or off (the
+ * TIP.PGE or TIP.PGD says where) or they stay off.
+ */
+static bool pt_filter_branch(CPUX86State *env, target_ulong ip)
+{
+    IntelPTState *pt = &env->pt;
+
+    if (!pt->packet_en && !pt_context_en(env)) {
+        return false;
+    }
+    if (pt->addr_stop && pt_in_cfg_range(env, RTIT_ADDR_CFG_STOP, ip)) {
+        pt_trace_stop(env, ip);
+        return false;
+    }
+    pt->filter_en = pt_filter_en(env, ip);
+    if (pt->packet_en && !pt->filter_en) {
+        pt_disable_packets_ip(env, ip);
+        return false;
+    }
+    if (!pt->packet_en && pt->filter_en) {
+        pt_enable_packets(env, ip);
+        return false;
+    }
+    return pt->packet_en;
+}
+
+static bool pt_filtering(CPUX86State *env)
+{
+    return env->pt.addr_filter || env->pt.addr_stop;
+}
+
 /* TraceEn 0 -> 1, by WRMSR at @next_ip. */
 static void pt_start(CPUX86State *env, target_ulong next_ip)
 {
     IntelPTState *pt = &env->pt;
 
     memset(pt, 0, sizeof(*pt));
+    pt_filter_init(env, next_ip);
     if (!pt_trigger_en(env)) {
         return;
     }
     pt_psb_plus(env, next_ip);
-    if (pt_context_en(env)) {
+    if (pt_context_en(env) && pt->filter_en) {
         pt_enable_packets(env, next_ip);
     }
 }
@@ -707,6 +840,19 @@ void intel_pt_far_transfer(CPUX86State *env, bool async, target_ulong src)
         return;
     }
     now_en = pt_context_en(env);
+    if (now_en && pt_filtering(env)) {
+        /* FilterEn toggles only with ContextEn; TraceStop needs it. */
+        if (pt->addr_stop &&
+            pt_in_cfg_range(env, RTIT_ADDR_CFG_STOP, env->eip)) {
+            if (was_en && async && pt_cofi_en(env)) {
+                pt_ip_packet(env, PT_FUP, src);
+            }
+            pt_trace_stop(env, env->eip);
+            return;
+        }
+        pt->filter_en = pt_filter_en(env, env->eip);
+    }
+    now_en = now_en && pt->filter_en;
     if (!was_en && !now_en) {
         return;
     }
@@ -718,7 +864,12 @@ void intel_pt_far_transfer(CPUX86State *env, bool async, target_ulong src)
         pt_ip_packet(env, PT_FUP, src);
     }
     if (!now_en) {
-        pt_disable_packets(env);
+        if (pt_context_en(env)) {
+            /* FilterEn cleared: the target is in context. */
+            pt_disable_packets_ip(env, env->eip);
+        } else {
+            pt_disable_packets(env);
+        }
     } else if (!was_en) {
         pt_enable_packets(env, env->eip);
     } else {
@@ -742,10 +893,11 @@ void intel_pt_post_load(CPUX86State *env)
 
     memset(pt, 0, sizeof(*pt));
     pt_update_hflags(env);
+    pt_filter_init(env, env->eip);
     if (!pt_trigger_en(env)) {
         return;
     }
-    pt->packet_en = pt_context_en(env);
+    pt->packet_en = pt_context_en(env) && pt->filter_en;
     pt_packet(env, 2);
     pt_byte(env, PT_EXT);
     pt_byte(env, PT_EXT_OVF);
@@ -769,7 +921,7 @@ void intel_pt_mov_cr3(CPUX86State *env)
     if (!pt_trigger_en(env)) {
         return;
     }
-    now_en = pt_context_en(env);
+    now_en = pt_context_en(env) && pt->filter_en;
     if (pt->packet_en && now_en) {
         if (env->msr_rtit_ctrl & RTIT_CTL_OS) {
             /* Payload: CR3[51:5] in bits 47:1; NR (bit 0) is 0. */
@@ -792,6 +944,10 @@ void intel_pt_mov_cr3(CPUX86State *env)
 /* Conditional branch; @next_ip is where execution continues. */
 void helper_pt_tnt(CPUX86State *env, uint32_t taken, target_ulong next_ip)
 {
+    if (taken && pt_filtering(env) && pt_trigger_en(env) &&
+        !pt_filter_branch(env, next_ip)) {
+        return;
+    }
     if (!env->pt.packet_en || !pt_cofi_en(env)) {
         return;
     }
@@ -814,9 +970,24 @@ void helper_pt_call(CPUX86State *env, target_ulong ret_ip)
     }
 }
 
+/*
+ * Direct near JMP or CALL to @ip, only in TBs translated with an ADDRn
+ * range in use: no packet of its own, but it may enter or leave a range.
+ */
+void helper_pt_jmp(CPUX86State *env, target_ulong ip)
+{
+    if (pt_filtering(env) && pt_trigger_en(env)) {
+        pt_filter_branch(env, ip);
+    }
+}
+
 /* Near indirect JMP or CALL, EIP already holds the target. */
 void helper_pt_tip(CPUX86State *env)
 {
+    if (pt_filtering(env) && pt_trigger_en(env) &&
+        !pt_filter_branch(env, env->eip)) {
+        return;
+    }
     if (!env->pt.packet_en || !pt_cofi_en(env)) {
         return;
     }
@@ -833,6 +1004,10 @@ void helper_pt_ret(CPUX86State *env)
 {
     IntelPTState *pt = &env->pt;
 
+    if (pt_filtering(env) && pt_trigger_en(env) &&
+        !pt_filter_branch(env, env->eip)) {
+        return;
+    }
     if (!pt->packet_en || !pt_cofi_en(env)) {
         return;
     }
@@ -857,14 +1032,21 @@ void helper_pt_ret(CPUX86State *env)
 
 /*
  * Bits and encodings CPUID leaf 0x14 does not enumerate #GP: MTCFreq,
- * CycThresh and PSBFreq must be one of the advertised values.
+ * CycThresh and PSBFreq must be one of the advertised values, ADDRn_CFG
+ * (for the 2 ranges) 0, 1 or 2.
  */
 static bool pt_ctl_valid(uint64_t val)
 {
     unsigned mtc = (val & RTIT_CTL_MTCFREQ) >> RTIT_CTL_MTCFREQ_SHIFT;
     unsigned cyc = (val & RTIT_CTL_CYCTHRESH) >> RTIT_CTL_CYCTHRESH_SHIFT;
     unsigned psb = (val & RTIT_CTL_PSBFREQ) >> RTIT_CTL_PSBFREQ_SHIFT;
+    int n;
 
+    for (n = 0; n < INTEL_PT_TCG_ADDR_RANGES; n++) {
+        if (pt_addr_cfg(val, n) > RTIT_ADDR_CFG_STOP) {
+            return false;
+        }
+    }
     return !(val & ~RTIT_CTL_VALID) &&
            (INTEL_PT_TCG_MTC_PERIODS & (1U << mtc)) &&
            (INTEL_PT_TCG_CYC_THRESHOLDS & (1U << cyc)) &&
@@ -938,6 +1120,13 @@ bool intel_pt_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
         }
         env->msr_rtit_cr3_match = val;
         break;
+    case MSR_IA32_RTIT_ADDR0_A ... MSR_IA32_RTIT_ADDR1_B:
+        /* Bits 63:48 must be the sign extension of bit 47. */
+        if (sextract64(val, 0, 48) != val) {
+            return false;
+        }
+        env->msr_rtit_addrs[msr - MSR_IA32_RTIT_ADDR0_A] = val;
+        break;
     default:
         g_assert_not_reached();
     }
@@ -962,7 +1151,9 @@ uint64_t intel_pt_rdmsr(CPUX86State *env, uint32_t msr)
     case MSR_IA32_RTIT_STATUS:
         val = env->msr_rtit_status;
         if (pt_trace_en(env)) {
-            val |= RTIT_STATUS_FILTEREN;
+            if (env->pt.filter_en) {
+                val |= RTIT_STATUS_FILTEREN;
+            }
             if (pt_trigger_en(env)) {
                 val |= RTIT_STATUS_TRIGGEREN;
             }
@@ -977,6 +1168,8 @@ uint64_t intel_pt_rdmsr(CPUX86State *env, uint32_t msr)
         return env->msr_rtit_output_mask | 0x7f;
     case MSR_IA32_RTIT_CR3_MATCH:
         return env->msr_rtit_cr3_match;
+    case MSR_IA32_RTIT_ADDR0_A ... MSR_IA32_RTIT_ADDR1_B:
+        return env->msr_rtit_addrs[msr - MSR_IA32_RTIT_ADDR0_A];
     default:
         g_assert_not_reached();
     }
