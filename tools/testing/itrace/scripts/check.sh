@@ -108,6 +108,10 @@ tap "$g/coredump/coredump.tap" ""
 "$t/guest/coredump.sh" --host "$g/coredump" > "$res/coredump-host.tap" 2>&1
 tap "$res/coredump-host.tap" ""
 
+echo "== conformance: decoded traces against single-stepped ground truth (conformance/README)"
+"$t/conformance/check.sh" "$BUILD" > "$res/conformance.tap" 2>&1
+tap "$res/conformance.tap" conf
+
 echo
 if [ "$skip" -gt 0 ]; then
 	echo "$pass passed, $fail failed, $skip skipped"

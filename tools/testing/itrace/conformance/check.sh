@@ -1,0 +1,36 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The conformance suite (issue 3 section 3), as one TAP stream:
+#   tools/testing/itrace/conformance/check.sh BUILD
+# builds the corpus into BUILD/conformance, runs guest.sh in the test VM
+# (results in BUILD/check/conformance), and compares on the host with
+# verify.sh: each program's decoded instruction addresses against the
+# single-step ground truth.  README says what is compared and what is not.
+set -u
+BUILD=${1:?usage: check.sh BUILD}
+here=$(cd "$(dirname "$0")" && pwd)
+corpus=$BUILD/conformance
+res=$BUILD/check/conformance
+n=0
+if ! make -s -C "$here" O="$corpus" > "$BUILD/conformance-build.log" 2>&1; then
+	echo "not ok 1 conformance: build the corpus # $(tail -n1 "$BUILD/conformance-build.log")"
+	echo "1..1"
+	exit 1
+fi
+in=$(mktemp -d "$BUILD/conformance-in-XXXXXX")
+trap 'rm -rf "$in"' EXIT
+cp -a "$corpus" "$in/corpus"
+echo "$corpus" > "$in/corpus-dir"
+BUILD=$BUILD "$here/../scripts/run-vm.sh" -t 420 -o "$res" "$here/guest.sh" \
+	"$in/corpus" "$in/corpus-dir" > "$BUILD/conformance-vm.log" 2>&1
+rc=$?
+n=$((n + 1))
+case $rc in
+0) echo "ok $n conformance: guest run ($(cat "$res/vm-seconds") s)" ;;
+*) echo "not ok $n conformance: guest run # run-vm exit $rc; see $res/console.log" ;;
+esac
+sed 's/^/# /' "$res/cmd.log" 2>/dev/null
+ITRACE=$BUILD/tools/itrace/itrace "$here/verify.sh" "$corpus" "$res" |
+	awk -v n=$n '/^(not )?ok [0-9]+/ { n++; sub(/ok [0-9]+/, "ok " n) }
+		/^1\.\./ { next } { print } END { print "1.." n }'
