@@ -46,8 +46,14 @@
 #include <intel-pt.h>
 
 #include "../kselftest_harness.h"
+#include "itrace_test.h"
 
-#define PT_TYPE_FILE	"/sys/bus/event_source/devices/intel_pt/type"
+/* PSB, where a decoder synchronizes */
+static const unsigned char psb[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
 #define NO_PT		"no intel_pt PMU (" PT_TYPE_FILE " is missing)"
 #define CHILD_ENV	"ITRACE_OVERWRITE_CHILD"
 
@@ -56,11 +62,6 @@
 #define SMALL_PAGES	4	/* overwrite mode: wraps many times */
 #define ITERS		"60000"	/* indirect calls of the traced program */
 #define MIN_LAPS	8	/* the trace is at least this many buffers */
-
-static const unsigned char psb[16] = {
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-};
 
 /*
  * The traced program: a fixed number of indirect calls to two functions in
@@ -94,31 +95,6 @@ static void __attribute__((constructor)) traced_child(void)
 		f();
 	}
 	_exit(0);
-}
-
-static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
-			       int cpu, int group_fd, unsigned long flags)
-{
-	return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
-}
-
-static long page_size(void)
-{
-	return sysconf(_SC_PAGESIZE);
-}
-
-static int pt_type(void)
-{
-	FILE *f = fopen(PT_TYPE_FILE, "r");
-	int type;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-
-	return type;
 }
 
 /* PMIs taken so far, all CPUs: the "PMI:" line of /proc/interrupts */

@@ -36,6 +36,13 @@
 #include <intel-pt.h>
 
 #include "../kselftest_harness.h"
+#include "itrace_test.h"
+
+/* PSB, where a decoder synchronizes */
+static const unsigned char psb[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
 
 #ifndef RLIMIT_ITRACE
 #define RLIMIT_ITRACE	16
@@ -49,11 +56,6 @@
 #define SUID_DUMPABLE	"/proc/sys/fs/suid_dumpable"
 #define NOBODY		65534
 #define MAX_NOTES	64
-
-static const unsigned char psb[16] = {
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-};
 
 static int prlimit_itrace(pid_t pid, const struct rlimit *new,
 			  struct rlimit *old)
@@ -526,12 +528,10 @@ static int open_pt(pid_t pid, int cpu)
 		.exclude_kernel = 1,
 		.exclude_hv = 1,
 	};
-	char buf[32];
-
-	if (read_file(PT_DIR "/type", buf, sizeof(buf)))
+	attr.type = pt_type();
+	if (attr.type == (__u32)-1)
 		return -1;
-	attr.type = atoi(buf);
-	return syscall(SYS_perf_event_open, &attr, pid, cpu, -1, 0);
+	return sys_perf_event_open(&attr, pid, cpu, -1, 0);
 }
 
 /*

@@ -36,8 +36,14 @@
 #include <linux/perf_event.h>
 
 #include "../kselftest_harness.h"
+#include "itrace_test.h"
 
-#define PT_TYPE_FILE	"/sys/bus/event_source/devices/intel_pt/type"
+/* PSB, where a decoder synchronizes */
+static const unsigned char psb[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
 #define NO_PT		"no intel_pt PMU (" PT_TYPE_FILE " is missing)"
 #define CHILD_ENV	"ITRACE_SHARE_CHILD"
 
@@ -45,11 +51,6 @@
 #define STOP_PAGES	256	/* stop mode: holds the whole trace */
 #define OVW_PAGES	4	/* overwrite mode: wraps */
 #define ITERS		"30000"	/* indirect calls of the traced program */
-
-static const unsigned char psb[16] = {
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-};
 
 static void f0(void)
 {
@@ -84,31 +85,6 @@ static void __attribute__((constructor)) traced_child(void)
 		return;
 	calls(strtoul(env, NULL, 0));
 	_exit(0);
-}
-
-static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
-			       int cpu, int group_fd, unsigned long flags)
-{
-	return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
-}
-
-static long page_size(void)
-{
-	return sysconf(_SC_PAGESIZE);
-}
-
-static int pt_type(void)
-{
-	FILE *f = fopen(PT_TYPE_FILE, "r");
-	int type;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-
-	return type;
 }
 
 static void pt_attr(struct perf_event_attr *attr)

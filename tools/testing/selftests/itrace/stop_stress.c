@@ -39,8 +39,8 @@
 #include <intel-pt.h>
 
 #include "../kselftest_harness.h"
+#include "itrace_test.h"
 
-#define PT_TYPE_FILE	"/sys/bus/event_source/devices/intel_pt/type"
 #define CHILD_ENV	"ITRACE_STRESS_CHILD"
 
 #define RB_PAGES	64	/* perf stream: AUX and ITRACE_LOST records */
@@ -79,20 +79,6 @@ static void __attribute__((constructor)) traced_child(void)
 		asm volatile("" : "+r" (f));
 		f();
 	}
-}
-
-static int pt_type(void)
-{
-	FILE *f = fopen(PT_TYPE_FILE, "r");
-	int type;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-
-	return type;
 }
 
 struct reader {

@@ -33,8 +33,14 @@
 #include <linux/perf_event.h>
 
 #include "../kselftest_harness.h"
+#include "itrace_test.h"
 
-#define PT_TYPE_FILE	"/sys/bus/event_source/devices/intel_pt/type"
+/* PSB, where a decoder synchronizes */
+static const unsigned char psb[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
 #define NO_PT		"no intel_pt PMU (" PT_TYPE_FILE " is missing)"
 
 /* Set in the environment of the traced child, see traced_child(). */
@@ -43,40 +49,9 @@
 #define RB_PAGES	8	/* perf stream: 1 + RB_PAGES pages */
 #define TRACE_PAGES	256	/* trace: 1 + TRACE_PAGES pages */
 
-static const unsigned char psb[16] = {
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-};
-
-static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
-			       int cpu, int group_fd, unsigned long flags)
-{
-	return syscall(SYS_perf_event_open, attr, pid, cpu, group_fd, flags);
-}
-
 static int trace_fd_open(int event_fd)
 {
 	return sys_perf_event_open(NULL, -1, -1, event_fd, PERF_FLAG_FD_ITRACE);
-}
-
-static long page_size(void)
-{
-	return sysconf(_SC_PAGESIZE);
-}
-
-/* The PMU type of intel_pt, or -1 if there is none. */
-static int pt_type(void)
-{
-	FILE *f = fopen(PT_TYPE_FILE, "r");
-	int type;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%d", &type) != 1)
-		type = -1;
-	fclose(f);
-
-	return type;
 }
 
 /*
