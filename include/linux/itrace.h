@@ -38,6 +38,7 @@ struct itrace_rlimit_tx {
 
 int itrace_pmu_register(struct pmu *pmu);
 bool itrace_aux_counts_wraps(struct perf_event *event);
+void itrace_aux_publish(struct perf_output_handle *handle, unsigned long head);
 struct pmu *itrace_coredump_pmu(u64 *config);
 
 struct perf_event *itrace_kevent_create(struct pmu *pmu, u64 config, int cpu,
@@ -80,6 +81,11 @@ static inline int itrace_pmu_register(struct pmu *pmu)
 static inline bool itrace_aux_counts_wraps(struct perf_event *event)
 {
 	return false;
+}
+
+static inline void itrace_aux_publish(struct perf_output_handle *handle,
+				      unsigned long head)
+{
 }
 
 static inline int itrace_rlimit_begin(struct task_struct *tsk,

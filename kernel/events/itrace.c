@@ -314,6 +314,40 @@ bool itrace_aux_counts_wraps(struct perf_event *event)
 EXPORT_SYMBOL_GPL(itrace_aux_counts_wraps);
 
 /**
+ * itrace_aux_publish() - publish the count of an overwrite-mode writer
+ * @handle:	the output handle of the running transaction (perf_aux_output_begin())
+ * @head:	bytes written to the buffer since it was set up, wraps included
+ *		(congruent to the write position modulo the buffer size)
+ *
+ * A PMU driver that counts every byte of a trace fd's overwrite buffer
+ * (itrace_aux_counts_wraps()) calls this at the interrupts where it counts,
+ * so that data_head follows the trace while the transaction goes on, not
+ * only when it ends. It moves the AUX head and stores it in the mapping's
+ * user page; it writes no record and wakes nobody (overwrite mode is never
+ * readable by poll()). perf_aux_output_end() publishes the same count
+ * again when the transaction ends. Does nothing for other buffers. As for
+ * perf_aux_output_end(), the caller has made the trace bytes globally
+ * visible first (intel_pt: the wmb() in pt_config_stop(), which pairs with
+ * the reader's acquire of data_head).
+ *
+ * Context: the PMU's interrupt (NMI) or with the event's PMU disabled on
+ * this CPU, between perf_aux_output_begin() and perf_aux_output_end(), the
+ * only writer of the AUX head (rb->aux_nest held).
+ */
+void itrace_aux_publish(struct perf_output_handle *handle, unsigned long head)
+{
+	struct perf_buffer *rb = handle->rb;
+
+	if (!rb || !rb->aux_overwrite || !rb_aux_is_itrace(rb))
+		return;
+
+	handle->head = head;
+	rb->aux_head = head;
+	WRITE_ONCE(*rb->aux_user_head, head);
+}
+EXPORT_SYMBOL_GPL(itrace_aux_publish);
+
+/**
  * itrace_coredump_pmu() - the itrace PMU that serves RLIMIT_ITRACE
  * @config: set to the perf_event_attr::config of core-dump trace events
  *

@@ -19,7 +19,9 @@
  *    second chunk to count wraps at), a writable one still maps;
  *  - the classic AUX area at aux_offset keeps mainline's overwrite mode:
  *    aux_head is a position in the buffer, and no PMI is taken;
- *  - PERF_SAMPLE_AUX of a trace fd's overwrite buffer gives whole samples.
+ *  - PERF_SAMPLE_AUX of a trace fd's overwrite buffer gives whole samples;
+ *  - data_head advances while the traced task runs (the counting
+ *    interrupts publish it), never goes back.
  *
  * Needs intel_pt; skipped without it.
  */
@@ -37,6 +39,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -558,6 +561,89 @@ TEST(aux_sampling_of_trace_fd)
 
 	munmap(srb, (1 + 64) * page_size());
 	close(sfd);
+	munmap(pg, (1 + SMALL_PAGES) * page_size());
+	munmap(rb, (1 + RB_PAGES) * page_size());
+	close(tfd);
+	close(fd);
+}
+
+/* Voluntary and involuntary context switches of this thread so far */
+static long context_switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return -1;
+
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+/*
+ * data_head follows the trace while the traced task runs: the interrupts
+ * that count the wraps publish the count. The test traces itself and
+ * looks at data_head between stretches of work; an advance seen without a
+ * context switch in between (which would end the transaction and publish
+ * anyway) can only come from those interrupts. It must never go back, and
+ * the final value, after DISABLE, is at least the last one seen.
+ */
+TEST(data_head_while_running)
+{
+	struct perf_event_mmap_page *rb, *pg;
+	unsigned long long head, last = 0;
+	int fd, tfd, steps = 0, quiet = 0, back = 0;
+	long csw, last_csw;
+	time_t t0 = time(NULL);
+	unsigned long i;
+
+	if (pt_type() < 0)
+		SKIP(return, NO_PT);
+
+	fd = open_pt_self();
+	ASSERT_LE(0, fd);
+	rb = mmap(NULL, (1 + RB_PAGES) * page_size(), PROT_READ | PROT_WRITE,
+		  MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, rb);
+	tfd = sys_perf_event_open(NULL, -1, -1, fd, PERF_FLAG_FD_ITRACE);
+	ASSERT_LE(0, tfd);
+	pg = mmap(NULL, (1 + SMALL_PAGES) * page_size(), PROT_READ,
+		  MAP_SHARED, tfd, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+
+	last_csw = context_switches();
+	ASSERT_LE(0, last_csw);
+	ASSERT_EQ(0, ioctl(tfd, PERF_EVENT_IOC_ENABLE, 0));
+	/* Until 8 quiet advances and 4 laps, or for 10 s at most */
+	for (i = 1; time(NULL) < t0 + 10; i++) {
+		void (*f)(void) = fn[i & 1];
+
+		asm volatile("" : "+r" (f));
+		f();
+		if (i % 1000)
+			continue;
+		head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+		csw = context_switches();
+		if (head < last)
+			back++;
+		if (head > last) {
+			steps++;
+			if (csw == last_csw)
+				quiet++;
+		}
+		last = head;
+		last_csw = csw;
+		if (quiet >= 8 && head >= 4 * pg->data_size)
+			break;
+	}
+	ASSERT_EQ(0, ioctl(tfd, PERF_EVENT_IOC_DISABLE, 0));
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+
+	TH_LOG("%d advances of data_head, %d without a context switch; last seen %llu, final %llu (%llu laps)",
+	       steps, quiet, last, head, head / pg->data_size);
+	EXPECT_LE(8, quiet);
+	EXPECT_EQ(0, back);
+	EXPECT_LE(last, head);
+	EXPECT_LE(4 * pg->data_size, head);
+
 	munmap(pg, (1 + SMALL_PAGES) * page_size());
 	munmap(rb, (1 + RB_PAGES) * page_size());
 	close(tfd);

@@ -24,7 +24,6 @@
 
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -59,18 +58,10 @@ static int trace_fd_open(int event_fd)
  * The traced program: re-executed as this binary with CHILD_ENV set, it
  * runs a loop with a data-dependent branch and exits before the harness.
  */
-static void __attribute__((constructor)) traced_child(void)
+static unsigned long branchy(unsigned long n)
 {
-	unsigned long i, n, sum = 0;
-	const char *env = getenv(CHILD_ENV);
+	unsigned long i, sum = 0;
 
-	if (!env)
-		return;
-
-	/* CHILD_ENV is "1" or the number of iterations, 0 for forever */
-	n = strtoul(env, NULL, 0);
-	if (n == 1)
-		n = 1000;
 	for (i = 0; !n || i < n; i++) {
 		if (i % 3)
 			sum += i;
@@ -79,7 +70,23 @@ static void __attribute__((constructor)) traced_child(void)
 		/* keep the loop and its branch */
 		asm volatile("" : "+r" (sum));
 	}
-	_exit(sum ? 0 : 1);
+
+	return sum;
+}
+
+static void __attribute__((constructor)) traced_child(void)
+{
+	const char *env = getenv(CHILD_ENV);
+	unsigned long n;
+
+	if (!env)
+		return;
+
+	/* CHILD_ENV is "1" or the number of iterations, 0 for forever */
+	n = strtoul(env, NULL, 0);
+	if (n == 1)
+		n = 1000;
+	_exit(branchy(n) ? 0 : 1);
 }
 
 static void pt_attr(struct perf_event_attr *attr, int type)
@@ -1238,12 +1245,12 @@ TEST_F(pt, poll_stop_mode)
 	EXPECT_EQ(0, munmap(pg, (1 + STOP_PAGES) * page_size()));
 }
 
-/* Let the traced child run for @us microseconds; then its data_head. */
-static unsigned long long run_for(int tfd, struct perf_event_mmap_page *pg,
-				  unsigned int us)
+/* Trace @n iterations of branchy() of our own; then data_head. */
+static unsigned long long self_run(int tfd, struct perf_event_mmap_page *pg,
+				   unsigned long n)
 {
 	ioctl(tfd, PERF_EVENT_IOC_ENABLE, 0);
-	usleep(us);
+	branchy(n);
 	ioctl(tfd, PERF_EVENT_IOC_DISABLE, 0);
 
 	return __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
@@ -1261,78 +1268,66 @@ static unsigned long long run_for(int tfd, struct perf_event_mmap_page *pg,
  * P + x (0 < x < 4096) by DISABLE, then ENABLE: the room is 4096 - x bytes,
  * ending one byte into the next page. The trace must stop at the end of the
  * page of P + x.
+ *
+ * The test traces itself, a known loop between ENABLE and DISABLE, so the
+ * amount of trace is its own to choose, not the scheduler's.
  */
 TEST_F(pt, stop_mode_room_ends_in_next_page)
 {
-	unsigned long long head, tail, size = STOP_PAGES * page_size();
+	unsigned long long head, tail, p, size = STOP_PAGES * page_size();
 	unsigned long long psz = page_size();
 	struct perf_event_mmap_page *pg;
-	unsigned int us = 2000;
-	int tries = 0, done = 0, norun = 0, filled = 0, i;
-	pid_t pid;
+	unsigned long n = 1000;
+	int tries = 0, i;
 
-	/*
-	 * The guest has one CPU: the child runs while we sleep. The default
-	 * 50 us of timer slack is enough for it to fill a page of trace.
-	 */
-	ASSERT_EQ(0, prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0));
-	pid = start_child(_metadata, &self->ev, PROT_READ | PROT_WRITE,
-			  STOP_PAGES, "0", &pg);
+	pt_map_rb(_metadata, &self->ev);
+	pg = map_fd(self->ev.tfd, 1 + STOP_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, pg) TH_LOG("trace mmap: %s", strerror(errno));
 
 	/*
 	 * The first stop: the buffer is full. Stopped one byte short of it
 	 * (see stop_point()), free a page: it runs to the next page boundary.
 	 */
 	tail = 0;
-	head = run_for(self->ev.tfd, pg, 0);
+	head = self_run(self->ev.tfd, pg, 0x10000);
 	while ((head < size || head % psz) && tries++ < 100) {
 		if (head - tail == size - 1) {
 			tail += psz;
 			__atomic_store_n(&pg->data_tail, tail,
 					 __ATOMIC_RELEASE);
 		}
-		head = run_for(self->ev.tfd, pg, 100 * 1000);
+		head = self_run(self->ev.tfd, pg, 0x10000);
 	}
 	ASSERT_EQ(0, head % psz) TH_LOG("data_head %llu", head);
 	ASSERT_LE(size, head);
 
-	while (!done && tries++ < 400) {
-		unsigned long long p = head;
-
-		ASSERT_EQ(0, p % psz) TH_LOG("data_head %llu", p);
-		tail = p - psz + 1;
-		__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
-		head = run_for(self->ev.tfd, pg, us);
-		if (head == p) {
-			us *= 2;	/* the child did not run */
-			norun++;
-			continue;
-		}
-		if (head % psz == 0) {
-			us = us / 2 ? us / 2 : 1;	/* it stopped: again */
-			filled++;
-			continue;
-		}
-		/* At P + x: resume with 4096 - x bytes of room */
-		TH_LOG("tail %llu, head %llu after %u us, %d tries",
-		       tail, head, us, tries);
-		/*
-		 * Until it stops (a loaded host runs the guest slowly); once
-		 * stopped, one byte of room is too little to start again.
-		 */
-		for (i = 0; i < 50 && head < p + psz; i++)
-			head = run_for(self->ev.tfd, pg, 200 * 1000);
-		EXPECT_GE(size, head - tail)
-			TH_LOG("data_head %llu, data_tail %llu: %llu bytes overwritten",
-			       head, tail, head - tail - size);
-		EXPECT_EQ(p + psz, head);
-		done = 1;
+	/* Room for one page: a short run ends at P + x */
+	p = head;
+	tail = p - psz + 1;
+	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
+	for (tries = 0; tries < 40; tries++) {
+		head = self_run(self->ev.tfd, pg, n);
+		if (head != p)
+			break;
+		n *= 2;		/* too short to write any trace */
 	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	EXPECT_TRUE(done)
-		TH_LOG("never stopped the trace inside a page: %d tries, %d without trace, %d filled the page, last %u us, data_head %llu",
-		       tries, norun, filled, us, head);
+	ASSERT_LT(p, head) TH_LOG("no trace after %lu iterations", n);
+	ASSERT_LT(head, p + psz)
+		TH_LOG("%lu iterations filled the page: make the first run shorter",
+		       n);
+	TH_LOG("tail %llu, head %llu after %lu iterations", tail, head, n);
+
+	/*
+	 * Resume with 4096 - x bytes of room, ending one byte into the next
+	 * page, until it stops; once stopped, one byte of room is too little
+	 * to start again.
+	 */
+	for (i = 0; i < 50 && head < p + psz; i++)
+		head = self_run(self->ev.tfd, pg, 0x10000);
+	EXPECT_GE(size, head - tail)
+		TH_LOG("data_head %llu, data_tail %llu: %llu bytes overwritten",
+		       head, tail, head - tail - size);
+	EXPECT_EQ(p + psz, head);
 
 	EXPECT_EQ(0, munmap(pg, (1 + STOP_PAGES) * page_size()));
 }
