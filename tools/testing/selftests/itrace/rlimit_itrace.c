@@ -54,7 +54,6 @@ static const unsigned char psb[16] = {
 #define CORE_DIR	"/tmp/itrace-rlimit"
 #define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
 #define SUID_DUMPABLE	"/proc/sys/fs/suid_dumpable"
-#define NOBODY		65534
 #define MAX_NOTES	64
 
 static int prlimit_itrace(pid_t pid, const struct rlimit *new,
@@ -85,18 +84,6 @@ static bool have_pt(void)
 	return access(PT_DIR, F_OK) == 0;
 }
 
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, s, strlen(s));
-	close(fd);
-	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
 static int write_file_create(const char *path, const char *s)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
@@ -107,47 +94,6 @@ static int write_file_create(const char *path, const char *s)
 	n = write(fd, s, strlen(s));
 	close(fd);
 	return n == (ssize_t)strlen(s) ? 0 : -1;
-}
-
-static int read_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return 0;
-}
-
-/* Run @fn in a child process; its return value is the exit status. */
-static int in_child(int (*fn)(void))
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (!pid)
-		_exit(fn());
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -1;
-	return WEXITSTATUS(status);
-}
-
-/*
- * Drop root; changing credentials makes the process non-dumpable, which
- * would leave it without a trace (see nondumpable_no_trace): undo that.
- */
-static int become_nobody(void)
-{
-	if (setgid(NOBODY) || setuid(NOBODY))
-		return -1;
-	return prctl(PR_SET_DUMPABLE, 1);
 }
 
 /* Branchy user-mode work: a few KiB of trace per call. */

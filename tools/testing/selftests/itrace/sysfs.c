@@ -21,46 +21,12 @@
 #include <sys/wait.h>
 
 #include "../kselftest_harness.h"
+#include "itrace_test.h"
 
 #define DEVICES		"/sys/bus/event_source/devices"
 #define PT_ITRACE	DEVICES "/intel_pt/itrace"
 #define COREDUMP	PT_ITRACE "/coredump"
 #define CONFIG		PT_ITRACE "/coredump_config"
-#define NOBODY		65534
-
-/* Read a sysfs file into buf (at most size - 1 bytes); -errno on error. */
-static int read_file(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, size - 1);
-	if (n < 0)
-		n = -errno;
-	else
-		buf[n] = '\0';
-	close(fd);
-
-	return n < 0 ? n : 0;
-}
-
-/* Write str to a sysfs file in one write(); 0 or -errno. */
-static int write_file(const char *path, const char *str)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, str, strlen(str));
-	if (n < 0)
-		n = -errno;
-	close(fd);
-
-	return n < 0 ? n : 0;
-}
 
 FIXTURE(itrace_sysfs)
 {

@@ -589,6 +589,107 @@ static unsigned long long trace_self(struct perf_event_mmap_page *pg, int tfd)
 }
 
 /*
+ * fork() does not copy the mappings (VM_DONTCOPY, as perf's own): in the
+ * child the trace and the perf stream are not mapped, and reading them
+ * faults; the parent's go on working, and its trace keeps growing.
+ */
+TEST_F(pt, fork_does_not_copy_mappings)
+{
+	size_t len = (1 + TRACE_PAGES) * page_size();
+	struct perf_event_mmap_page *pg;
+	unsigned long long head;
+	int status;
+	pid_t pid;
+
+	pt_map_rb(_metadata, &self->ev);
+	pg = map_fd(self->ev.tfd, 1 + TRACE_PAGES, PROT_READ | PROT_WRITE, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+	head = trace_self(pg, self->ev.tfd);
+	ASSERT_LT(0, head);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		unsigned char vec;
+
+		/* mincore() fails with ENOMEM on an address not mapped */
+		if (!mincore(pg, page_size(), &vec) || errno != ENOMEM)
+			_exit(10);
+		if (!mincore(self->ev.rb, page_size(), &vec) || errno != ENOMEM)
+			_exit(11);
+		/* Must fault */
+		_exit(*(volatile __u64 *)&pg->data_head ? 12 : 13);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status))
+		TH_LOG("child exited with %d", WEXITSTATUS(status));
+	if (WIFSIGNALED(status))
+		EXPECT_EQ(SIGSEGV, WTERMSIG(status));
+
+	EXPECT_LT(head, trace_self(pg, self->ev.tfd));
+	EXPECT_EQ(0, munmap(pg, len));
+}
+
+/*
+ * The trace fd asks for nothing beyond the event: a user at
+ * perf_event_paranoid 2 who may open a user-mode PT event of its own gets
+ * its trace fd, maps it within its locked-memory allowance and traces;
+ * kernel tracing and CPU-wide events stay EACCES, as perf_event_open()
+ * says for any event.
+ */
+#define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
+#define TRACE_PAGES_USER 8	/* well within perf_event_mlock_kb */
+
+static int unprivileged_child(void)
+{
+	struct perf_event_mmap_page *rb, *pg;
+	struct perf_event_attr attr;
+	int type = pt_type(), fd, tfd;
+
+	if (become_nobody())
+		return 2;
+	pt_attr(&attr, type);
+	/* First: an event of this task would make it EBUSY (exclusive PMU) */
+	if (sys_perf_event_open(&attr, -1, 0, -1, 0) >= 0 || errno != EACCES)
+		return 9;
+	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	if (fd < 0)
+		return 3;
+	rb = map_fd(fd, 1 + RB_PAGES, PROT_READ | PROT_WRITE, 0);
+	if (rb == MAP_FAILED)
+		return 4;
+	tfd = trace_fd_open(fd);
+	if (tfd < 0)
+		return 5;
+	pg = map_fd(tfd, 1 + TRACE_PAGES_USER, PROT_READ | PROT_WRITE, 0);
+	if (pg == MAP_FAILED)
+		return 6;
+	if (!trace_self(pg, tfd))
+		return 7;
+
+	attr.exclude_kernel = 0;
+	if (sys_perf_event_open(&attr, 0, -1, -1, 0) >= 0 || errno != EACCES)
+		return 8;
+
+	return 0;
+}
+
+/* Not a fixture test: the fixture's event would make CPU-wide ones EBUSY */
+TEST(unprivileged_trace_fd)
+{
+	char paranoid[32];
+
+	if (pt_type() < 0)
+		SKIP(return, NO_PT);
+	if (geteuid())
+		SKIP(return, "needs root to set perf_event_paranoid");
+	ASSERT_EQ(0, read_file(PARANOID, paranoid, sizeof(paranoid)));
+	ASSERT_EQ(0, write_file(PARANOID, "2\n"));
+	EXPECT_EQ(0, in_child(unprivileged_child));
+	EXPECT_EQ(0, write_file(PARANOID, paranoid));
+}
+
+/*
  * Trace this process between PERF_EVENT_IOC_ENABLE and _DISABLE issued on
  * the trace fd. A little trace, far below the default watermark (half the
  * buffer), does not make the trace fd readable.
