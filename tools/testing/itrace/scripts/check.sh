@@ -99,6 +99,34 @@ for f in "$g"/kselftest/*.tap; do
 done
 [ "$n" -gt 0 ] || result fail "kselftest" "no kselftest output came back from the guest"
 
+echo "== first-generation ToPA: one output entry per table (-cpu ...,intel-pt-topa-multi=off)"
+gs=$res/topa-single
+ITRACE_CPU_OPTS=intel-pt-topa-multi=off \
+	"$here/run-vm.sh" -t 900 -o "$gs" "$t/guest/topa-single.sh"
+rc=$?
+case $rc in
+0)   result ok "topa-single/run" ;;
+124) result fail "topa-single/run" "timed out" ;;
+125) result fail "topa-single/run" "guest ran, but the kernel log has a report" ;;
+*)   result fail "topa-single/run" "exit $rc; see $gs/cmd.log, $gs/console.log" ;;
+esac
+if "$here/kernel-health.sh" "$gs/console.log" 2>"$res/health-single.txt"; then
+	result ok "topa-single/kernel-health"
+else
+	result fail "topa-single/kernel-health" "$(head -3 "$res/health-single.txt" | tr '\n' ' ')"
+fi
+if grep -q '^cap topa_multiple_entries 0' "$gs/pt-sysfs.txt" 2>/dev/null &&
+   grep -q '^cap topa_output 1' "$gs/pt-sysfs.txt"; then
+	result ok "topa-single/caps: topa_output 1, topa_multiple_entries 0"
+else
+	result fail "topa-single/caps" "$(tr '\n' ' ' < "$gs/pt-sysfs.txt" 2>/dev/null)"
+fi
+for f in "$gs"/kselftest/*.tap; do
+	[ -f "$f" ] && tap "$f" "topa-single/kselftest/$(basename "$f" .tap)"
+done
+"$here/e2e-verify.sh" "$gs/e2e" > "$res/e2e-single.tap" 2>&1
+tap "$res/e2e-single.tap" topa-single
+
 echo "== layer 3: end-to-end decode on the host"
 "$here/e2e-verify.sh" "$g/e2e" > "$res/e2e.tap" 2>&1
 tap "$res/e2e.tap" ""

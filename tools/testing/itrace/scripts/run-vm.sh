@@ -2,7 +2,8 @@
 # Boot the test kernel in QEMU with emulated Intel PT and run one script in
 # the guest.  Files the script leaves in $OUT come back to the host.
 #
-# usage: run-vm.sh [-t SECONDS] [-o RESULTDIR] [-m MEM] SCRIPT [FILE...]
+# usage: [ITRACE_CPU_OPTS=PROP=VAL,...] run-vm.sh [-t SECONDS] [-o RESULTDIR]
+#        [-m MEM] SCRIPT [FILE...]
 #   SCRIPT  a busybox-sh script run in the guest as /in/cmd.sh;
 #   FILE    extra files handed in as /in/<basename>.
 # RESULTDIR receives cmd.log, cmd.rc, dmesg.txt, console.log and the
@@ -28,6 +29,8 @@ qemu=$BUILD/qemu-obj/qemu-system-x86_64
 kernel=$BUILD/linux-obj/arch/x86/boot/bzImage
 initrd=$BUILD/initramfs.cpio
 cpu=$(cat "$t/qemu-cpu.txt") || { echo "run-vm: no $t/qemu-cpu.txt" >&2; exit 1; }
+# ITRACE_CPU_OPTS: more -cpu properties, e.g. intel-pt-topa-multi=off
+cpu=$cpu${ITRACE_CPU_OPTS:+,$ITRACE_CPU_OPTS}
 for f in "$qemu" "$kernel" "$initrd"; do
 	[ -f "$f" ] || { echo "run-vm: missing $f (run make)" >&2; exit 2; }
 done

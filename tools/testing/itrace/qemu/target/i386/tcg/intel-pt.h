@@ -55,7 +55,8 @@
  *   cycle-accurate mode (bit 1: PSBFreq, CYCEn, CycThresh), IP filtering
  *   and TraceStop (bit 2), MTC (bit 3).
  * sub-leaf 0 ECX: ToPA output, ToPA tables with any number of entries,
- *   single-range output (bits 0-2).  IP payloads are effective addresses
+ *   single-range output (bits 0-2).  `-cpu ...,intel-pt-topa-multi=off`
+ *   clears bit 1: the first generation's tables of one output entry.  IP payloads are effective addresses
  *   (bit 31 clear), as on the real part.
  * sub-leaf 1 EAX: MTC periods 0, 3, 6, 9 (bits 31:16 = 0x0249); 2
  *   address ranges, ADDR0 and ADDR1 (bits 2:0).
@@ -64,7 +65,8 @@
  */
 #define INTEL_PT_TCG_14_0_EBX   ((1U << 0) | (1U << 1) | (1U << 2) | \
                                  (1U << 3))
-#define INTEL_PT_TCG_14_0_ECX   ((1U << 0) | (1U << 1) | (1U << 2))
+#define INTEL_PT_TOPA_MULTI     (1U << 1)   /* the CPU property can clear it */
+#define INTEL_PT_TCG_14_0_ECX   ((1U << 0) | INTEL_PT_TOPA_MULTI | (1U << 2))
 #define INTEL_PT_TCG_MTC_PERIODS    0x0249
 #define INTEL_PT_TCG_CYC_THRESHOLDS 0x3fff
 #define INTEL_PT_TCG_PSB_PERIODS    0x003f

@@ -284,18 +284,30 @@ static bool pt_topa_entry_bad(uint64_t entry, uint32_t idx,
 }
 
 /*
+ * Without multiple ToPA output entries (CPUID.14H.0:ECX[1] = 0, the
+ * `intel-pt-topa-multi=off` CPU property), the SDM has the ToPA PMI of an
+ * INT region come before the region is full, without saying how early;
+ * Linux moves to its next table at a PMI that finds at most 512 bytes
+ * (TOPA_PMI_MARGIN) left.  It comes when this many are left.
+ */
+#define PT_TOPA_SINGLE_PMI_LEFT 256
+
+/*
  * ToPA output: OUTPUT_BASE is the current table, OUTPUT_MASK_PTRS[31:7]
  * the index of the current entry and [63:32] the offset in its region.
  * A full region is left only when more data arrives, so the offset may
  * equal the region size; a larger offset is an error.  When a region
  * fills, INT raises the ToPA PMI and STOP stops the trace.  Errors
  * (malformed entries, a table or region outside memory) set Error and
- * leave the pointers at the entry at fault.
+ * leave the pointers at the entry at fault.  Tables of one output entry
+ * (see PT_TOPA_SINGLE_PMI_LEFT) must have an END back to the table as
+ * entry 1, and their INT comes early.
  */
 static void pt_output_topa(CPUX86State *env, const uint8_t *buf,
                            uint32_t len)
 {
     CPUState *cs = env_cpu(env);
+    bool multi = env_archcpu(env)->intel_pt_topa_multi;
     uint64_t phys_mask = pt_phys_mask(env);
     hwaddr table = env->msr_rtit_output_base & phys_mask;
     uint32_t idx = (uint32_t)env->msr_rtit_output_mask >> 7;
@@ -314,6 +326,11 @@ static void pt_output_topa(CPUX86State *env, const uint8_t *buf,
             break;
         }
         region = entry & phys_mask & ~0xfffULL;
+        /* SDM "ToPA Errors", rules for a single ToPA entry */
+        if (!multi && idx == 1 && (!(entry & TOPA_END) || region != table)) {
+            pt_output_error(env);
+            break;
+        }
         if (entry & TOPA_END) {
             table = region;
             idx = 0;
@@ -346,11 +363,16 @@ static void pt_output_topa(CPUX86State *env, const uint8_t *buf,
         buf += n;
         len -= n;
         off += n;
+        if (!multi && (entry & TOPA_INT) &&
+            off + PT_TOPA_SINGLE_PMI_LEFT >= size &&
+            off - n + PT_TOPA_SINGLE_PMI_LEFT < size) {
+            pt_topa_pmi(env);
+        }
         if (off < size) {
             continue;
         }
         /* The region is full: the only place INT and STOP act. */
-        if (entry & TOPA_INT) {
+        if (multi && (entry & TOPA_INT)) {
             pt_topa_pmi(env);
         }
         if (entry & TOPA_STOP) {
