@@ -29,3 +29,23 @@ retap() {
 build_ptcheck() {
 	gcc -O2 -Wall -o "$1/ptcheck" "$here/ptcheck.c" -lipt -lelf
 }
+
+# insn_addrs ELF REGEX [FUNCTION] [next]: the addresses (0x..., comma
+# separated) of the instructions whose disassembly (objdump, AT&T, without
+# raw bytes) matches REGEX, in FUNCTION only if given; with "next" the
+# addresses of the instructions that follow them instead.
+insn_addrs() {
+	local elf=$1 re=$2 fn=${3:-} next=${4:-}
+	objdump -d --no-show-raw-insn ${fn:+--disassemble=$fn} "$elf" |
+		awk -v re="$re" -v next_="$next" -F '\t' '
+		/^ *[0-9a-f]+:\t/ {
+			a = $1; sub(/^ */, "", a); sub(/:$/, "", a)
+			if (want) { printf "%s0x%s", sep, a; sep = ","; want = 0 }
+			insn = $2; sub(/ +$/, "", insn)
+			if (insn ~ re) {
+				if (next_ == "next") want = 1
+				else { printf "%s0x%s", sep, a; sep = "," }
+			}
+		}
+		END { print "" }'
+}

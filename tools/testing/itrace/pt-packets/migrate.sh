@@ -91,6 +91,11 @@ check "trace received after the migration ($(stat -c %s "$out/trace.bin") bytes)
 	[ -s "$out/trace.bin" ]
 
 sym() { printf '%x' 0x$(nm "$out/pt-guest" | awk -v s="$1" '$3 == s { print $1 }'); }
+# Packet fields: the 100 indirect calls after the migration, a TIP each
+# to add_one or add_two; the FUP after OVF (if the guest was in user mode
+# when it stopped) in spin, where the guest was; TIP.PGE resumes where
+# the FUP before each TIP.PGD said.
+PTCHECK_PKT="tip@:add_one=50 tip@:add_two=50 ovf=1 fup.ovf@spin=all tip.pge.elsewhere=0" \
 "$out/ptcheck" "$out/trace.bin" "$out/pt-guest" "$(sym add_one)=50" \
 	"$(sym add_two)=50" "$(sym fib)=177" > "$out/ptcheck.tap" 2> "$out/ptcheck.err" || true
 sed 's/^/# /' "$out/ptcheck.err" | head -20

@@ -30,11 +30,39 @@ if [ $n -eq 0 ]; then
 fi
 
 sym() { nm "$out/msr-test" | awk -v s="$1" '$3 == s { print $1 }'; }
+# Packet fields (ptcheck PTCHECK_PKT) against msr-test's code: the WRMSRs
+# (and the instructions after them and after each MOV to CR3) from its
+# disassembly, its symbols; all of it runs in 32-bit protected mode.
+wrmsr=$(insn_addrs "$out/msr-test" '^wrmsr$')
+after_wrmsr=$(insn_addrs "$out/msr-test" '^wrmsr$' "" next)
+after_cr3=$(insn_addrs "$out/msr-test" '^mov +%e[a-z]+,%cr3$' "" next)
+m32="mode.exec/32>=1 mode.exec/64=0 mode.exec/16=0"
+# PT-HEX: traced_work(2000) calls leaf_fn through fnptr 667 times (a TIP
+# to leaf_fn each), and 5 WRMSRs #GP while tracing: FUP at the WRMSR, TIP
+# to gp_entry, IRET's TIP past the WRMSR; the WRMSR that clears TraceEn
+# gives a FUP with the IP after it, then TIP.PGD.
+declare -A pkt=(
+	[PT-HEX]="tip@:leaf_fn=667 fup>tip@$wrmsr=5 tip@:gp_entry=5 tip@$after_wrmsr=5
+		fup>tip.pgd@$after_wrmsr=1 $m32"
+	# CR3 filter: 300 iterations traced, 100 calls through fnptr; TIP.PGE
+	# after the MOV to CR3 that matches, TIP.PGD (no IP) at the one that
+	# does not, a PIP with CR3 0x1000 (PTCHECK_PIP) at the MOV in between.
+	[PT-HEX3]="tip@:leaf_fn=100 tip.pge@$after_cr3=1 tip.pgd/ipc0=1 $m32"
+	[PT-HEX6]="tip@:leaf_fn=1000 $m32"
+	# IP filter on leaf_fn: enter it 500 times (TIP.PGE at leaf_fn),
+	# leave it 500 times by RET into traced_work (TIP.PGD with that IP).
+	[PT-HEX7]="tip.pge@:leaf_fn=500 tip.pgd@traced_work=500 tip.pgd/ipc0=0 $m32"
+	# TraceStop at stop_fn: TIP.PGD with stop_fn's IP, then TraceStop.
+	[PT-HEX8]="tip.pgd@:stop_fn=1 tip.pgd>stop@:stop_fn=1 stop=1 $m32"
+)
 # PT-HEX: 2000 iterations with #GP inside; PT-HEX3: CR3 filter, 300 traced.
 for t in PT-HEX:2000 PT-HEX3:300; do
 	tag=${t%:*} want=${t#*:}
 	awk -v b="$tag-BEGIN" -v e="$tag-END" '$0 == b { t = 1; next } $0 == e { exit } t' \
 		"$out/console.log" | tr -d '\n' | xxd -r -p > "$out/$tag.bin"
+	pip=
+	[ $tag = PT-HEX3 ] && pip=1000
+	PTCHECK_PIP=$pip PTCHECK_PKT=${pkt[$tag]} \
 	"$out/ptcheck" "$out/$tag.bin" "$out/msr-test" "$(sym leaf_fn)=$want" \
 		"$(sym traced_work)=1" > "$out/$tag.tap" 2> "$out/$tag.err" || true
 	sed 's/^/# /' "$out/$tag.err" | head -20
@@ -46,7 +74,7 @@ ctl6=$(awk '$1 == "#" && $2 == "PT-CTL6" { print $3 }' "$out/console.log")
 awk '$0 == "PT-HEX6-BEGIN" { t = 1; next } $0 == "PT-HEX6-END" { exit } t' \
 	"$out/console.log" | tr -d '\n' | xxd -r -p > "$out/PT-HEX6.bin"
 if [ -n "$ctl6" ]; then
-	PTCHECK_CTL=$ctl6 PTCHECK_PSBGAP=1 "$out/ptcheck" "$out/PT-HEX6.bin" \
+	PTCHECK_PKT=${pkt[PT-HEX6]} PTCHECK_CTL=$ctl6 PTCHECK_PSBGAP=1 "$out/ptcheck" "$out/PT-HEX6.bin" \
 		"$out/msr-test" "$(sym leaf_fn)=3000" "$(sym traced_work)=1" \
 		> "$out/PT-HEX6.tap" 2> "$out/PT-HEX6.err" || true
 	sed 's/^/# /' "$out/PT-HEX6.err" | head -20
@@ -68,7 +96,7 @@ for t in "PT-HEX7:500:$lo-$hi" "PT-HEX8:151:"; do
 	fi
 	extra=("$(sym traced_work)=0")
 	[ $tag = PT-HEX8 ] && extra+=("$(sym stop_fn)=0")
-	PTCHECK_RANGE=$range "$out/ptcheck" "$out/$tag.bin" "$out/msr-test" \
+	PTCHECK_PKT=${pkt[$tag]} PTCHECK_RANGE=$range "$out/ptcheck" "$out/$tag.bin" "$out/msr-test" \
 		"$(sym leaf_fn)=$want" "${extra[@]}" > "$out/$tag.tap" 2> "$out/$tag.err" || true
 	sed 's/^/# /' "$out/$tag.err" | head -20
 	label=TraceStop
