@@ -25,6 +25,14 @@ retap() {
 	done < "$file"
 }
 
+# msr-test: the bare-metal (multiboot, 32-bit) check, into DIR/msr-test.
+build_msr_test() {
+	gcc -m32 -O2 -Wall -ffreestanding -fno-toplevel-reorder -nostdlib -static \
+		-fno-pic -fno-pie -no-pie -fno-stack-protector \
+		-Wl,-Ttext=0x100000 -Wl,--build-id=none \
+		-o "$1/msr-test" "$here/msr-test.c"
+}
+
 # ptcheck: the host-side packet and flow checker (libipt, libelf).
 build_ptcheck() {
 	gcc -O2 -Wall -o "$1/ptcheck" "$here/ptcheck.c" -lipt -lelf

@@ -13,10 +13,7 @@ out=$BUILD/pt-packets/msr-test
 mkdir -p "$out"
 
 build_ptcheck "$out"
-gcc -m32 -O2 -Wall -ffreestanding -fno-toplevel-reorder -nostdlib -static \
-	-fno-pic -fno-pie -no-pie -fno-stack-protector \
-	-Wl,-Ttext=0x100000 -Wl,--build-id=none \
-	-o "$out/msr-test" "$here/msr-test.c"
+build_msr_test "$out"
 
 timeout 120 "$qemu" -L /usr/share/qemu -L /usr/share/seabios -display none \
 	-nic none -no-reboot -m 64M -cpu "$cpu" \
@@ -114,5 +111,16 @@ for t in "PT-HEX7:500:$lo-$hi" "PT-HEX8:151:"; do
 		check "$tag: one TraceStop packet (${stops:-0})" [ "${stops:-0}" = 1 ]
 	fi
 done
+# PT-HEX9: a far jump into a 16-bit code segment and back (mode16_run):
+# MODE.Exec 16-bit (CS.D = CS.L = 0) and a TIP to the copy of the code at
+# 0x8000, the loop's 4 taken and 1 not-taken branch, MODE.Exec 32-bit and
+# a TIP to mode16_back.  Packets only: the 16-bit copy is not in the ELF.
+awk '$0 == "PT-HEX9-BEGIN" { t = 1; next } $0 == "PT-HEX9-END" { exit } t' \
+	"$out/console.log" | tr -d '\n' | xxd -r -p > "$out/PT-HEX9.bin"
+PTCHECK_PKT="mode.exec/16=1 tip@0x8000=1 mode.exec/32>=2 mode.exec/64=0
+	tip@0x$(sym mode16_back)=1 tnt.8/5=1" \
+	"$out/ptcheck" "$out/PT-HEX9.bin" > "$out/PT-HEX9.tap" 2> "$out/PT-HEX9.err" || true
+sed 's/^/# /' "$out/PT-HEX9.err" | head -20
+retap "PT-HEX9 (16-bit mode): " "$out/PT-HEX9.tap"
 echo "1..$n"
 [ $fail -eq 0 ]
