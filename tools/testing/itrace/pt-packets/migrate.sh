@@ -101,5 +101,54 @@ PTCHECK_PKT="tip@:add_one=50 tip@:add_two=50 ovf=1 fup.ovf@spin=all tip.pge.else
 sed 's/^/# /' "$out/ptcheck.err" | head -20
 retap "" "$out/ptcheck.tap"
 check "OVF marks the lost packet state" grep -q ' ovf=1' "$out/ptcheck.tap"
+
+# OVF while packets are generated: msr-test "ovf" traces (CPL0, so always
+# in context) a HLT that waits for an NMI; the VM is migrated while it
+# waits and the NMI sent to the migrated VM.  After OVF the emulator must
+# give a FUP with the full IP (IPBytes 6) of where execution resumes, the
+# instruction after the HLT; the NMI then gives a FUP there and a TIP to
+# nmi_entry.
+build_msr_test "$out"
+margs=(-L /usr/share/qemu -L /usr/share/seabios -display none -no-reboot
+       -nic none -m 64M -cpu "$cpu" -device isa-debug-exit,iobase=0xf4,iosize=4
+       -kernel "$out/msr-test" -append ovf)
+rm -f "$out/mon.sock" "$out/state-ovf" "$out/ovf1" "$out/ovf2"
+"$qemu" "${margs[@]}" -serial file:"$out/ovf1" \
+	-monitor unix:"$out/mon.sock",server=on,wait=off &
+pid=$!
+for _ in $(seq 120); do
+	grep -q PT-OVF-HALTED "$out/ovf1" 2>/dev/null && break
+	sleep 0.5
+done
+check "ovf: msr-test waits in HLT with the trace on" grep -q PT-OVF-HALTED "$out/ovf1"
+mon "migrate \"exec:cat > $out/state-ovf\"" > /dev/null
+for _ in $(seq 120); do
+	mon "info migrate" | grep -q "Migration status: completed" && break
+	sleep 0.5
+done
+mon "quit" > /dev/null || true
+wait $pid || true
+check "ovf: VM state saved" [ -s "$out/state-ovf" ]
+rm -f "$out/mon.sock"
+timeout 120 "$qemu" "${margs[@]}" -serial file:"$out/ovf2" \
+	-monitor unix:"$out/mon.sock",server=on,wait=off \
+	-incoming "exec:cat $out/state-ovf" &
+pid=$!
+for _ in $(seq 120); do
+	[ -S "$out/mon.sock" ] && mon "info status" | grep -q "VM status: running" && break
+	sleep 0.5
+done
+mon "nmi" > /dev/null || true
+wait $pid || true
+tr -d '\r' < "$out/ovf2" | awk '$0 == "PT-HEXOVF-BEGIN" { t = 1; next }
+	$0 == "PT-HEXOVF-END" { exit } t' | tr -d '\n' | xxd -r -p > "$out/ovf.bin"
+check "ovf: the migrated VM woke up and dumped its trace ($(stat -c %s "$out/ovf.bin") bytes)" \
+	[ -s "$out/ovf.bin" ]
+after_hlt=$(insn_addrs "$out/msr-test" '^hlt$' ovf_run next)
+PTCHECK_PKT="ovf=1 fup.ovf/ipc6@$after_hlt=1 fup.ovf=1 fup>tip@$after_hlt=1
+	tip@:nmi_entry=1 mode.exec/32>=1" \
+	"$out/ptcheck" "$out/ovf.bin" "$out/msr-test" > "$out/ovf.tap" 2> "$out/ovf.err" || true
+sed 's/^/# /' "$out/ovf.err" | head -20
+retap "ovf: " "$out/ovf.tap"
 echo "1..$n"
 [ $fail -eq 0 ]

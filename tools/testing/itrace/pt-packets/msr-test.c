@@ -637,6 +637,8 @@ __attribute__((noinline)) static void ovf_run(uint64_t ctl)
 	ok(!wrmsr_gp(RTIT_OUTPUT_BASE, TOPA_TABLE10) &&
 	   !wrmsr_gp(RTIT_OUTPUT_MASK, 0x7f) && !wrmsr_gp(RTIT_CTL, ctl),
 	   "ovf: enable TraceEn");
+	/* Reading an RTIT MSR writes out what is staged: PSB+, TIP.PGE. */
+	ok(rdmsr(RTIT_OUTPUT_MASK) >> 32 > 16, "ovf: PSB+ written out");
 	puts_("PT-OVF-HALTED\n");
 	while (!nmi_count)
 		asm volatile("hlt" : : : "memory");
