@@ -22,6 +22,7 @@
  *
  * Packet fields: every packet libipt's packet decoder returns is filed
  * under a kind ("tip/ipc2", "tnt.8/5", "mode.exec/32", "cyc/3b", "pip/nr0",
+ * "cbr/36",
  * "fup.psb/ipc3", "fup>tip.pgd", "tip.pge.resume", ...; see file_packet()),
  * printed as one "# kinds TRACE: K=N ..." line that check.sh folds into
  * its coverage table.
@@ -621,6 +622,10 @@ static void file_packet(struct kind_state *ks, const struct pt_packet *pkt)
 		if (have_pip && (pkt->payload.pip.cr3 != want_pip ||
 				 pkt->payload.pip.nr))
 			bad_pips++;
+		break;
+	case ppt_cbr:
+		snprintf(k, sizeof(k), "cbr/%u", pkt->payload.cbr.ratio);
+		pkt_kind(k, 0, 0);
 		break;
 	case ppt_cyc:
 		snprintf(k, sizeof(k), "cyc/%ub", pkt->size);

@@ -154,7 +154,7 @@ check "no WARN/BUG/KASAN/lockdep in guest log" bash -c "! grep -q '^PT-SPLAT' '$
 sym() { printf '%x' 0x$(nm "$out/pt-guest" | awk -v s="$1" '$3 == s { print $1 }'); }
 # From pt-guest's disassembly: the store in workload that touches each
 # fresh page (movb $0x1,(%reg)), every instruction after a SYSCALL.
-pf_store=$(insn_addrs "$out/pt-guest" 'movb +\$0x1,\(%r[a-z0-9]+\)$' workload)
+pf_store=$(insn_addrs "$out/pt-guest" 'movb +[$]0x1,[(]%r[a-z0-9]+[)]$' workload)
 after_syscall=$(insn_addrs "$out/pt-guest" '^syscall$' "" next)
 check "pt-guest disassembly: one page-touching store ($pf_store), SYSCALL instructions" \
 	[ -n "$pf_store" -a "${pf_store#*,}" = "$pf_store" -a -n "$after_syscall" ]
@@ -218,7 +218,7 @@ check "kernel: trace received from the guest ($(stat -c %s "$out/trace-kernel.bi
 # pt-guest; an interrupt in the kernel is FUP then TIP, in context.
 smap=${SYSTEM_MAP:-$(dirname "$kernel")/../../../System.map}
 ktext=$(awk '$3 == "_stext" { lo = $1 } $3 == "_etext" { hi = $1 }
-	END { if (lo != "" && hi != "") print "0x" lo "-0x" hi }' "$smap" 2>/dev/null)
+	END { if (lo != "" && hi != "") print "0x" lo "-0x" hi }' "$smap" 2>/dev/null || true)
 # pt-guest's code: from its first to past its last text symbol.
 read -r ulo uhi < <(nm -n "$out/pt-guest" | awk '$2 ~ /^[tTwW]$/ { if (lo == "") lo = $1; hi = $1 }
 	END { print "0x" lo, "0x" hi }')
