@@ -94,8 +94,11 @@ sym() { printf '%x' 0x$(nm "$out/pt-guest" | awk -v s="$1" '$3 == s { print $1 }
 # Packet fields: the 100 indirect calls after the migration, a TIP each
 # to add_one or add_two; the FUP after OVF (if the guest was in user mode
 # when it stopped) in spin, where the guest was; TIP.PGE resumes where
-# the FUP before each TIP.PGD said.
-PTCHECK_PKT="tip@:add_one=50 tip@:add_two=50 ovf=1 fup.ovf@spin=all tip.pge.elsewhere=0" \
+# the FUP before each TIP.PGD said; the TSC packets lie between the
+# guest's RDTSC before and after tracing.
+tsc=$(tr -d '\r' < "$out/log2" | awk '/^PT-GUEST-TSC / { print "0x" $2 "-0x" $3; exit }')
+PTCHECK_PKT="tip@:add_one=50 tip@:add_two=50 ovf=1 fup.ovf@spin=all tip.pge.elsewhere=0
+	tsc@${tsc:-none}=all tsc>=2" \
 "$out/ptcheck" "$out/trace.bin" "$out/pt-guest" "$(sym add_one)=50" \
 	"$(sym add_two)=50" "$(sym fib)=177" > "$out/ptcheck.tap" 2> "$out/ptcheck.err" || true
 sed 's/^/# /' "$out/ptcheck.err" | head -20

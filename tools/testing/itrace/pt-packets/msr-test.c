@@ -672,15 +672,29 @@ static void timing_run(uint64_t ctl, uint64_t *len)
 
 	t[0] = REGION6 | (4 << 6);
 	t[1] = TOPA_TABLE6 | 1;
+	uint64_t t0, t1;
+
 	wrmsr_gp(RTIT_CTL, 0);
+	t0 = rdtsc();
 	ok(!wrmsr_gp(RTIT_OUTPUT_BASE, TOPA_TABLE6) &&
 	   !wrmsr_gp(RTIT_OUTPUT_MASK, 0x7f) &&
 	   !wrmsr_gp(RTIT_CTL, ctl | TIMING_CTL),
 	   "enable TraceEn with MTC, CYC, PSBFreq");
 	traced_work(3000);
 	wrmsr_gp(RTIT_CTL, 0);
+	t1 = rdtsc();
 	puts_("# PT-CTL6 ");
 	putu((unsigned long)(ctl | TIMING_CTL), 16);
+	puts_("\n");
+	/* RDTSC before and after: every TSC packet must lie in between. */
+	puts_("# PT-TSC6 ");
+	putu((unsigned long)(t0 >> 32), 16);
+	puts_(" ");
+	putu((unsigned long)t0, 16);
+	puts_(" ");
+	putu((unsigned long)(t1 >> 32), 16);
+	puts_(" ");
+	putu((unsigned long)t1, 16);
 	puts_("\n");
 	*len = rdmsr(RTIT_OUTPUT_MASK) >> 32;
 	ok((rdmsr(RTIT_OUTPUT_MASK) & 0xffffffff) == 0x7f &&

@@ -46,6 +46,7 @@ declare -A pkt=(
 	# does not, a PIP with CR3 0x1000 (PTCHECK_PIP) at the MOV in between.
 	[PT-HEX3]="tip@:leaf_fn=100 tip.pge@$after_cr3=1 tip.pgd/ipc0=1 $m32"
 	[PT-HEX6]="tip@:leaf_fn=1000 $m32"
+	[PT-HEX6-tsc]="tsc>=2"
 	# IP filter on leaf_fn: enter it 500 times (TIP.PGE at leaf_fn),
 	# leave it 500 times by RET into traced_work (TIP.PGD with that IP).
 	[PT-HEX7]="tip.pge@:leaf_fn=500 tip.pgd@traced_work=500 tip.pgd/ipc0=0 $m32"
@@ -68,10 +69,14 @@ done
 # PT-HEX6: 3000 iterations with TSC, MTC/TMA, CYC, CBR and PSBFreq 1; the
 # packets are checked against the RTIT_CTL value msr-test printed.
 ctl6=$(awk '$1 == "#" && $2 == "PT-CTL6" { print $3 }' "$out/console.log")
+# RDTSC before enabling and after disabling (hi lo hi lo, hex): every TSC
+# packet's value lies in between.
+tsc6=$(awk 'function pad(x) { while (length(x) < 8) x = "0" x; return x }
+	$1 == "#" && $2 == "PT-TSC6" { print "0x" $3 pad($4) "-0x" $5 pad($6) }' "$out/console.log")
 awk '$0 == "PT-HEX6-BEGIN" { t = 1; next } $0 == "PT-HEX6-END" { exit } t' \
 	"$out/console.log" | tr -d '\n' | xxd -r -p > "$out/PT-HEX6.bin"
 if [ -n "$ctl6" ]; then
-	PTCHECK_PKT=${pkt[PT-HEX6]} PTCHECK_CTL=$ctl6 PTCHECK_PSBGAP=1 "$out/ptcheck" "$out/PT-HEX6.bin" \
+	PTCHECK_PKT="${pkt[PT-HEX6]} tsc@${tsc6:-bad}=all ${pkt[PT-HEX6-tsc]}" PTCHECK_CTL=$ctl6 PTCHECK_PSBGAP=1 "$out/ptcheck" "$out/PT-HEX6.bin" \
 		"$out/msr-test" "$(sym leaf_fn)=3000" "$(sym traced_work)=1" \
 		> "$out/PT-HEX6.tap" 2> "$out/PT-HEX6.err" || true
 	sed 's/^/# /' "$out/PT-HEX6.err" | head -20

@@ -35,7 +35,8 @@
  *     KIND   a kind, or a prefix of kinds up to a '/' ("tip" = every TIP)
  *     WHERE  0xLO-0xHI (HI excluded) or 0xADDR, or an ELF symbol of the
  *            traced ELF: NAME (the symbol's whole range) or :NAME (its
- *            first byte only); only packets with an IP match
+ *            first byte only); only packets with an IP match, and TSC
+ *            packets, whose TSC value WHERE then ranges over
  *     OP     =N, >=N, or =all (every packet of KIND is in WHERE)
  *
  * With PTCHECK_PIP=CR3 (hex), also check that every PIP carries that CR3
@@ -622,6 +623,10 @@ static void file_packet(struct kind_state *ks, const struct pt_packet *pkt)
 		if (have_pip && (pkt->payload.pip.cr3 != want_pip ||
 				 pkt->payload.pip.nr))
 			bad_pips++;
+		break;
+	case ppt_tsc:
+		/* The TSC value stands in for an IP: WHERE is a TSC range. */
+		pkt_kind(base, 1, pkt->payload.tsc.tsc);
 		break;
 	case ppt_cbr:
 		snprintf(k, sizeof(k), "cbr/%u", pkt->payload.cbr.ratio);

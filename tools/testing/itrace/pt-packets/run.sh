@@ -190,6 +190,10 @@ for mode in retcomp noretcomp long snapshot timing compat; do
 		fup>tip.pgd@$pf_store>=$((loops / 10)) tip.pge.resume@$pf_store>=$((loops / 10))
 		tip.pge.elsewhere=0 tip.pge.sync@$after_syscall=all tip.pge.sync>=1
 		mode.exec/64>=1 mode.exec/16=0"
+	# TSC packets: between the guest's RDTSC before and after tracing.
+	tsc=$(awk -v m="$mode" '$0 == "PT-RUN " m { on = 1; next }
+		on && /^PT-GUEST-TSC / { print "0x" $2 "-0x" $3; exit }' "$log.txt")
+	pkt+=" tsc@${tsc:-none}=all tsc>=1"
 	if [ $mode = compat ]; then
 		pkt+=" mode.exec/32>=$((loops / 10)) tip@compat_trip=$((loops / 5))"
 	else
@@ -200,7 +204,7 @@ for mode in retcomp noretcomp long snapshot timing compat; do
 	sed 's/^/# /' "$out/ptcheck-$mode.err" | head -20
 	retap "$mode: " "$out/ptcheck-$mode.tap"
 	if [ $mode = long ]; then
-		psbs=$(grep -o ' psb=[0-9]*' "$out/ptcheck-$mode.tap" | cut -d= -f2)
+		psbs=$(grep '^# [0-9]* bytes:' "$out/ptcheck-$mode.tap" | grep -o ' psb=[0-9]*' | cut -d= -f2)
 		size=$(stat -c %s "$out/trace-$mode.bin")
 		check "long: periodic PSB+ ($psbs PSB in $size bytes)" \
 			[ "${psbs:-0}" -ge $((size / 4096)) ]
