@@ -96,7 +96,7 @@ sym() { printf '%x' 0x$(nm "$out/pt-guest" | awk -v s="$1" '$3 == s { print $1 }
 # when it stopped) in spin, where the guest was; TIP.PGE resumes where
 # the FUP before each TIP.PGD said; the TSC packets lie between the
 # guest's RDTSC before and after tracing.
-tsc=$(tr -d '\r' < "$out/log2" | awk '/^PT-GUEST-TSC / { print "0x" $2 "-0x" $3; exit }')
+tsc=$(awk '{ sub(/\r$/, "") } /^PT-GUEST-TSC / { print "0x" $2 "-0x" $3; exit }' "$out/log2")
 PTCHECK_PKT="tip@:add_one=50 tip@:add_two=50 ovf=1 fup.ovf@spin=all tip.pge.elsewhere=0
 	tsc@${tsc:-none}=all tsc>=2" \
 "$out/ptcheck" "$out/trace.bin" "$out/pt-guest" "$(sym add_one)=50" \
@@ -138,13 +138,15 @@ timeout 120 "$qemu" "${margs[@]}" -serial file:"$out/ovf2" \
 	-incoming "exec:cat $out/state-ovf" &
 pid=$!
 for _ in $(seq 120); do
-	[ -S "$out/mon.sock" ] && mon "info status" | grep -q "VM status: running" && break
+	st=
+	[ -S "$out/mon.sock" ] && st=$(mon "info status" 2>/dev/null || true)
+	case $st in *"VM status: running"*) break ;; esac
 	sleep 0.5
 done
 mon "nmi" > /dev/null || true
 wait $pid || true
-tr -d '\r' < "$out/ovf2" | awk '$0 == "PT-HEXOVF-BEGIN" { t = 1; next }
-	$0 == "PT-HEXOVF-END" { exit } t' | tr -d '\n' | xxd -r -p > "$out/ovf.bin"
+awk '{ sub(/\r$/, "") } $0 == "PT-HEXOVF-BEGIN" { t = 1; next }
+	$0 == "PT-HEXOVF-END" { t = 0 } t' "$out/ovf2" | tr -d '\n' | xxd -r -p > "$out/ovf.bin" || true
 check "ovf: the migrated VM woke up and dumped its trace ($(stat -c %s "$out/ovf.bin") bytes)" \
 	[ -s "$out/ovf.bin" ]
 after_hlt=$(insn_addrs "$out/msr-test" '^hlt$' ovf_run next)
