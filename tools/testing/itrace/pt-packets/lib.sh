@@ -25,7 +25,35 @@ retap() {
 	done < "$file"
 }
 
+# msr-test: the bare-metal (multiboot, 32-bit) check, into DIR/msr-test.
+build_msr_test() {
+	gcc -m32 -O2 -Wall -ffreestanding -fno-toplevel-reorder -nostdlib -static \
+		-fno-pic -fno-pie -no-pie -fno-stack-protector \
+		-Wl,-Ttext=0x100000 -Wl,--build-id=none \
+		-o "$1/msr-test" "$here/msr-test.c"
+}
+
 # ptcheck: the host-side packet and flow checker (libipt, libelf).
 build_ptcheck() {
 	gcc -O2 -Wall -o "$1/ptcheck" "$here/ptcheck.c" -lipt -lelf
+}
+
+# insn_addrs ELF REGEX [FUNCTION] [next]: the addresses (0x..., comma
+# separated) of the instructions whose disassembly (objdump, AT&T, without
+# raw bytes) matches REGEX, in FUNCTION only if given; with "next" the
+# addresses of the instructions that follow them instead.
+insn_addrs() {
+	local elf=$1 re=$2 fn=${3:-} next=${4:-}
+	objdump -d --no-show-raw-insn ${fn:+--disassemble=$fn} "$elf" |
+		awk -v re="$re" -v next_="$next" -F '\t' '
+		/^ *[0-9a-f]+:\t/ {
+			a = $1; sub(/^ */, "", a); sub(/:$/, "", a)
+			if (want) { printf "%s0x%s", sep, a; sep = ","; want = 0 }
+			insn = $2; sub(/ +$/, "", insn)
+			if (insn ~ re) {
+				if (next_ == "next") want = 1
+				else { printf "%s0x%s", sep, a; sep = "," }
+			}
+		}
+		END { print "" }'
 }

@@ -91,10 +91,69 @@ check "trace received after the migration ($(stat -c %s "$out/trace.bin") bytes)
 	[ -s "$out/trace.bin" ]
 
 sym() { printf '%x' 0x$(nm "$out/pt-guest" | awk -v s="$1" '$3 == s { print $1 }'); }
+# Packet fields: the 100 indirect calls after the migration, a TIP each
+# to add_one or add_two; the FUP after OVF (if the guest was in user mode
+# when it stopped) in spin, where the guest was; TIP.PGE resumes where
+# the FUP before each TIP.PGD said; the TSC packets lie between the
+# guest's RDTSC before and after tracing.
+tsc=$(awk '{ sub(/\r$/, "") } /^PT-GUEST-TSC / { print "0x" $2 "-0x" $3; exit }' "$out/log2")
+PTCHECK_PKT="tip@:add_one=50 tip@:add_two=50 ovf=1 fup.ovf@spin=all tip.pge.elsewhere=0
+	tsc@${tsc:-none}=all tsc>=2" \
 "$out/ptcheck" "$out/trace.bin" "$out/pt-guest" "$(sym add_one)=50" \
 	"$(sym add_two)=50" "$(sym fib)=177" > "$out/ptcheck.tap" 2> "$out/ptcheck.err" || true
 sed 's/^/# /' "$out/ptcheck.err" | head -20
 retap "" "$out/ptcheck.tap"
 check "OVF marks the lost packet state" grep -q ' ovf=1' "$out/ptcheck.tap"
+
+# OVF while packets are generated: msr-test "ovf" traces (CPL0, so always
+# in context) a HLT that waits for an NMI; the VM is migrated while it
+# waits and the NMI sent to the migrated VM.  After OVF the emulator must
+# give a FUP with the full IP (IPBytes 6) of where execution resumes, the
+# instruction after the HLT; the NMI then gives a FUP there and a TIP to
+# nmi_entry.
+build_msr_test "$out"
+margs=(-L /usr/share/qemu -L /usr/share/seabios -display none -no-reboot
+       -nic none -m 64M -cpu "$cpu" -device isa-debug-exit,iobase=0xf4,iosize=4
+       -kernel "$out/msr-test" -append ovf)
+rm -f "$out/mon.sock" "$out/state-ovf" "$out/ovf1" "$out/ovf2"
+"$qemu" "${margs[@]}" -serial file:"$out/ovf1" \
+	-monitor unix:"$out/mon.sock",server=on,wait=off &
+pid=$!
+for _ in $(seq 120); do
+	grep -q PT-OVF-HALTED "$out/ovf1" 2>/dev/null && break
+	sleep 0.5
+done
+check "ovf: msr-test waits in HLT with the trace on" grep -q PT-OVF-HALTED "$out/ovf1"
+mon "migrate \"exec:cat > $out/state-ovf\"" > /dev/null
+for _ in $(seq 120); do
+	mon "info migrate" | grep -q "Migration status: completed" && break
+	sleep 0.5
+done
+mon "quit" > /dev/null || true
+wait $pid || true
+check "ovf: VM state saved" [ -s "$out/state-ovf" ]
+rm -f "$out/mon.sock"
+timeout 120 "$qemu" "${margs[@]}" -serial file:"$out/ovf2" \
+	-monitor unix:"$out/mon.sock",server=on,wait=off \
+	-incoming "exec:cat $out/state-ovf" &
+pid=$!
+for _ in $(seq 120); do
+	st=
+	[ -S "$out/mon.sock" ] && st=$(mon "info status" 2>/dev/null || true)
+	case $st in *"VM status: running"*) break ;; esac
+	sleep 0.5
+done
+mon "nmi" > /dev/null || true
+wait $pid || true
+awk '{ sub(/\r$/, "") } $0 == "PT-HEXOVF-BEGIN" { t = 1; next }
+	$0 == "PT-HEXOVF-END" { t = 0 } t' "$out/ovf2" | tr -d '\n' | xxd -r -p > "$out/ovf.bin" || true
+check "ovf: the migrated VM woke up and dumped its trace ($(stat -c %s "$out/ovf.bin") bytes)" \
+	[ -s "$out/ovf.bin" ]
+after_hlt=$(insn_addrs "$out/msr-test" '^hlt$' ovf_run next)
+PTCHECK_PKT="ovf=1 fup.ovf/ipc6@$after_hlt=1 fup.ovf=1 fup>tip@$after_hlt=1
+	tip@:nmi_entry=1 mode.exec/32>=1" \
+	"$out/ptcheck" "$out/ovf.bin" "$out/msr-test" > "$out/ovf.tap" 2> "$out/ovf.err" || true
+sed 's/^/# /' "$out/ovf.err" | head -20
+retap "ovf: " "$out/ovf.tap"
 echo "1..$n"
 [ $fail -eq 0 ]

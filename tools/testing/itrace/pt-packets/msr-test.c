@@ -7,6 +7,10 @@
  * PMI through the local APIC's LVT.  Prints TAP on COM1, then the first
  * trace it produced in hex between PT-HEX-BEGIN/END for the host to parse
  * with libipt.  Run with -kernel; exits through isa-debug-exit.
+ *
+ * With "ovf" on the command line (-append ovf) it only traces a HLT
+ * instead, prints PT-OVF-HALTED and waits there for an NMI: migrate.sh
+ * migrates it while it waits, and sends the NMI to the migrated VM.
  */
 #include <stdint.h>
 
@@ -51,6 +55,11 @@
 #define REGION7		0x900000u
 #define TOPA_TABLE8	0x260000u	/* TraceStop run, dumped too */
 #define REGION8		0xa00000u
+#define TOPA_TABLE9	0x270000u	/* 16-bit mode run, dumped too */
+#define REGION9		0xb00000u
+#define TOPA_TABLE10	0x280000u	/* "ovf": the HLT run, dumped */
+#define REGION10	0xc00000u
+#define CODE16		0x8000u		/* the 16-bit code, copied here */
 
 #define MSR_PERFCTR0		0xc1
 #define MSR_EVNTSEL0		0x186
@@ -74,6 +83,7 @@ asm(".text\n"
     ".globl _start\n"
     "_start:\n"
     "	mov $stack_top, %esp\n"
+    "	push %ebx\n"			/* the multiboot information */
     "	call main\n"
     "1:	hlt\n"
     "	jmp 1b\n"
@@ -95,9 +105,27 @@ char stack[16384] __attribute__((aligned(16)));
 asm(".globl stack_top\n.set stack_top, stack + 16384");
 
 volatile unsigned int gp_count;
-static uint64_t gdt[3] = {
+/* Null, 32-bit code (0x08), data (0x10), 16-bit code at 0, 64K (0x18). */
+static uint64_t gdt[4] = {
 	0, 0x00cf9a000000ffffULL, 0x00cf92000000ffffULL,
+	0x00009a000000ffffULL,
 };
+
+/*
+ * 16-bit code (for the 0x18 segment, copied to CODE16): a loop of 5
+ * iterations (DEC CX is 0x49, as in 32-bit mode, but the operand is 16
+ * bits), then a far jump back to the 32-bit segment at mode16_back.
+ */
+asm(".text\n"
+    ".globl code16_start, code16_end\n"
+    "code16_start:\n"
+    ".code16\n"
+    "	mov $5, %cx\n"
+    "1:	dec %cx\n"
+    "	jnz 1b\n"
+    "	ljmpl $0x08, $mode16_back\n"
+    ".code32\n"
+    "code16_end:\n");
 
 static uint64_t idt[32];
 static int test_n, test_fail;
@@ -563,21 +591,110 @@ static void tracestop_run(uint64_t ctl, uint64_t *len)
 	wrmsr_gp(RTIT_ADDR1_B, 0);
 }
 
+/*
+ * MODE.Exec 16-bit: a far jump to the 16-bit code segment (CS.D = 0,
+ * CS.L = 0) and back, traced: MODE.Exec 16-bit, TIP to CODE16 (an
+ * effective address: the segment's offset), TNT of the loop, MODE.Exec
+ * 32-bit, TIP to mode16_back (msr-test.sh checks the packets).
+ */
+__attribute__((noinline)) static void mode16_run(uint64_t ctl, uint64_t *len)
+{
+	extern char code16_start[], code16_end[];
+	volatile uint64_t *t = (uint64_t *)TOPA_TABLE9;
+	uint8_t *dst = (uint8_t *)CODE16;
+	int i;
+
+	for (i = 0; i < code16_end - code16_start; i++)
+		dst[i] = code16_start[i];
+	t[0] = REGION9 | (4 << 6);
+	t[1] = TOPA_TABLE9 | 1;
+	wrmsr_gp(RTIT_CTL, 0);
+	ok(!wrmsr_gp(RTIT_OUTPUT_BASE, TOPA_TABLE9) &&
+	   !wrmsr_gp(RTIT_OUTPUT_MASK, 0x7f) && !wrmsr_gp(RTIT_CTL, ctl),
+	   "enable TraceEn for the 16-bit mode run");
+	asm volatile("ljmp $0x18, $" "0x8000" "\n"
+		     ".globl mode16_back\n"
+		     "mode16_back:\n"
+		     : : : "ecx", "memory", "cc");
+	wrmsr_gp(RTIT_CTL, 0);
+	*len = rdmsr(RTIT_OUTPUT_MASK) >> 32;
+	ok(*len > 20 && *len < 0x10000, "16-bit mode run produced output");
+}
+
+/*
+ * "ovf": trace a HLT that waits for an NMI.  migrate.sh migrates the VM
+ * meanwhile; the emulator's state does not migrate, so the trace must
+ * carry OVF and a FUP (full IP) with the IP after the HLT, then the NMI:
+ * FUP there again and TIP to nmi_entry.
+ */
+__attribute__((noinline)) static void ovf_run(uint64_t ctl)
+{
+	volatile uint64_t *t = (uint64_t *)TOPA_TABLE10;
+	uint64_t len;
+
+	t[0] = REGION10 | (4 << 6);
+	t[1] = TOPA_TABLE10 | 1;
+	ok(!wrmsr_gp(RTIT_OUTPUT_BASE, TOPA_TABLE10) &&
+	   !wrmsr_gp(RTIT_OUTPUT_MASK, 0x7f) && !wrmsr_gp(RTIT_CTL, ctl),
+	   "ovf: enable TraceEn");
+	/* Reading an RTIT MSR writes out what is staged: PSB+, TIP.PGE. */
+	ok(rdmsr(RTIT_OUTPUT_MASK) >> 32 > 16, "ovf: PSB+ written out");
+	puts_("PT-OVF-HALTED\n");
+	while (!nmi_count)
+		asm volatile("hlt" : : : "memory");
+	wrmsr_gp(RTIT_CTL, 0);
+	len = rdmsr(RTIT_OUTPUT_MASK) >> 32;
+	ok(nmi_count == 1, "ovf: woken by one NMI");
+	ok(len > 20 && len < 0x10000, "ovf: the trace is in the region");
+	dump("PT-HEXOVF", (const uint8_t *)REGION10, len);
+	finish();
+}
+
+/* Whether the multiboot command line holds @word. */
+static int cmdline_has(const uint32_t *mbi, const char *word)
+{
+	const char *c, *w;
+
+	if (!mbi || !(mbi[0] & 4))
+		return 0;
+	for (c = (const char *)mbi[4]; *c; c++) {
+		for (w = word; *w && c[w - word] == *w; w++)
+			;
+		if (!*w && (c[w - word] == 0 || c[w - word] == ' '))
+			return 1;
+	}
+	return 0;
+}
+
 static void timing_run(uint64_t ctl, uint64_t *len)
 {
 	volatile uint64_t *t = (uint64_t *)TOPA_TABLE6;
 
 	t[0] = REGION6 | (4 << 6);
 	t[1] = TOPA_TABLE6 | 1;
+	uint64_t t0, t1;
+
 	wrmsr_gp(RTIT_CTL, 0);
+	t0 = rdtsc();
 	ok(!wrmsr_gp(RTIT_OUTPUT_BASE, TOPA_TABLE6) &&
 	   !wrmsr_gp(RTIT_OUTPUT_MASK, 0x7f) &&
 	   !wrmsr_gp(RTIT_CTL, ctl | TIMING_CTL),
 	   "enable TraceEn with MTC, CYC, PSBFreq");
 	traced_work(3000);
 	wrmsr_gp(RTIT_CTL, 0);
+	t1 = rdtsc();
 	puts_("# PT-CTL6 ");
 	putu((unsigned long)(ctl | TIMING_CTL), 16);
+	puts_("\n");
+	/* RDTSC before and after: every TSC packet must lie in between. */
+	puts_("# PT-TSC6 ");
+	putu((unsigned long)(t0 >> 32), 16);
+	puts_(" ");
+	putu((unsigned long)t0, 16);
+	puts_(" ");
+	putu((unsigned long)(t1 >> 32), 16);
+	puts_(" ");
+	putu((unsigned long)t1, 16);
 	puts_("\n");
 	*len = rdmsr(RTIT_OUTPUT_MASK) >> 32;
 	ok((rdmsr(RTIT_OUTPUT_MASK) & 0xffffffff) == 0x7f &&
@@ -638,15 +755,17 @@ static void topa_error_tests(uint64_t ctl)
 	wrmsr_gp(RTIT_STATUS, 0);
 }
 
-int main(void)
+int main(const uint32_t *mbi)
 {
 	uint64_t ctl = CTL_TRACEEN | CTL_OS | CTL_TOPA | CTL_BRANCHEN |
 		       CTL_TSCEN;
 	uint32_t r[4];
-	uint64_t v, off, v6, v7, v8;
+	uint64_t v, off, v6, v7, v8, v9;
 	const uint8_t *p;
 
 	setup_cpu();
+	if (cmdline_has(mbi, "ovf"))
+		ovf_run(ctl);
 
 	cpuid(0, 0, r);
 	ok(r[0] >= 0x16 && r[1] == 0x756e6547, "GenuineIntel, CPUID level >= 0x16");
@@ -794,6 +913,7 @@ int main(void)
 	timing_run(ctl, &v6);
 	filter_run(ctl, &v7);
 	tracestop_run(ctl, &v8);
+	mode16_run(ctl, &v9);
 
 	perfmon_tests();
 	pmi_tests(ctl);
@@ -805,6 +925,7 @@ int main(void)
 	dump("PT-HEX6", (const uint8_t *)REGION6, v6);
 	dump("PT-HEX7", (const uint8_t *)REGION7, v7);
 	dump("PT-HEX8", (const uint8_t *)REGION8, v8);
+	dump("PT-HEX9", (const uint8_t *)REGION9, v9);
 	finish();
 	return 0;
 }

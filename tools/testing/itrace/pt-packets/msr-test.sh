@@ -13,10 +13,7 @@ out=$BUILD/pt-packets/msr-test
 mkdir -p "$out"
 
 build_ptcheck "$out"
-gcc -m32 -O2 -Wall -ffreestanding -fno-toplevel-reorder -nostdlib -static \
-	-fno-pic -fno-pie -no-pie -fno-stack-protector \
-	-Wl,-Ttext=0x100000 -Wl,--build-id=none \
-	-o "$out/msr-test" "$here/msr-test.c"
+build_msr_test "$out"
 
 timeout 120 "$qemu" -L /usr/share/qemu -L /usr/share/seabios -display none \
 	-nic none -no-reboot -m 64M -cpu "$cpu" \
@@ -30,11 +27,40 @@ if [ $n -eq 0 ]; then
 fi
 
 sym() { nm "$out/msr-test" | awk -v s="$1" '$3 == s { print $1 }'; }
+# Packet fields (ptcheck PTCHECK_PKT) against msr-test's code: the WRMSRs
+# (and the instructions after them and after each MOV to CR3) from its
+# disassembly, its symbols; all of it runs in 32-bit protected mode.
+wrmsr=$(insn_addrs "$out/msr-test" '^wrmsr$')
+after_wrmsr=$(insn_addrs "$out/msr-test" '^wrmsr$' "" next)
+after_cr3=$(insn_addrs "$out/msr-test" '^mov +%e[a-z]+,%cr3$' "" next)
+m32="mode.exec/32>=1 mode.exec/64=0 mode.exec/16=0"
+# PT-HEX: traced_work(2000) calls leaf_fn through fnptr 667 times (a TIP
+# to leaf_fn each), and 5 WRMSRs #GP while tracing: FUP at the WRMSR, TIP
+# to gp_entry, IRET's TIP past the WRMSR; the WRMSR that clears TraceEn
+# gives a FUP with the IP after it, then TIP.PGD.
+declare -A pkt=(
+	[PT-HEX]="tip@:leaf_fn=667 fup>tip@$wrmsr=5 tip@:gp_entry=5 tip@$after_wrmsr=5
+		fup>tip.pgd@$after_wrmsr=1 $m32"
+	# CR3 filter: 300 iterations traced, 100 calls through fnptr; TIP.PGE
+	# after the MOV to CR3 that matches, TIP.PGD (no IP) at the one that
+	# does not, a PIP with CR3 0x1000 (PTCHECK_PIP) at the MOV in between.
+	[PT-HEX3]="tip@:leaf_fn=100 tip.pge@$after_cr3=1 tip.pgd/ipc0=1 $m32"
+	[PT-HEX6]="tip@:leaf_fn=1000 $m32"
+	[PT-HEX6-tsc]="tsc>=2"
+	# IP filter on leaf_fn: enter it 500 times (TIP.PGE at leaf_fn),
+	# leave it 500 times by RET into traced_work (TIP.PGD with that IP).
+	[PT-HEX7]="tip.pge@:leaf_fn=500 tip.pgd@traced_work=500 tip.pgd/ipc0=0 $m32"
+	# TraceStop at stop_fn: TIP.PGD with stop_fn's IP, then TraceStop.
+	[PT-HEX8]="tip.pgd@:stop_fn=1 tip.pgd>stop@:stop_fn=1 stop=1 $m32"
+)
 # PT-HEX: 2000 iterations with #GP inside; PT-HEX3: CR3 filter, 300 traced.
 for t in PT-HEX:2000 PT-HEX3:300; do
 	tag=${t%:*} want=${t#*:}
 	awk -v b="$tag-BEGIN" -v e="$tag-END" '$0 == b { t = 1; next } $0 == e { exit } t' \
 		"$out/console.log" | tr -d '\n' | xxd -r -p > "$out/$tag.bin"
+	pip=
+	[ $tag = PT-HEX3 ] && pip=1000
+	PTCHECK_PIP=$pip PTCHECK_PKT=${pkt[$tag]} \
 	"$out/ptcheck" "$out/$tag.bin" "$out/msr-test" "$(sym leaf_fn)=$want" \
 		"$(sym traced_work)=1" > "$out/$tag.tap" 2> "$out/$tag.err" || true
 	sed 's/^/# /' "$out/$tag.err" | head -20
@@ -43,10 +69,14 @@ done
 # PT-HEX6: 3000 iterations with TSC, MTC/TMA, CYC, CBR and PSBFreq 1; the
 # packets are checked against the RTIT_CTL value msr-test printed.
 ctl6=$(awk '$1 == "#" && $2 == "PT-CTL6" { print $3 }' "$out/console.log")
+# RDTSC before enabling and after disabling (hi lo hi lo, hex): every TSC
+# packet's value lies in between.
+tsc6=$(awk 'function pad(x) { while (length(x) < 8) x = "0" x; return x }
+	$1 == "#" && $2 == "PT-TSC6" { print "0x" $3 pad($4) "-0x" $5 pad($6) }' "$out/console.log")
 awk '$0 == "PT-HEX6-BEGIN" { t = 1; next } $0 == "PT-HEX6-END" { exit } t' \
 	"$out/console.log" | tr -d '\n' | xxd -r -p > "$out/PT-HEX6.bin"
 if [ -n "$ctl6" ]; then
-	PTCHECK_CTL=$ctl6 PTCHECK_PSBGAP=1 "$out/ptcheck" "$out/PT-HEX6.bin" \
+	PTCHECK_PKT="${pkt[PT-HEX6]} tsc@${tsc6:-bad}=all ${pkt[PT-HEX6-tsc]}" PTCHECK_CTL=$ctl6 PTCHECK_PSBGAP=1 "$out/ptcheck" "$out/PT-HEX6.bin" \
 		"$out/msr-test" "$(sym leaf_fn)=3000" "$(sym traced_work)=1" \
 		> "$out/PT-HEX6.tap" 2> "$out/PT-HEX6.err" || true
 	sed 's/^/# /' "$out/PT-HEX6.err" | head -20
@@ -68,7 +98,7 @@ for t in "PT-HEX7:500:$lo-$hi" "PT-HEX8:151:"; do
 	fi
 	extra=("$(sym traced_work)=0")
 	[ $tag = PT-HEX8 ] && extra+=("$(sym stop_fn)=0")
-	PTCHECK_RANGE=$range "$out/ptcheck" "$out/$tag.bin" "$out/msr-test" \
+	PTCHECK_PKT=${pkt[$tag]} PTCHECK_RANGE=$range "$out/ptcheck" "$out/$tag.bin" "$out/msr-test" \
 		"$(sym leaf_fn)=$want" "${extra[@]}" > "$out/$tag.tap" 2> "$out/$tag.err" || true
 	sed 's/^/# /' "$out/$tag.err" | head -20
 	label=TraceStop
@@ -86,5 +116,16 @@ for t in "PT-HEX7:500:$lo-$hi" "PT-HEX8:151:"; do
 		check "$tag: one TraceStop packet (${stops:-0})" [ "${stops:-0}" = 1 ]
 	fi
 done
+# PT-HEX9: a far jump into a 16-bit code segment and back (mode16_run):
+# MODE.Exec 16-bit (CS.D = CS.L = 0) and a TIP to the copy of the code at
+# 0x8000, the loop's 4 taken and 1 not-taken branch, MODE.Exec 32-bit and
+# a TIP to mode16_back.  Packets only: the 16-bit copy is not in the ELF.
+awk '$0 == "PT-HEX9-BEGIN" { t = 1; next } $0 == "PT-HEX9-END" { exit } t' \
+	"$out/console.log" | tr -d '\n' | xxd -r -p > "$out/PT-HEX9.bin"
+PTCHECK_PKT="mode.exec/16=1 tip@0x8000=1 mode.exec/32>=2 mode.exec/64=0
+	tip@0x$(sym mode16_back)=1 tnt.8/5=1" \
+	"$out/ptcheck" "$out/PT-HEX9.bin" > "$out/PT-HEX9.tap" 2> "$out/PT-HEX9.err" || true
+sed 's/^/# /' "$out/PT-HEX9.err" | head -20
+retap "PT-HEX9 (16-bit mode): " "$out/PT-HEX9.tap"
 echo "1..$n"
 [ $fail -eq 0 ]

@@ -3,7 +3,8 @@
  * Guest side of the emulated Intel PT check: trace this program's own
  * user-mode execution of a workload with known control flow through the
  * upstream intel_pt PMU (classic AUX area), then print the raw trace on
- * stdout, base64-encoded between marker lines, for the host to decode.
+ * stdout, base64-encoded between marker lines, for the host to decode,
+ * after the guest's TSC (RDTSC) before and after tracing.
  *
  * Build static and non-PIE so the host can decode against the same ELF.
  *
@@ -164,7 +165,7 @@ int main(int argc, char **argv)
 	struct perf_event_mmap_page *up;
 	unsigned char *aux;
 	char *pages;
-	uint64_t head;
+	uint64_t head, t0, t1;
 	int type, fd, loops = argc > 1 ? atoi(argv[1]) : 100;
 	const char *mode = argc > 2 ? argv[2] : "";
 	unsigned long aux_pages = AUX_PAGES;
@@ -225,6 +226,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	t0 = __builtin_ia32_rdtsc();
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	if (!strcmp(mode, "spin")) {
 		printf("PT-GUEST-SPIN\n");
@@ -239,6 +241,10 @@ int main(int argc, char **argv)
 			compat_trip();
 	}
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	t1 = __builtin_ia32_rdtsc();
+	/* Every TSC packet of the trace must lie between these. */
+	printf("PT-GUEST-TSC %llx %llx\n", (unsigned long long)t0,
+	       (unsigned long long)t1);
 
 	head = __atomic_load_n(&up->aux_head, __ATOMIC_ACQUIRE);
 	printf("PT-GUEST: aux_head %llu\n", (unsigned long long)head);

@@ -20,6 +20,28 @@
  * decoded instruction lies in [LO, HI): a trace made with an IP filter on
  * that range.
  *
+ * Packet fields: every packet libipt's packet decoder returns is filed
+ * under a kind ("tip/ipc2", "tnt.8/5", "mode.exec/32", "cyc/3b", "pip/nr0",
+ * "cbr/36",
+ * "fup.psb/ipc3", "fup>tip.pgd", "tip.pge.resume", ...; see file_packet()),
+ * printed as one "# kinds TRACE: K=N ..." line that check.sh folds into
+ * its coverage table.
+ * IP packets carry the full IP, rebuilt from the compressed payload and
+ * the last IP by the SDM's rules (independently of libipt's higher
+ * layers).  PTCHECK_PKT="SPEC ..." checks counts of kinds against what
+ * the traced program must have produced, each SPEC one TAP line:
+ *
+ *   KIND[@WHERE[,WHERE...]]OP
+ *     KIND   a kind, or a prefix of kinds up to a '/' ("tip" = every TIP)
+ *     WHERE  0xLO-0xHI (HI excluded) or 0xADDR, or an ELF symbol of the
+ *            traced ELF: NAME (the symbol's whole range) or :NAME (its
+ *            first byte only); only packets with an IP match, and TSC
+ *            packets, whose TSC value WHERE then ranges over
+ *     OP     =N, >=N, or =all (every packet of KIND is in WHERE)
+ *
+ * With PTCHECK_PIP=CR3 (hex), also check that every PIP carries that CR3
+ * and NR=0, and that there is one.
+ *
  * Prints TAP lines ("ok N name" / "not ok N name"); exits non-zero if any
  * check failed.
  */
@@ -235,7 +257,403 @@ static void timing_report(struct timing *t)
 		    t->long_psb == 0, "", name);
 }
 
-static int check_packets(uint8_t *buf, size_t len)
+/* Packet kinds and the field checks (PTCHECK_PKT) */
+
+#define MAX_KINDS	128
+#define MAX_SPECS	32
+#define MAX_WHERE	1024
+
+static struct {
+	char name[32];
+	unsigned long count;
+} kinds[MAX_KINDS];
+static int nkinds;
+
+struct spec {
+	const char *text;
+	char kind[32];
+	int nwhere, op;		/* op: 0 "=N", 1 ">=N", 2 "=all" */
+	uint64_t lo[MAX_WHERE], hi[MAX_WHERE];
+	unsigned long want, in, total;
+	int bad;
+};
+
+static struct spec specs[MAX_SPECS];
+static int nspecs;
+static const char *elf_path;
+static uint64_t want_pip;
+static int have_pip;
+static unsigned long pips, bad_pips;
+
+/* Does kind @k belong to @prefix: equal, or @prefix followed by '/'. */
+static int kind_match(const char *k, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return !strncmp(k, prefix, n) && (k[n] == 0 || k[n] == '/');
+}
+
+/* File one packet of kind @k, with its full IP if @has_ip. */
+static void pkt_kind(const char *k, int has_ip, uint64_t ip)
+{
+	int i, j;
+
+	for (i = 0; i < nkinds; i++)
+		if (!strcmp(kinds[i].name, k))
+			break;
+	if (i == nkinds && nkinds < MAX_KINDS) {
+		snprintf(kinds[i].name, sizeof(kinds[i].name), "%s", k);
+		nkinds++;
+	}
+	if (i < nkinds)
+		kinds[i].count++;
+	for (i = 0; i < nspecs; i++) {
+		struct spec *s = &specs[i];
+
+		if (!kind_match(k, s->kind))
+			continue;
+		s->total++;
+		if (!s->nwhere) {
+			s->in++;
+			continue;
+		}
+		for (j = 0; has_ip && j < s->nwhere; j++) {
+			if (ip >= s->lo[j] && ip < s->hi[j]) {
+				s->in++;
+				break;
+			}
+		}
+	}
+}
+
+/* The address range of symbol @name in the ELF (size 0: one byte). */
+static int elf_symbol(const char *name, uint64_t *lo, uint64_t *hi)
+{
+	Elf_Scn *scn = NULL;
+	int fd, found = 0;
+	Elf *elf;
+
+	if (!elf_path)
+		return 0;
+	fd = open(elf_path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	while (elf && !found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB ||
+		    !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(d, i, &sym))
+				break;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (n && !strcmp(n, name) && sym.st_shndx != SHN_UNDEF) {
+				*lo = sym.st_value;
+				*hi = sym.st_value + (sym.st_size ? sym.st_size : 1);
+				found = 1;
+				break;
+			}
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return found;
+}
+
+/* Parse one SPEC (see the top of the file); returns 0 on success. */
+static int parse_spec(struct spec *s, const char *text)
+{
+	char buf[32768], *op, *w, *save = NULL;
+	size_t n;
+
+	s->text = text;
+	snprintf(buf, sizeof(buf), "%s", text);
+	op = strstr(buf, ">=");
+	if (op) {
+		s->op = 1;
+		s->want = strtoul(op + 2, NULL, 0);
+	} else if ((op = strchr(buf, '='))) {
+		s->op = strcmp(op + 1, "all") ? 0 : 2;
+		s->want = strtoul(op + 1, NULL, 0);
+	} else {
+		return -1;
+	}
+	*op = 0;
+	w = strchr(buf, '@');
+	if (w)
+		*w++ = 0;
+	n = strlen(buf);
+	if (!n || n >= sizeof(s->kind))
+		return -1;
+	memcpy(s->kind, buf, n + 1);
+	for (w = w ? strtok_r(w, ",", &save) : NULL; w;
+	     w = strtok_r(NULL, ",", &save)) {
+		uint64_t lo, hi;
+		char *end;
+
+		if (s->nwhere == MAX_WHERE)
+			return -1;
+		if (!strncmp(w, "0x", 2)) {
+			lo = strtoull(w, &end, 16);
+			hi = *end == '-' ? strtoull(end + 1, &end, 16) : lo + 1;
+			if (*end || hi <= lo)
+				return -1;
+		} else if (*w == ':') {
+			if (!elf_symbol(w + 1, &lo, &hi))
+				return -1;
+			hi = lo + 1;
+		} else if (!elf_symbol(w, &lo, &hi)) {
+			return -1;
+		}
+		s->lo[s->nwhere] = lo;
+		s->hi[s->nwhere++] = hi;
+	}
+	return 0;
+}
+
+static void parse_specs(const char *env)
+{
+	char *copy, *t, *save = NULL;
+
+	if (!env)
+		return;
+	copy = strdup(env);
+	for (t = strtok_r(copy, " \t\n", &save); t && nspecs < MAX_SPECS;
+	     t = strtok_r(NULL, " \t\n", &save)) {
+		struct spec *s = &specs[nspecs++];
+
+		memset(s, 0, sizeof(*s));
+		s->bad = parse_spec(s, strdup(t)) != 0;
+	}
+	free(copy);
+}
+
+static void report_specs(void)
+{
+	char name[400];
+	int i;
+
+	for (i = 0; i < nspecs; i++) {
+		struct spec *s = &specs[i];
+		int ok;
+
+		if (s->bad) {
+			snprintf(name, sizeof(name), "packet fields: %s: bad"
+				 " spec or unknown symbol", s->text);
+			tap(0, "", name);
+			continue;
+		}
+		if (s->op == 2)
+			ok = s->in == s->total;
+		else if (s->op == 1)
+			ok = s->in >= s->want;
+		else
+			ok = s->in == s->want;
+		snprintf(name, sizeof(name), "packet fields: %.120s%s (%lu of"
+			 " %lu %s)", s->text, strlen(s->text) > 120 ? "..." : "",
+			 s->in, s->total, s->kind);
+		tap(ok, "", name);
+	}
+	if (have_pip) {
+		snprintf(name, sizeof(name), "packet fields: every PIP has CR3"
+			 " 0x%" PRIx64 ", NR 0 (%lu PIP, %lu bad)", want_pip,
+			 pips, bad_pips);
+		tap(pips > 0 && bad_pips == 0, "", name);
+	}
+}
+
+static const char *const ipc_names[] = {
+	[pt_ipc_suppressed] = "ipc0", [pt_ipc_update_16] = "ipc1",
+	[pt_ipc_update_32] = "ipc2", [pt_ipc_sext_48] = "ipc3",
+	[pt_ipc_update_48] = "ipc4", [pt_ipc_full] = "ipc6",
+};
+
+/* The packet state the kinds need: the last IP, PSB+, OVF, pairs. */
+struct kind_state {
+	uint64_t last_ip;
+	int in_psb, after_ovf;
+	char pending[32];	/* "fup" or "tip.pgd": pair with the next */
+	uint64_t pending_ip;
+	int pending_has_ip;
+	/* How packets went off last: 0 never, 1 FUP + TIP.PGD, 2 TIP.PGD */
+	int off_how;
+	uint64_t off_ip;	/* the FUP's IP */
+};
+
+/*
+ * Rebuild the full IP of an IP packet from its payload and the last IP
+ * (SDM "IP Compression"); returns 0 if the IP is suppressed.
+ */
+static int full_ip(struct kind_state *ks, const struct pt_packet_ip *p,
+		   uint64_t *ip)
+{
+	switch (p->ipc) {
+	case pt_ipc_update_16:
+		*ip = (ks->last_ip & ~0xffffULL) | (p->ip & 0xffff);
+		break;
+	case pt_ipc_update_32:
+		*ip = (ks->last_ip & ~0xffffffffULL) | (p->ip & 0xffffffff);
+		break;
+	case pt_ipc_sext_48:
+		*ip = (uint64_t)((int64_t)(p->ip << 16) >> 16);
+		break;
+	case pt_ipc_update_48:
+		*ip = (ks->last_ip & ~0xffffffffffffULL) |
+		      (p->ip & 0xffffffffffffULL);
+		break;
+	case pt_ipc_full:
+		*ip = p->ip;
+		break;
+	default:
+		return 0;
+	}
+	ks->last_ip = *ip;
+	return 1;
+}
+
+static void file_packet(struct kind_state *ks, const struct pt_packet *pkt)
+{
+	char k[48];
+	uint64_t ip = 0;
+	int has_ip = 0;
+	const char *base = (size_t)pkt->type < NR_PKT && pkt_names[pkt->type] ?
+			   pkt_names[pkt->type] : "unknown";
+
+	int after_fup = 0;
+	uint64_t fup_ip = 0;
+
+	/* A pair: the packet after a FUP or TIP.PGD, timing aside. */
+	if (ks->pending[0] && pkt->type != ppt_mtc && pkt->type != ppt_cyc &&
+	    pkt->type != ppt_pad) {
+		snprintf(k, sizeof(k), "%s>%s", ks->pending, base);
+		pkt_kind(k, ks->pending_has_ip, ks->pending_ip);
+		after_fup = !strcmp(ks->pending, "fup");
+		fup_ip = ks->pending_ip;
+		ks->pending[0] = 0;
+	}
+	switch (pkt->type) {
+	case ppt_psb:
+		ks->in_psb = 1;
+		ks->last_ip = 0;
+		pkt_kind(base, 0, 0);
+		break;
+	case ppt_psbend:
+		ks->in_psb = 0;
+		pkt_kind(base, 0, 0);
+		break;
+	case ppt_ovf:
+		ks->after_ovf = 1;
+		ks->off_how = 0;
+		pkt_kind(base, 0, 0);
+		break;
+	case ppt_tip:
+	case ppt_tip_pge:
+	case ppt_tip_pgd:
+	case ppt_fup:
+		has_ip = full_ip(ks, &pkt->payload.ip, &ip);
+		if (pkt->type == ppt_fup && ks->in_psb)
+			base = "fup.psb";
+		else if (pkt->type == ppt_fup && ks->after_ovf)
+			base = "fup.ovf";
+		ks->after_ovf = 0;
+		snprintf(k, sizeof(k), "%s/%s", base,
+			 (size_t)pkt->payload.ip.ipc < ARRAY_SIZE(ipc_names) &&
+			 ipc_names[pkt->payload.ip.ipc] ?
+			 ipc_names[pkt->payload.ip.ipc] : "ipc?");
+		pkt_kind(k, has_ip, ip);
+		/*
+		 * Where TIP.PGE resumes: at the FUP's IP after an event took
+		 * packets off (FUP + TIP.PGD), or somewhere a synchronous
+		 * transfer (TIP.PGD alone: SYSCALL, a filter) returns to.
+		 */
+		if (pkt->type == ppt_tip_pgd) {
+			ks->off_how = after_fup ? 1 : 2;
+			ks->off_ip = fup_ip;
+		} else if (pkt->type == ppt_tip_pge) {
+			pkt_kind(ks->off_how == 0 ? "tip.pge.first" :
+				 ks->off_how == 2 ? "tip.pge.sync" :
+				 ks->off_ip == ip ? "tip.pge.resume" :
+				 "tip.pge.elsewhere", has_ip, ip);
+		}
+		if (!strcmp(base, "fup") || !strcmp(base, "tip.pgd")) {
+			snprintf(ks->pending, sizeof(ks->pending), "%s", base);
+			ks->pending_ip = ip;
+			ks->pending_has_ip = has_ip;
+		}
+		break;
+	case ppt_tnt_8:
+	case ppt_tnt_64:
+		snprintf(k, sizeof(k), "%s/%u", base, pkt->payload.tnt.bit_size);
+		pkt_kind(k, 0, 0);
+		break;
+	case ppt_mode:
+		if (pkt->payload.mode.leaf == pt_mol_tsx) {
+			pkt_kind("mode.tsx", 0, 0);
+			break;
+		}
+		switch (pt_get_exec_mode(&pkt->payload.mode.bits.exec)) {
+		case ptem_64bit:
+			pkt_kind("mode.exec/64", 0, 0);
+			break;
+		case ptem_32bit:
+			pkt_kind("mode.exec/32", 0, 0);
+			break;
+		case ptem_16bit:
+			pkt_kind("mode.exec/16", 0, 0);
+			break;
+		default:
+			pkt_kind("mode.exec/bad", 0, 0);
+			break;
+		}
+		break;
+	case ppt_pip:
+		snprintf(k, sizeof(k), "pip/nr%u", pkt->payload.pip.nr);
+		pkt_kind(k, 0, 0);
+		pips++;
+		if (have_pip && (pkt->payload.pip.cr3 != want_pip ||
+				 pkt->payload.pip.nr))
+			bad_pips++;
+		break;
+	case ppt_tsc:
+		/* The TSC value stands in for an IP: WHERE is a TSC range. */
+		pkt_kind(base, 1, pkt->payload.tsc.tsc);
+		break;
+	case ppt_cbr:
+		snprintf(k, sizeof(k), "cbr/%u", pkt->payload.cbr.ratio);
+		pkt_kind(k, 0, 0);
+		break;
+	case ppt_cyc:
+		snprintf(k, sizeof(k), "cyc/%ub", pkt->size);
+		pkt_kind(k, 0, 0);
+		break;
+	default:
+		pkt_kind(base, 0, 0);
+		break;
+	}
+}
+
+static void print_kinds(const char *trace)
+{
+	const char *base = strrchr(trace, '/');
+	int i;
+
+	printf("# kinds %s:", base ? base + 1 : trace);
+	for (i = 0; i < nkinds; i++)
+		printf(" %s=%lu", kinds[i].name, kinds[i].count);
+	printf("\n");
+}
+
+static int check_packets(const char *trace, uint8_t *buf, size_t len)
 {
 	unsigned long count[NR_PKT] = { 0 };
 	struct pt_packet_decoder *dec;
@@ -245,6 +663,7 @@ static int check_packets(uint8_t *buf, size_t len)
 	int err, errors = 0;
 	size_t i;
 	struct timing tm = { 0 };
+	struct kind_state ks = { 0 };
 
 	init_config(&cfg, buf, len);
 	dec = pt_pkt_alloc_decoder(&cfg);
@@ -265,14 +684,17 @@ static int check_packets(uint8_t *buf, size_t len)
 			/* Skip to the next PSB. */
 			if (pt_pkt_sync_forward(dec) < 0)
 				break;
+			memset(&ks, 0, sizeof(ks));
 			continue;
 		}
 		if ((size_t)pkt.type < NR_PKT)
 			count[pkt.type]++;
 		if (have_ctl)
 			timing_packet(&tm, &pkt, off);
+		file_packet(&ks, &pkt);
 	}
 	pt_pkt_free_decoder(dec);
+	print_kinds(trace);
 
 	printf("# %zu bytes:", len);
 	for (i = 0; i < NR_PKT; i++)
@@ -287,6 +709,7 @@ static int check_packets(uint8_t *buf, size_t len)
 	tap(count[ppt_tip_pge] > 0, "", "TIP.PGE present");
 	if (have_ctl)
 		timing_report(&tm);
+	report_specs();
 	return errors;
 }
 
@@ -454,12 +877,18 @@ int main(int argc, char **argv)
 		range_hi = *end == '-' ? strtoull(end + 1, NULL, 16) : 0;
 		have_range = 1;
 	}
+	if (getenv("PTCHECK_PIP") && *getenv("PTCHECK_PIP")) {
+		want_pip = strtoull(getenv("PTCHECK_PIP"), NULL, 16);
+		have_pip = 1;
+	}
+	elf_path = argc > 2 ? argv[2] : NULL;
+	parse_specs(getenv("PTCHECK_PKT"));
 	buf = read_file(argv[1], &len);
 	if (!buf) {
 		fprintf(stderr, "%s: %s\n", argv[1], strerror(errno));
 		return 2;
 	}
-	check_packets(buf, len);
+	check_packets(argv[1], buf, len);
 	if (argc > 2) {
 		exp = calloc(argc, sizeof(*exp));
 		for (i = 3; i < argc; i++) {

@@ -152,6 +152,12 @@ check "intel_pt caps match the emulated CPUID leaf 0x14" $caps_ok
 check "no WARN/BUG/KASAN/lockdep in guest log" bash -c "! grep -q '^PT-SPLAT' '$log.txt'"
 
 sym() { printf '%x' 0x$(nm "$out/pt-guest" | awk -v s="$1" '$3 == s { print $1 }'); }
+# From pt-guest's disassembly: the store in workload that touches each
+# fresh page (movb $0x1,(%reg)), every instruction after a SYSCALL.
+pf_store=$(insn_addrs "$out/pt-guest" 'movb +[$]0x1,[(]%r[a-z0-9]+[)]$' workload)
+after_syscall=$(insn_addrs "$out/pt-guest" '^syscall$' "" next)
+check "pt-guest disassembly: one page-touching store ($pf_store), SYSCALL instructions" \
+	[ -n "$pf_store" -a "${pf_store#*,}" = "$pf_store" -a -n "$after_syscall" ]
 for mode in retcomp noretcomp long snapshot timing compat; do
 	loops=100
 	[ $mode = long ] && loops=20000
@@ -172,12 +178,33 @@ for mode in retcomp noretcomp long snapshot timing compat; do
 	ok "$mode: trace received from the guest ($(stat -c %s "$out/trace-$mode.bin") bytes)"
 	ctl=
 	[ $mode = timing ] && ctl=$timing_cfg
-	PTCHECK_CTL=$ctl "$out/ptcheck" "$out/trace-$mode.bin" "$out/pt-guest" "${expect[@]}" \
+	# Packet fields against the program (pkt_truth in lib.sh): each
+	# indirect call through ops[] is a TIP to add_one or add_two; each of
+	# the LOOPS / 10 page faults a FUP at the store that faults, then
+	# TIP.PGD, and a TIP.PGE at the same store when it restarts; the
+	# getppid and ioctl system calls return (TIP.PGE after a TIP.PGD
+	# without FUP) right after a SYSCALL instruction; MODE.Exec says
+	# 64-bit, and 32-bit only for the compat trips, whose far jumps are 2
+	# TIPs each into compat_trip.
+	pkt="tip@:add_one=$((loops / 2)) tip@:add_two=$((loops / 2))
+		fup>tip.pgd@$pf_store>=$((loops / 10)) tip.pge.resume@$pf_store>=$((loops / 10))
+		tip.pge.elsewhere=0 tip.pge.sync@$after_syscall=all tip.pge.sync>=1
+		mode.exec/64>=1 mode.exec/16=0"
+	# TSC packets: between the guest's RDTSC before and after tracing.
+	tsc=$(awk -v m="$mode" '$0 == "PT-RUN " m { on = 1; next }
+		on && /^PT-GUEST-TSC / { print "0x" $2 "-0x" $3; exit }' "$log.txt")
+	pkt+=" tsc@${tsc:-none}=all tsc>=1"
+	if [ $mode = compat ]; then
+		pkt+=" mode.exec/32>=$((loops / 10)) tip@compat_trip=$((loops / 5))"
+	else
+		pkt+=" mode.exec/32=0"
+	fi
+	PTCHECK_PKT=$pkt PTCHECK_CTL=$ctl "$out/ptcheck" "$out/trace-$mode.bin" "$out/pt-guest" "${expect[@]}" \
 		> "$out/ptcheck-$mode.tap" 2> "$out/ptcheck-$mode.err" || true
 	sed 's/^/# /' "$out/ptcheck-$mode.err" | head -20
 	retap "$mode: " "$out/ptcheck-$mode.tap"
 	if [ $mode = long ]; then
-		psbs=$(grep -o ' psb=[0-9]*' "$out/ptcheck-$mode.tap" | cut -d= -f2)
+		psbs=$(grep '^# [0-9]* bytes:' "$out/ptcheck-$mode.tap" | grep -o ' psb=[0-9]*' | cut -d= -f2)
 		size=$(stat -c %s "$out/trace-$mode.bin")
 		check "long: periodic PSB+ ($psbs PSB in $size bytes)" \
 			[ "${psbs:-0}" -ge $((size / 4096)) ]
@@ -190,7 +217,20 @@ awk '$0 == "PT-RUN kernel" { on = 1; next }
 	take { print }' "$log.txt" | base64 -d > "$out/trace-kernel.bin" 2>/dev/null || true
 check "kernel: trace received from the guest ($(stat -c %s "$out/trace-kernel.bin") bytes)" \
 	[ -s "$out/trace-kernel.bin" ]
-"$out/ptcheck" "$out/trace-kernel.bin" > "$out/ptcheck-kernel.tap" 2> "$out/ptcheck-kernel.err" || true
+# Every IP in the kernel's text (System.map: _stext.._etext, so the
+# sign-extended 48-bit payloads must rebuild to 0xffffffff8...) or in
+# pt-guest; an interrupt in the kernel is FUP then TIP, in context.
+smap=${SYSTEM_MAP:-$(dirname "$kernel")/../../../System.map}
+ktext=$(awk '$3 == "_stext" { lo = $1 } $3 == "_etext" { hi = $1 }
+	END { if (lo != "" && hi != "") print "0x" lo "-0x" hi }' "$smap" 2>/dev/null || true)
+# pt-guest's code: from its first to past its last text symbol.
+read -r ulo uhi < <(nm -n "$out/pt-guest" | awk '$2 ~ /^[tTwW]$/ { if (lo == "") lo = $1; hi = $1 }
+	END { print "0x" lo, "0x" hi }')
+uhi=$(printf '0x%x' $((uhi + 4096)))
+where="${ktext:-0x0-0x1},$ulo-$uhi"
+PTCHECK_PKT="tip@$where=all fup@$where=all tip.pge@$where=all fup.psb@$where=all
+	tip/ipc3@${ktext:-0x0-0x1}>=1 tip@$pf_store>=10 fup>tip>=1 mode.exec/64>=1 mode.exec/32=0" \
+	"$out/ptcheck" "$out/trace-kernel.bin" > "$out/ptcheck-kernel.tap" 2> "$out/ptcheck-kernel.err" || true
 sed 's/^/# /' "$out/ptcheck-kernel.err" | head -20
 retap "kernel: " "$out/ptcheck-kernel.tap"
 
