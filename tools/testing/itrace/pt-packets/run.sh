@@ -117,6 +117,34 @@ if [ -x /usr/bin/perf ]; then
 		echo PT-GUEST-END
 		rm -f /tmp/perf-${m%%:*}.data
 	done
+	# Snapshot mode on demand: perf record -S takes a snapshot at each
+	# SIGUSR2 (and, without "e", none at exit). Three while the workload
+	# runs, each counted only if perf was still there to get it.
+	echo "PT-RUN perf-sigusr2"
+	t0=$(date +%s)
+	HOME=/tmp /usr/bin/perf record -e intel_pt//u -S -m,2 \
+		-o /tmp/perf-sigusr2.data -- $(cat /perf-target) 400000 notrace &
+	pid=$!
+	# perf handles SIGUSR2 once the workload has been exec'ed (before,
+	# the signal would kill it): wait for the workload's name.
+	tgt=$(basename "$(cat /perf-target)")
+	i=0
+	while [ -z "$(pidof "$tgt")" ] && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sent=0
+	for i in 1 2 3; do
+		sleep 0.5
+		kill -USR2 $pid 2>/dev/null && sent=$((sent + 1))
+	done
+	wait $pid
+	echo "PT-PERF-RC $?"
+	echo "PT-SIGUSR2 $sent $(( $(date +%s) - t0 ))"
+	echo PT-GUEST-BEGIN
+	base64 /tmp/perf-sigusr2.data
+	echo PT-GUEST-END
+	rm -f /tmp/perf-sigusr2.data
 	cd /
 fi
 dmesg | grep -E 'irq loop stuck|NMI received for unknown|ToPA ERROR' | sed 's/^/PT-SPLAT /'
@@ -383,6 +411,33 @@ if [ -x $perf ]; then
 				[ "$fn" -gt 0 -a "$errs" = 0 ]
 		fi
 	done
+
+	# Snapshots on SIGUSR2: one snapshot per signal perf got, each
+	# a whole buffer (2 pages) or less, decoding without error.
+	f=$out/perf-sigusr2.data
+	awk '$0 == "PT-RUN perf-sigusr2" { on = 1; next }
+		on && /^PT-GUEST-BEGIN/ { take = 1; next }
+		on && /^PT-GUEST-END/ { exit }
+		take { print }' "$log.txt" | base64 -d > "$f" 2>/dev/null || true
+	rc=$(awk '$0 == "PT-RUN perf-sigusr2" { on = 1 }
+		on && /^PT-PERF-RC/ { print $2; exit }' "$log.txt")
+	read -r sent secs < <(awk '$1 == "PT-SIGUSR2" { print $2, $3; exit }' "$log.txt")
+	check "perf-sigusr2: perf record -S in the guest (rc ${rc:-?}), 3 SIGUSR2 sent while it ran (${sent:-?}, ${secs:-?} s)" \
+		[ "${rc:-1}" = 0 -a "${sent:-0}" = 3 ]
+	# perf writes one PERF_RECORD_AUXTRACE (the copied data) per snapshot;
+	# the kernel's PERF_RECORD_AUX come at every switch-out as well.
+	aux=$($perf script -i "$f" -D 2>/dev/null | awk '/PERF_RECORD_AUXTRACE / { n++ } END { print n + 0 }')
+	big=$($perf script -i "$f" -D 2>/dev/null |
+		awk '/PERF_RECORD_AUXTRACE / { for (i = 1; i < NF; i++) if ($i == "size:") print $(i + 1) }' |
+		while read -r v; do if [ $((v)) -gt 8192 ]; then echo x; fi; done | wc -l)
+	$perf script -i "$f" --itrace=e > "$out/perf-sigusr2-errors.txt" 2>&1 || true
+	errs=$(grep -c 'instruction trace error' "$out/perf-sigusr2-errors.txt" || true)
+	fn=$($perf script -i "$f" --itrace=c -F addr 2>/dev/null | wc -l)
+	echo "# perf-sigusr2: $aux AUX records, $fn calls decoded, $errs decode errors"
+	check "perf-sigusr2: one snapshot per signal ($aux AUXTRACE records for ${sent:-?} signals), none larger than the buffer ($big)" \
+		[ "$aux" = "${sent:-x}" -a "$big" = 0 ]
+	check "perf-sigusr2: snapshots decode ($fn calls), no decode errors ($errs)" \
+		[ "$fn" -gt 0 -a "$errs" = 0 ]
 fi
 echo "1..$n"
 [ $fail -eq 0 ]
