@@ -19,6 +19,10 @@
 #                         instructions (itrace decode --kernel VMLINUX);
 #                         a comment gives that decode's error count (the
 #                         running kernel's text is not vmlinux's: README)
+#   NAME: -k libipt decode  the user-mode part of that trace (kcut.c: the
+#                         kernel's packets cut out, its entries and exits
+#                         made TIP.PGD/TIP.PGE) decodes: no error, no gap
+#   NAME: -k insns        and its addresses equal sstep's, as above
 #   NAME: perf -e intel_pt// (PERF_KERNEL_PROGS only) perf record of user
 #                         and kernel mode: exit 0, same output
 #   NAME: perf user+kernel insns  perf script without a kernel image: every
@@ -30,6 +34,7 @@
 # instruction is one PT instruction, one single-step trap per iteration).
 set -u
 ITRACE=${ITRACE:?}
+KCUT=${KCUT:-$1/kcut}
 PERF=${PERF:-/usr/bin/perf}
 VMLINUX=${VMLINUX:-}
 PERF_KERNEL_PROGS=" ${PERF_KERNEL_PROGS:-} "
@@ -73,7 +78,7 @@ kopt=()
 [ -n "$VMLINUX" ] && kopt=(--kernel "$VMLINUX")
 nk=0
 for k in $PERF_KERNEL_PROGS; do nk=$((nk + 1)); done
-echo "1..$(($(wc -l < "$corpus/corpus.list") * 7 + nk * 2 + 2))"
+echo "1..$(($(wc -l < "$corpus/corpus.list") * 9 + nk * 2 + 2))"
 while read -r name start end; do
 	set -- $(cat "$res/$name.rc" 2>/dev/null)
 	rec=${1:-none} ss=${2:-none} krec=${3:-none} prec=${4:-none} kprec=${5:-none}
@@ -131,8 +136,10 @@ while read -r name start end; do
 		compare "$name" "perf insns" "$res/$name.perf-pt" "$end"
 	fi
 
-	# user and kernel mode: itrace record -k, decoded through the kernel
-	# with the guest's vmlinux (errors where the running text differs)
+	# user and kernel mode: itrace record -k.  Decoded through the kernel
+	# with the guest's vmlinux: errors where the running text differs from
+	# it (a comment, not a test: README).  Its user-mode part, cut out by
+	# kcut at the packet level, decoded by libipt against sstep.
 	"$ITRACE" decode --insn "${kopt[@]}" "$res/$name.kitrace" > "$res/$name.kinsn" 2>"$res/$name.kdecode-err"
 	kerrs=$(grep -c 'decode error at' "$res/$name.kdecode-err")
 	read -r ku kk < <(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && length($2) == 16 {
@@ -145,6 +152,22 @@ while read -r name start end; do
 		tap FAIL "$name: -k recorded # itrace record -k exit $krec, $ku user + $kk kernel instructions decoded: $(tail -n1 "$res/$name.klog" 2>/dev/null)"
 	fi
 	echo "# $name: -k: itrace decode --kernel vmlinux: $ku user + $kk kernel instructions, $kerrs decode errors"
+	"$KCUT" "$res/$name.kitrace" "$res/$name.kcut" 2> "$res/$name.kcut-log"
+	crc=$?
+	stats=$("$ITRACE" decode --stats "$res/$name.kcut" 2>"$res/$name.kcut-err")
+	drc=$?
+	errs=$(awk '$1 == "total" && $2 == "errors" { print $3 }' <<<"$stats")
+	gaps=$(awk '$1 == "total" && $2 == "gaps" { print $3 }' <<<"$stats")
+	ktotal=$(awk '$1 == "total" && $2 == "insns" { print $3 }' <<<"$stats")
+	if [ $crc = 0 ] && [ $drc = 0 ] && [ "${errs:-x}" = 0 ] && [ "${gaps:-x}" = 0 ]; then
+		tap ok "$name: -k libipt decode of the user-mode part: $ktotal instructions ($total without -k), 0 errors, 0 gaps; $(sed -n 's/.*, \([0-9]* entries to and [0-9]* returns from the kernel\)$/\1/p' "$res/$name.kcut-log")"
+	else
+		tap FAIL "$name: -k libipt decode of the user-mode part # kcut exit $crc, decode exit $drc, errors ${errs:-?}, gaps ${gaps:-?}: $(head -n1 "$res/$name.kcut-log") $(head -n1 "$res/$name.kcut-err")"
+	fi
+	"$ITRACE" decode --insn "$res/$name.kcut" 2>/dev/null |
+		awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && length($2) == 16 { print $2 }' |
+		window "$start" > "$res/$name.kpt"
+	compare "$name" "-k insns (user mode)" "$res/$name.kpt" "$end"
 
 	# upstream perf, user and kernel mode: no kernel image on the host, so
 	# perf cannot walk kernel code; it must resume at the return to user
