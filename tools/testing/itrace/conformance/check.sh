@@ -36,7 +36,8 @@ if [ -x $perf ]; then
 	echo "$PERF_KERNEL_PROGS" > "$in/perf-kernel-progs"
 	extra=("$in/perf.tar" "$in/perf-kernel-progs")
 fi
-BUILD=$BUILD "$here/../scripts/run-vm.sh" -t 600 -o "$res" "$here/guest.sh" \
+# ~4 min on an idle 2-core host; the limit leaves room for a loaded one
+BUILD=$BUILD "$here/../scripts/run-vm.sh" -t 1200 -o "$res" "$here/guest.sh" \
 	"$in/corpus" "$in/corpus-dir" "${extra[@]}" > "$BUILD/conformance-vm.log" 2>&1
 rc=$?
 n=$((n + 1))
