@@ -57,7 +57,7 @@ static uint64_t last_ip(uint64_t last, const struct pt_packet_ip *p)
 
 struct out {
 	struct pt_encoder *enc;
-	unsigned long kept, dropped, pgd, pge;
+	unsigned long read, kept, pgd, pge;
 };
 
 static int emit(struct out *o, const struct pt_packet *p)
@@ -121,6 +121,7 @@ static long cut(const uint8_t *in, size_t size, uint8_t *buf, size_t bufsize,
 				(unsigned long long)off, pt_errstr(pt_errcode(err)));
 			goto out;
 		}
+		o->read++;
 		switch (p.type) {
 		case ppt_psb:
 			last = 0;
@@ -156,13 +157,12 @@ static long cut(const uint8_t *in, size_t size, uint8_t *buf, size_t bufsize,
 				user = 0;
 			} else if (!user && !is_kernel(ip)) {
 				err = emit_ip(o, ppt_tip_pge, ip, 0);
-				o->pge++;
+				if (p.type == ppt_tip)
+					o->pge++;
 				user = 1;
 			} else {
 				err = user ? emit_ip(o, p.type, ip, 0) : 0;
 			}
-			if (!user)
-				o->dropped++;
 			break;
 		}
 		case ppt_pad:
@@ -171,8 +171,6 @@ static long cut(const uint8_t *in, size_t size, uint8_t *buf, size_t bufsize,
 			/* MODE, TNT, timing...: their mode is the current one */
 			if (user || in_psb)
 				err = emit(o, &p);
-			else
-				o->dropped++;
 			break;
 		}
 		if (err < 0)
@@ -238,8 +236,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(stderr,
-		"kcut: %zu bytes of trace -> %ld: %lu packets kept, %lu kernel packets dropped, %lu entries to and %lu returns from the kernel\n",
-		d.segs[0].size, n, o.kept, o.dropped, o.pgd, o.pge);
+		"kcut: %zu bytes of trace -> %ld: %lu of %lu packets kept, %lu entries to and %lu returns from the kernel\n",
+		d.segs[0].size, n, o.kept, o.read, o.pgd, o.pge);
 	itrace_data_free(&d);
 	free(buf);
 	return 0;
