@@ -19,6 +19,8 @@
 #                         instructions (itrace decode --kernel VMLINUX);
 #                         a comment gives that decode's error count (the
 #                         running kernel's text is not vmlinux's: README)
+#   NAME: kcut of the user-only recording  kcut (below) changes nothing
+#                         libipt decodes in a trace without kernel packets
 #   NAME: -k libipt decode  the user-mode part of that trace (kcut.c: the
 #                         kernel's packets cut out, its entries and exits
 #                         made TIP.PGD/TIP.PGE) decodes: no error, no gap
@@ -78,7 +80,7 @@ kopt=()
 [ -n "$VMLINUX" ] && kopt=(--kernel "$VMLINUX")
 nk=0
 for k in $PERF_KERNEL_PROGS; do nk=$((nk + 1)); done
-echo "1..$(($(wc -l < "$corpus/corpus.list") * 9 + nk * 2 + 2))"
+echo "1..$(($(wc -l < "$corpus/corpus.list") * 10 + nk * 2 + 2))"
 while read -r name start end; do
 	set -- $(cat "$res/$name.rc" 2>/dev/null)
 	rec=${1:-none} ss=${2:-none} krec=${3:-none} prec=${4:-none} kprec=${5:-none}
@@ -152,6 +154,18 @@ while read -r name start end; do
 		tap FAIL "$name: -k recorded # itrace record -k exit $krec, $ku user + $kk kernel instructions decoded: $(tail -n1 "$res/$name.klog" 2>/dev/null)"
 	fi
 	echo "# $name: -k: itrace decode --kernel vmlinux: $ku user + $kk kernel instructions, $kerrs decode errors"
+	# kcut itself: on the user-only recording (no kernel packets) it must
+	# change nothing that libipt decodes
+	"$KCUT" "$res/$name.itrace" "$res/$name.ucut" 2>/dev/null
+	"$ITRACE" decode --insn "$res/$name.ucut" 2>/dev/null | awk '{ print $2 }' > "$res/$name.ucut-insn"
+	"$ITRACE" decode --insn "$res/$name.itrace" 2>/dev/null | awk '{ print $2 }' |
+		cmp -s - "$res/$name.ucut-insn"
+	if [ $? = 0 ] && [ "$(wc -l < "$res/$name.ucut-insn")" -gt 1000 ]; then
+		tap ok "$name: kcut of the user-only recording decodes to the same $(wc -l < "$res/$name.ucut-insn") lines"
+	else
+		tap FAIL "$name: kcut of the user-only recording # decodes differently"
+	fi
+	rm -f "$res/$name.ucut" "$res/$name.ucut-insn"
 	"$KCUT" "$res/$name.kitrace" "$res/$name.kcut" 2> "$res/$name.kcut-log"
 	crc=$?
 	stats=$("$ITRACE" decode --stats "$res/$name.kcut" 2>"$res/$name.kcut-err")
