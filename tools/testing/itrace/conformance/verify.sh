@@ -15,8 +15,8 @@
 #   NAME: perf insns      perf script --itrace=i1i's addresses (the
 #                         program's thread) equal sstep's, as above
 #   NAME: -k recorded     itrace record -k (user and kernel) ran it, same
-#                         output, and its trace holds user and kernel
-#                         instructions (itrace decode --kernel VMLINUX);
+#                         output, and its trace holds kernel instructions
+#                         (itrace decode --kernel VMLINUX);
 #                         a comment gives that decode's error count (the
 #                         running kernel's text is not vmlinux's: README)
 #   NAME: kcut of the user-only recording  kcut (below) changes nothing
@@ -147,9 +147,11 @@ while read -r name start end; do
 	read -r ku kk < <(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && length($2) == 16 {
 		if ($2 ~ /^0/) u++; else k++ } END { print u + 0, k + 0 }' "$res/$name.kinsn")
 	rm -f "$res/$name.kinsn"
+	# (user mode is checked below: libipt loses its way in the kernel and
+	# may find no user code again before the next PSB)
 	if [ "$krec" = 0 ] && [ -s "$res/$name.kitrace" ] && cmp -s "$res/$name.kout" "$res/$name.out" &&
-		[ "$ku" -gt 0 ] && [ "$kk" -gt 0 ]; then
-		tap ok "$name: -k recorded: itrace record -k exit 0, the program's output as without -k; user and kernel mode in the trace"
+		[ "$kk" -gt 0 ]; then
+		tap ok "$name: -k recorded: itrace record -k exit 0, the program's output as without -k; kernel code in the trace"
 	else
 		tap FAIL "$name: -k recorded # itrace record -k exit $krec, $ku user + $kk kernel instructions decoded: $(tail -n1 "$res/$name.klog" 2>/dev/null)"
 	fi
