@@ -28,7 +28,6 @@ fi
 # the programs also traced user+kernel by perf (check.sh: PERF_KERNEL_PROGS)
 kprogs=" $(cat /in/perf-kernel-progs 2>/dev/null) "
 now() { cut -d' ' -f1 /proc/uptime; }
-since() { echo "$1 $(now)" | awk '{ print $2 - $1 }'; }
 cd /tmp
 while read -r name start end; do
 	p=$dir/$name
