@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <getopt.h>
 #include <intel-pt.h>
 #include <linux/perf_event.h>
@@ -587,6 +588,46 @@ static void add_mapping(struct dstate *s, const char *file, uint64_t addr,
 		s->exe = strdup(name);
 }
 
+/*
+ * --kernel FILE: the kernel's code for a recording made with record -k,
+ * from its ELF image (vmlinux): every executable PT_LOAD segment at its link
+ * address, so the kernel must run unrelocated (no KASLR).  Returns 0, or -1
+ * when FILE is no usable ELF image.
+ */
+static int add_kernel(struct dstate *s, const char *path)
+{
+	size_t i, nr = 0, added = 0;
+	GElf_Phdr ph;
+	Elf *elf;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		fprintf(stderr, "itrace: --kernel %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nr)) {
+		fprintf(stderr, "itrace: --kernel %s: not an ELF file\n", path);
+		nr = 0;
+	}
+	for (i = 0; i < nr; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X) || !ph.p_filesz)
+			continue;
+		if (!itrace_image_add(s->image, s->st, itrace_base_name(path), path,
+				      ph.p_vaddr, ph.p_filesz, ph.p_offset))
+			added++;
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (!added && nr)
+		fprintf(stderr, "itrace: --kernel %s: no executable segment\n", path);
+	return added ? 0 : -1;
+}
+
 /* Is @split already a known discontinuity of the trace? */
 static bool has_split(const struct dstate *s, uint64_t split)
 {
@@ -916,6 +957,10 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	}
 	if (scan_sideband(s))
 		s->errors++;
+	if (o->kernel && add_kernel(s, o->kernel)) {
+		ret = 2;
+		goto out;
+	}
 	sym_done(s->st);
 	if (s->nr_splits)
 		qsort(s->splits, s->nr_splits, sizeof(*s->splits), cmp_u64);
@@ -968,13 +1013,15 @@ out:
 static void usage_decode(void)
 {
 	fprintf(stderr,
-		"usage: itrace decode [--insn | --summary | --stats | --sideband] [FILE]\n"
+		"usage: itrace decode [--insn | --summary | --stats | --sideband] [--kernel VMLINUX] [FILE]\n"
 		"  (default)   function-level flow: one line per call, return, jump\n"
 		"              between functions and syscall\n"
 		"  --insn      every instruction: address, symbol+offset, bytes, class\n"
 		"  --summary   counts, calls per function, first and last flow lines\n"
 		"  --stats     machine readable counters (used by the tests)\n"
 		"  --sideband  the recorded perf stream records (MMAP2, COMM...)\n"
+		"  --kernel VMLINUX  the kernel's ELF image, to decode kernel code of a\n"
+		"              recording made with record -k (kernel without KASLR)\n"
 		"  FILE        default itrace.data\n");
 }
 
@@ -985,6 +1032,7 @@ int cmd_decode(int argc, char **argv)
 		{ "summary", no_argument, NULL, 's' },
 		{ "stats",   no_argument, NULL, 'S' },
 		{ "sideband", no_argument, NULL, 'b' },
+		{ "kernel",  required_argument, NULL, 'k' },
 		{ "help",    no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -1007,6 +1055,9 @@ int cmd_decode(int argc, char **argv)
 			break;
 		case 'b':
 			o.mode = DECODE_SIDEBAND;
+			break;
+		case 'k':
+			o.kernel = optarg;
 			break;
 		default:
 			usage_decode();

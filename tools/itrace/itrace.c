@@ -8,7 +8,7 @@
 static void print_usage(void)
 {
 	fprintf(stderr,
-		"usage: itrace record [-o FILE] [-m PAGES] [--snapshot] -- CMD [ARGS...]\n"
+		"usage: itrace record [-o FILE] [-m PAGES] [--snapshot] [-k] -- CMD [ARGS...]\n"
 		"       itrace decode [--insn | --summary | --stats | --sideband] [FILE]\n"
 		"       itrace core [--exe PATH] [--sysroot DIR] [--insn] [--json] [-n N] CORE\n");
 }

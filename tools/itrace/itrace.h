@@ -26,6 +26,7 @@ enum decode_mode {
 struct decode_opts {
 	enum decode_mode mode;
 	const char	*name;		/* file name for messages */
+	const char	*kernel;	/* --kernel: ELF image of the kernel */
 };
 
 /* Returns 0, 1 on decode errors (after printing everything it could). */

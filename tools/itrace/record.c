@@ -308,13 +308,38 @@ static int write_out(struct recorder *rec)
 	return 0;
 }
 
+/*
+ * perf_event_open() refused an event that traces kernel mode: say why.
+ * Linux allows it with perf_event_paranoid <= 1, or to CAP_PERFMON (or
+ * CAP_SYS_ADMIN) whatever the setting.
+ */
+static void report_kernel_denied(int err)
+{
+	long paranoid;
+
+	fprintf(stderr, "itrace: -k: tracing kernel mode is not permitted: %s\n", strerror(err));
+	if (read_sysfs_int("/proc/sys/kernel/perf_event_paranoid", &paranoid))
+		fprintf(stderr,
+			"itrace: cannot read /proc/sys/kernel/perf_event_paranoid; kernel tracing needs it <= 1, or CAP_PERFMON\n");
+	else if (paranoid > 1)
+		fprintf(stderr,
+			"itrace: /proc/sys/kernel/perf_event_paranoid is %ld: kernel tracing needs <= 1, or CAP_PERFMON (root); without -k only user mode is traced\n",
+			paranoid);
+	else
+		fprintf(stderr,
+			"itrace: /proc/sys/kernel/perf_event_paranoid is %ld, which allows it: a security module or the PMU refused\n",
+			paranoid);
+}
+
 static void usage_record(void)
 {
 	fprintf(stderr,
-		"usage: itrace record [-o FILE] [-m PAGES] [--snapshot] -- CMD [ARGS...]\n"
+		"usage: itrace record [-o FILE] [-m PAGES] [--snapshot] [-k] -- CMD [ARGS...]\n"
 		"  -o FILE      output file (default itrace.data)\n"
 		"  -m PAGES     trace buffer pages, a power of two (default 1024)\n"
-		"  --snapshot   overwrite mode: keep only the newest trace\n");
+		"  --snapshot   overwrite mode: keep only the newest trace\n"
+		"  -k, --kernel trace kernel mode too (needs perf_event_paranoid <= 1,\n"
+		"               CAP_PERFMON or root)\n");
 }
 
 int cmd_record(int argc, char **argv)
@@ -323,6 +348,7 @@ int cmd_record(int argc, char **argv)
 		{ "output",   required_argument, NULL, 'o' },
 		{ "pages",    required_argument, NULL, 'm' },
 		{ "snapshot", no_argument,       NULL, 's' },
+		{ "kernel",   no_argument,       NULL, 'k' },
 		{ "help",     no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -330,7 +356,7 @@ int cmd_record(int argc, char **argv)
 	struct perf_event_attr attr;
 	struct itrace_file_header hdr;
 	unsigned long pages = 1024;
-	int go[2], ep[2], c, status, child_err = 0, ret = 1;
+	int go[2], ep[2], c, status, child_err = 0, ret = 1, kernel = 0;
 	long pmu_type;
 	uint8_t *vdso;
 	size_t vdso_size;
@@ -340,7 +366,7 @@ int cmd_record(int argc, char **argv)
 	rec.perf.name = "perf";
 	rec.trace.name = "trace";
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:m:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:m:kh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			rec.path = optarg;
@@ -354,6 +380,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 's':
 			rec.snapshot = 1;
+			break;
+		case 'k':
+			kernel = 1;
 			break;
 		default:
 			usage_record();
@@ -414,7 +443,7 @@ int cmd_record(int argc, char **argv)
 	attr.size = sizeof(attr);
 	attr.type = pmu_type;
 	attr.config = rec.sideband_only ? PERF_COUNT_SW_DUMMY : pt_config();
-	attr.exclude_kernel = 1;
+	attr.exclude_kernel = !kernel;
 	attr.exclude_hv = 1;
 	attr.disabled = 1;
 	attr.enable_on_exec = 1;
@@ -427,6 +456,10 @@ int cmd_record(int argc, char **argv)
 	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 
 	rec.fd = perf_event_open(&attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (rec.fd < 0 && kernel && (errno == EACCES || errno == EPERM)) {
+		report_kernel_denied(errno);
+		goto kill_child;
+	}
 	if (rec.fd < 0) {
 		fprintf(stderr,
 			"itrace: perf_event_open(intel_pt, type %ld, config 0x%llx): %s%s\n",

@@ -653,6 +653,73 @@ static int run(const char *cmd)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* record -k and decode --kernel: bad input, and the refusal of -k */
+static void test_cli_kernel(const char *itrace)
+{
+	char cmd[1024];
+	long paranoid = -1;
+	int rc, ok_msg;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s record -k >/dev/null 2>&1", itrace);
+	ok(run(cmd) == 2, "record -k without a command: usage, exit 2");
+	snprintf(cmd, sizeof(cmd), "%s record --kernel=1 -- /bin/true >/dev/null 2>&1", itrace);
+	ok(run(cmd) == 2, "record --kernel=1 (takes no argument): exit 2");
+	snprintf(cmd, sizeof(cmd), "%s record -h 2>&1 | grep -q -- '-k, --kernel'", itrace);
+	ok(run(cmd) == 0, "record -h documents -k, --kernel");
+	snprintf(cmd, sizeof(cmd), "%s decode --kernel %s/nonexistent %s >/dev/null 2>%s",
+		 itrace, tmpdir, tmp("tiny.itrace"), tmp("kerr.txt"));
+	rc = run(cmd);
+	snprintf(cmd, sizeof(cmd), "grep -q 'nonexistent: No such file' %s", tmp("kerr.txt"));
+	ok(rc == 2 && run(cmd) == 0, "decode --kernel of a missing file: says so, exit 2 (%d)", rc);
+	snprintf(cmd, sizeof(cmd), "%s decode --kernel %s %s >/dev/null 2>%s",
+		 itrace, tmp("tiny.itrace"), tmp("tiny.itrace"), tmp("kerr.txt"));
+	rc = run(cmd);
+	snprintf(cmd, sizeof(cmd), "grep -q 'not an ELF file' %s", tmp("kerr.txt"));
+	ok(rc == 2 && run(cmd) == 0, "decode --kernel of a non-ELF file: says so, exit 2 (%d)", rc);
+	snprintf(cmd, sizeof(cmd), "%s decode --stats --kernel %s %s | grep -qx 'total insns 21'",
+		 itrace, tiny_path, tmp("tiny.itrace"));
+	ok(run(cmd) == 0, "decode --kernel with an ELF image: the decode is unchanged");
+	snprintf(cmd, sizeof(cmd), "%s decode --kernel >/dev/null 2>&1", itrace);
+	ok(run(cmd) == 2, "decode --kernel without its argument: exit 2");
+
+	/*
+	 * The refusal, on this kernel: the sideband-only hook opens a software
+	 * event with exclude_kernel = 0, which perf_event_paranoid > 1 refuses
+	 * to a user without CAP_PERFMON, as it refuses intel_pt with -k.
+	 */
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+	if (f) {
+		if (fscanf(f, "%ld", &paranoid) != 1)
+			paranoid = -1;
+		fclose(f);
+	}
+	if (paranoid < 2 || (geteuid() && access("/usr/bin/setpriv", X_OK))) {
+		printf("ok %d record -k refused # SKIP perf_event_paranoid %ld allows it here\n",
+		       ++nr_test, paranoid);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && %s ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -k -o k.itrace -- /bin/true >k.log 2>&1",
+		 tmpdir, geteuid() ? "" :
+		 "setpriv --reuid=65534 --regid=65534 --clear-groups env",
+		 itrace);
+	rc = run(cmd);
+	if (rc == 126 || rc == 127) {
+		printf("ok %d record -k refused # SKIP user nobody cannot run %s\n", ++nr_test,
+		       itrace);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "grep -q 'itrace: -k: tracing kernel mode is not permitted' %s",
+		 tmp("k.log"));
+	ok_msg = !run(cmd);
+	snprintf(cmd, sizeof(cmd), "grep -q 'perf_event_paranoid is %ld: %s' %s",
+		 paranoid, "kernel tracing needs <= 1", tmp("k.log"));
+	ok(rc == 1 && ok_msg && run(cmd) == 0,
+	   "record -k as an unprivileged user with perf_event_paranoid %ld: exit 1 (%d), names the setting",
+	   paranoid, rc);
+}
+
 static void test_cli(const char *itrace)
 {
 	char cmd[1024];
@@ -681,6 +748,7 @@ static void test_cli(const char *itrace)
 	ok(run(cmd) == 0, "record without intel_pt fails");
 	snprintf(cmd, sizeof(cmd), "%s bogus >/dev/null 2>&1", itrace);
 	ok(run(cmd) == 2, "unknown command: exit 2");
+	test_cli_kernel(itrace);
 }
 
 /*

@@ -12,6 +12,10 @@ BUILD=${1:?usage: check.sh BUILD}
 here=$(cd "$(dirname "$0")" && pwd)
 corpus=$BUILD/conformance
 res=$BUILD/check/conformance
+# the programs also traced user+kernel by perf record -e intel_pt// (a
+# subset, for time: system calls, signals, page faults, context switches,
+# fork, exec)
+PERF_KERNEL_PROGS=${PERF_KERNEL_PROGS:-syscall signal pagefault threads fork exec}
 n=0
 if ! make -s -C "$here" O="$corpus" > "$BUILD/conformance-build.log" 2>&1; then
 	echo "not ok 1 conformance: build the corpus # $(tail -n1 "$BUILD/conformance-build.log")"
@@ -22,8 +26,19 @@ in=$(mktemp -d "$BUILD/conformance-in-XXXXXX")
 trap 'rm -rf "$in"' EXIT
 cp -a "$corpus" "$in/corpus"
 echo "$corpus" > "$in/corpus-dir"
-BUILD=$BUILD "$here/../scripts/run-vm.sh" -t 420 -o "$res" "$here/guest.sh" \
-	"$in/corpus" "$in/corpus-dir" > "$BUILD/conformance-vm.log" 2>&1
+# Debian's perf with its shared libraries, at their paths (merged /usr, as
+# in the guest), for the guest to unpack: the second decoder's recordings.
+perf=/usr/bin/perf
+extra=()
+if [ -x $perf ]; then
+	libs=$(ldd $perf | awk '/=> \// { print $3 } /^\t\// { print $1 }' | sed 's,^/lib,/usr/lib,')
+	tar -chf "$in/perf.tar" -C / ${perf#/} $(for l in $libs; do echo "${l#/}"; done)
+	echo "$PERF_KERNEL_PROGS" > "$in/perf-kernel-progs"
+	extra=("$in/perf.tar" "$in/perf-kernel-progs")
+fi
+# ~4 min on an idle 2-core host; the limit leaves room for a loaded one
+BUILD=$BUILD "$here/../scripts/run-vm.sh" -t 1200 -o "$res" "$here/guest.sh" \
+	"$in/corpus" "$in/corpus-dir" "${extra[@]}" > "$BUILD/conformance-vm.log" 2>&1
 rc=$?
 n=$((n + 1))
 case $rc in
@@ -31,6 +46,7 @@ case $rc in
 *) echo "not ok $n conformance: guest run # run-vm exit $rc; see $res/console.log" ;;
 esac
 sed 's/^/# /' "$res/cmd.log" 2>/dev/null
-ITRACE=$BUILD/tools/itrace/itrace "$here/verify.sh" "$corpus" "$res" |
+ITRACE=$BUILD/tools/itrace/itrace PERF=$perf VMLINUX=$BUILD/linux-obj/vmlinux \
+	PERF_KERNEL_PROGS="$PERF_KERNEL_PROGS" "$here/verify.sh" "$corpus" "$res" |
 	awk -v n=$n '/^(not )?ok [0-9]+/ { n++; sub(/ok [0-9]+/, "ok " n) }
 		/^1\.\./ { next } { print } END { print "1.." n }'

@@ -3,28 +3,87 @@
 #
 # verify.sh CORPUS RESULTS: host half of the conformance suite.  For each
 # program of CORPUS/corpus.list, with the guest's files in RESULTS (see
-# guest.sh), three TAP lines:
+# guest.sh), TAP lines:
 #   NAME: recorded        itrace record and sstep ran the program to the
 #                         same exit status
 #   NAME: libipt decode   `itrace decode` exits 0, no decode error, no gap
 #   NAME: insns           the decoded instruction addresses equal sstep's,
 #                         one by one, from START (main, or the first
 #                         instruction) to the exit_group system call
+#   NAME: perf record     perf record -e intel_pt//u ran it, same output
+#   NAME: perf decode     perf script --itrace=e reports no error
+#   NAME: perf insns      perf script --itrace=i1i's addresses (the
+#                         program's thread) equal sstep's, as above
+#   NAME: -k recorded     itrace record -k (user and kernel) ran it, same
+#                         output, and its trace holds kernel instructions
+#                         (itrace decode --kernel VMLINUX);
+#                         a comment gives that decode's error count (the
+#                         running kernel's text is not vmlinux's: README)
+#   NAME: kcut of the user-only recording  kcut (below) changes nothing
+#                         libipt decodes in a trace without kernel packets
+#   NAME: -k libipt decode  the user-mode part of that trace (kcut.c: the
+#                         kernel's packets cut out, its entries and exits
+#                         made TIP.PGD/TIP.PGE) decodes: no error, no gap
+#   NAME: -k insns        and its addresses equal sstep's, as above
+#   NAME: perf -e intel_pt// (PERF_KERNEL_PROGS only) perf record of user
+#                         and kernel mode: exit 0, same output
+#   NAME: perf user+kernel insns  perf script without a kernel image: every
+#                         error is at a kernel address, the decoder resumes
+#                         at the return to user mode, and the user-mode
+#                         addresses equal sstep's, as above
+# and at the end the checks of -k refused by perf_event_paranoid.
 # Consecutive equal addresses count once on both sides (a REP string
 # instruction is one PT instruction, one single-step trap per iteration).
 set -u
 ITRACE=${ITRACE:?}
-corpus=$1 res=$2
+KCUT=${KCUT:-$1/kcut}
+PERF=${PERF:-/usr/bin/perf}
+VMLINUX=${VMLINUX:-}
+PERF_KERNEL_PROGS=" ${PERF_KERNEL_PROGS:-} "
+corpus=$1 res=$(cd "$2" && pwd)
 n=0
 tap() {	# tap OK|FAIL DESCRIPTION
 	n=$((n + 1))
 	if [ "$1" = ok ]; then echo "ok $n $2"; else echo "not ok $n $2"; fi
 }
-plan=$(($(wc -l < "$corpus/corpus.list") * 3))
-echo "1..$plan"
+# stdin: hex addresses, one a line (leading zeros allowed); stdout: from the
+# first START on, consecutive equal addresses once
+window() {
+	awk -v start="$1" '{ ip = $1; sub(/^0+/, "", ip)
+		if (!on && ip != start) next
+		on = 1
+		if (ip != last) print ip
+		last = ip }'
+}
+# compare NAME KIND FILE END: FILE (the window of a decode) against NAME.ss
+compare() {
+	local name=$1 kind=$2 f=$3 end=$4 want all got first mism
+	want=$(wc -l < "$res/$name.ss" 2>/dev/null || echo 0)
+	# the window is the ground truth's: main to its return, or to the exit
+	all=$(wc -l < "$f")
+	head -n "$want" "$f" > "$f.window"
+	mv "$f.window" "$f"
+	got=$(wc -l < "$f")
+	if [ "$end" = exit ] && [ "$all" != "$want" ]; then
+		tap FAIL "$name: $kind # decoded $all from main to the exit, single-stepped $want"
+	elif [ "$want" -gt 0 ] && cmp -s "$f" "$res/$name.ss"; then
+		tap ok "$name: $kind: $got decoded = $want single-stepped, 0 mismatches (from main to its ${end/ret/return})"
+	else
+		first=$(cmp "$f" "$res/$name.ss" 2>&1 | sed -n 's/.*line \([0-9]*\).*/\1/p')
+		mism=$(diff "$f" "$res/$name.ss" | grep -c '^[<>]')
+		tap FAIL "$name: $kind # decoded $got, single-stepped $want, $mism differing lines, first at line ${first:-?}: decoded $(sed -n "${first:-1}p" "$f") ss $(sed -n "${first:-1}p" "$res/$name.ss")"
+	fi
+}
+have_perf=false
+[ -x "$PERF" ] && [ -n "$(ls "$res"/*.perf.data 2>/dev/null)" ] && have_perf=true
+kopt=()
+[ -n "$VMLINUX" ] && kopt=(--kernel "$VMLINUX")
+nk=0
+for k in $PERF_KERNEL_PROGS; do nk=$((nk + 1)); done
+echo "1..$(($(wc -l < "$corpus/corpus.list") * 10 + nk * 2 + 2))"
 while read -r name start end; do
 	set -- $(cat "$res/$name.rc" 2>/dev/null)
-	rec=${1:-none} ss=${2:-none}
+	rec=${1:-none} ss=${2:-none} krec=${3:-none} prec=${4:-none} kprec=${5:-none}
 	if [ "$rec" = 0 ] && [ "$ss" = 0 ] && [ -s "$res/$name.itrace" ] && [ -s "$res/$name.ss" ]; then
 		tap ok "$name: recorded (itrace record and sstep: exit 0)"
 	else
@@ -41,30 +100,140 @@ while read -r name start end; do
 	else
 		tap FAIL "$name: libipt decode # exit $drc, errors ${errs:-?}, gaps ${gaps:-?}: $(head -n1 "$res/$name.decode-err")"
 	fi
-
 	"$ITRACE" decode --insn "$res/$name.itrace" 2>/dev/null |
-		awk -v start="$start" '
-		$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && length($2) == 16 {
-			ip = $2
-			sub(/^0+/, "", ip)
-			if (!on && ip != start) next
-			on = 1
-			if (ip != last) print ip
-			last = ip
-		}' > "$res/$name.pt"
-	want=$(wc -l < "$res/$name.ss" 2>/dev/null || echo 0)
-	# the window is the ground truth's: main to its return, or to the exit
-	all=$(wc -l < "$res/$name.pt")
-	head -n "$want" "$res/$name.pt" > "$res/$name.pt-window"
-	mv "$res/$name.pt-window" "$res/$name.pt"
-	got=$(wc -l < "$res/$name.pt")
-	if [ "$end" = exit ] && [ "$all" != "$want" ]; then
-		tap FAIL "$name: insns # decoded $all from main to the exit, single-stepped $want"
-	elif [ "$want" -gt 0 ] && cmp -s "$res/$name.pt" "$res/$name.ss"; then
-		tap ok "$name: insns: $got decoded = $want single-stepped, 0 mismatches (from main to its ${end/ret/return})"
+		awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && length($2) == 16 { print $2 }' |
+		window "$start" > "$res/$name.pt"
+	compare "$name" insns "$res/$name.pt" "$end"
+
+	# upstream perf: recorded by perf record -e intel_pt//u, decoded by
+	# perf script on the host (the guest's [vdso] from its build-id cache)
+	if ! $have_perf; then
+		tap FAIL "$name: perf record # no perf.data from the guest (perf missing?)"
+		tap FAIL "$name: perf decode # no perf.data"
+		tap FAIL "$name: perf insns # no perf.data"
 	else
-		first=$(cmp "$res/$name.pt" "$res/$name.ss" 2>&1 | sed -n 's/.*line \([0-9]*\).*/\1/p')
-		mism=$(diff "$res/$name.pt" "$res/$name.ss" | grep -c '^[<>]')
-		tap FAIL "$name: insns # decoded $got, single-stepped $want, $mism differing lines, first at line ${first:-?}: pt $(sed -n "${first:-1}p" "$res/$name.pt") ss $(sed -n "${first:-1}p" "$res/$name.ss")"
+		if [ "$prec" = 0 ] && [ -s "$res/$name.perf.data" ] &&
+			cmp -s "$res/$name.perf-out" "$res/$name.out"; then
+			tap ok "$name: perf record -e intel_pt//u: exit 0, the program's output as under itrace record"
+		else
+			tap FAIL "$name: perf record # exit $prec: $(grep -v '^\[ perf record' "$res/$name.perf-log" 2>/dev/null | tail -n1)"
+		fi
+		# instructions and errors in one pass; errors are lines of their own
+		"$PERF" --buildid-dir "$res/perf-buildid" script -i "$res/$name.perf.data" \
+			--itrace=i1ie -F tid,ip > "$res/$name.perf-insns" 2> "$res/$name.perf-stderr"
+		pirc=$?
+		grep 'instruction trace error' "$res/$name.perf-insns" > "$res/$name.perf-errors"
+		perrs=$(wc -l < "$res/$name.perf-errors")
+		sed -i '/instruction trace error/d' "$res/$name.perf-insns"
+		ptotal=$(wc -l < "$res/$name.perf-insns")
+		if [ $pirc = 0 ] && [ "$perrs" = 0 ] && [ "$ptotal" -gt 0 ]; then
+			tap ok "$name: perf decode: perf script --itrace=i1ie: $ptotal instructions, 0 errors"
+		else
+			tap FAIL "$name: perf decode # exit $pirc, $perrs errors, $ptotal instructions: $(head -n1 "$res/$name.perf-errors")"
+		fi
+		# the program's own thread: the first one perf saw (threads and
+		# fork children are traced too, perf record inherits)
+		awk 'NR == 1 { tid = $1 } $1 == tid { print $2 }' "$res/$name.perf-insns" |
+			window "$start" > "$res/$name.perf-pt"
+		compare "$name" "perf insns" "$res/$name.perf-pt" "$end"
+	fi
+
+	# user and kernel mode: itrace record -k.  Decoded through the kernel
+	# with the guest's vmlinux: errors where the running text differs from
+	# it (a comment, not a test: README).  Its user-mode part, cut out by
+	# kcut at the packet level, decoded by libipt against sstep.
+	"$ITRACE" decode --insn "${kopt[@]}" "$res/$name.kitrace" > "$res/$name.kinsn" 2>"$res/$name.kdecode-err"
+	kerrs=$(grep -c 'decode error at' "$res/$name.kdecode-err")
+	read -r ku kk < <(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && length($2) == 16 {
+		if ($2 ~ /^0/) u++; else k++ } END { print u + 0, k + 0 }' "$res/$name.kinsn")
+	rm -f "$res/$name.kinsn"
+	# (user mode is checked below: libipt loses its way in the kernel and
+	# may find no user code again before the next PSB)
+	if [ "$krec" = 0 ] && [ -s "$res/$name.kitrace" ] && cmp -s "$res/$name.kout" "$res/$name.out" &&
+		[ "$kk" -gt 0 ]; then
+		tap ok "$name: -k recorded: itrace record -k exit 0, the program's output as without -k; kernel code in the trace"
+	else
+		tap FAIL "$name: -k recorded # itrace record -k exit $krec, $ku user + $kk kernel instructions decoded: $(tail -n1 "$res/$name.klog" 2>/dev/null)"
+	fi
+	echo "# $name: -k: itrace decode --kernel vmlinux: $ku user + $kk kernel instructions, $kerrs decode errors"
+	# kcut itself: on the user-only recording (no kernel packets) it must
+	# change nothing that libipt decodes
+	"$KCUT" "$res/$name.itrace" "$res/$name.ucut" 2>/dev/null
+	"$ITRACE" decode --insn "$res/$name.ucut" 2>/dev/null | awk '{ print $2 }' > "$res/$name.ucut-insn"
+	"$ITRACE" decode --insn "$res/$name.itrace" 2>/dev/null | awk '{ print $2 }' |
+		cmp -s - "$res/$name.ucut-insn"
+	if [ $? = 0 ] && [ "$(wc -l < "$res/$name.ucut-insn")" -gt 1000 ]; then
+		tap ok "$name: kcut of the user-only recording decodes to the same $(wc -l < "$res/$name.ucut-insn") lines"
+	else
+		tap FAIL "$name: kcut of the user-only recording # decodes differently"
+	fi
+	rm -f "$res/$name.ucut" "$res/$name.ucut-insn"
+	"$KCUT" "$res/$name.kitrace" "$res/$name.kcut" 2> "$res/$name.kcut-log"
+	crc=$?
+	stats=$("$ITRACE" decode --stats "$res/$name.kcut" 2>"$res/$name.kcut-err")
+	drc=$?
+	errs=$(awk '$1 == "total" && $2 == "errors" { print $3 }' <<<"$stats")
+	gaps=$(awk '$1 == "total" && $2 == "gaps" { print $3 }' <<<"$stats")
+	ktotal=$(awk '$1 == "total" && $2 == "insns" { print $3 }' <<<"$stats")
+	if [ $crc = 0 ] && [ $drc = 0 ] && [ "${errs:-x}" = 0 ] && [ "${gaps:-x}" = 0 ]; then
+		tap ok "$name: -k libipt decode of the user-mode part: $ktotal instructions ($total without -k), 0 errors, 0 gaps; $(sed -n 's/.*, \([0-9]* entries to and [0-9]* returns from the kernel\)$/\1/p' "$res/$name.kcut-log")"
+	else
+		tap FAIL "$name: -k libipt decode of the user-mode part # kcut exit $crc, decode exit $drc, errors ${errs:-?}, gaps ${gaps:-?}: $(head -n1 "$res/$name.kcut-log") $(head -n1 "$res/$name.kcut-err")"
+	fi
+	"$ITRACE" decode --insn "$res/$name.kcut" 2>/dev/null |
+		awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && length($2) == 16 { print $2 }' |
+		window "$start" > "$res/$name.kpt"
+	compare "$name" "-k insns (user mode)" "$res/$name.kpt" "$end"
+
+	# upstream perf, user and kernel mode: no kernel image on the host, so
+	# perf cannot walk kernel code; it must resume at the return to user
+	# mode, with the user-mode instructions exactly those of sstep
+	case $PERF_KERNEL_PROGS in *" $name "*) ;; *) continue ;; esac
+	f=$res/$name.kperf.data
+	if [ "$kprec" = 0 ] && [ -s "$f" ] && cmp -s "$res/$name.kperf-out" "$res/$name.out"; then
+		tap ok "$name: perf record -e intel_pt// (user and kernel): exit 0, the program's output as under itrace record"
+	else
+		tap FAIL "$name: perf record -e intel_pt// # exit $kprec: $(grep -v '^\[ perf record' "$res/$name.kperf-log" 2>/dev/null | tail -n1)"
+	fi
+	# (kernel symbols only: the guest's kallsyms in the build-id cache)
+	(cd "$res" && "$PERF" --buildid-dir "$res/perf-buildid" script -i "$f" \
+		--itrace=i1ie -F tid,ip > "$res/$name.kperf-insns" 2> "$res/$name.kperf-stderr")
+	kirc=$?
+	grep 'instruction trace error' "$res/$name.kperf-insns" > "$res/$name.kperf-errors"
+	sed -i '/instruction trace error/d' "$res/$name.kperf-insns"
+	kerrs=$(wc -l < "$res/$name.kperf-errors")
+	# errors elsewhere than at a kernel address (ip 0xffff...)
+	uerrs=$(grep -v -c ' ip 0xffff' "$res/$name.kperf-errors")
+	read -r ku kk < <(awk '{ if ($2 ~ /^ffff/) k++; else u++ } END { print u + 0, k + 0 }' \
+		"$res/$name.kperf-insns")
+	awk 'NR == 1 { tid = $1 } $1 == tid && $2 !~ /^ffff/ { print $2 }' "$res/$name.kperf-insns" |
+		window "$start" > "$res/$name.kperf-pt"
+	if [ $kirc = 0 ] && [ "$uerrs" = 0 ] && [ "$ku" -gt 0 ]; then
+		compare "$name" "perf user+kernel insns (user mode; $ku user instructions, $ptotal with //u; $kerrs errors, all at kernel addresses: no kernel image)" \
+			"$res/$name.kperf-pt" "$end"
+	else
+		tap FAIL "$name: perf user+kernel insns # exit $kirc, $uerrs errors outside the kernel, $ku user instructions: $(grep -v -m1 ' ip 0xffff' "$res/$name.kperf-errors")"
+	fi
+	# with the vmlinux the guest ran: kernel code decodes where its text
+	# is the running one's; a comment, not a test (README)
+	if [ -n "$VMLINUX" ]; then
+		"$PERF" --buildid-dir "$res/perf-buildid" script -i "$f" --vmlinux "$VMLINUX" \
+			--itrace=i1ie -F ip > "$res/$name.kperf-vmlinux" 2>/dev/null
+		echo "# $name: perf script --vmlinux: $(grep -c -v 'instruction trace error' "$res/$name.kperf-vmlinux") instructions, $(grep -c 'instruction trace error' "$res/$name.kperf-vmlinux") errors"
+		rm -f "$res/$name.kperf-vmlinux"
 	fi
 done < "$corpus/corpus.list"
+
+# -k where perf_event_paranoid forbids kernel tracing: user nobody, 2
+drc=$(cat "$res/denied.rc" 2>/dev/null)
+if [ "$drc" = 1 ] && grep -q 'perf_event_paranoid is 2: kernel tracing needs <= 1' "$res/denied.log"; then
+	tap ok "-k refused for an unprivileged user with perf_event_paranoid 2: exit 1, says why"
+else
+	tap FAIL "-k refused # exit ${drc:-?}: $(head -n2 "$res/denied.log" 2>/dev/null | tr '\n' ' ')"
+fi
+urc=$(cat "$res/undenied.rc" 2>/dev/null)
+if [ "$urc" = 0 ]; then
+	tap ok "the same user without -k: recorded (exit 0)"
+else
+	tap FAIL "the same user without -k # exit ${urc:-?}: $(tail -n1 "$res/undenied.log" 2>/dev/null)"
+fi
