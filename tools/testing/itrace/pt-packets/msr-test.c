@@ -363,6 +363,7 @@ static volatile uint32_t *apic_reg(uint32_t reg)
 
 volatile unsigned int nmi_count, nmi_rearm;
 volatile uint64_t nmi_status;
+volatile uint64_t nmi_output_mask;	/* OUTPUT_MASK_PTRS at the first NMI */
 
 /*
  * The PMI handler, as Linux's does it: read IA32_PERF_GLOBAL_STATUS,
@@ -373,6 +374,8 @@ void nmi_handler(void)
 {
 	uint64_t st = rdmsr(MSR_GLOBAL_STATUS);
 
+	if (!nmi_count)
+		nmi_output_mask = rdmsr(RTIT_OUTPUT_MASK);
 	nmi_count++;
 	nmi_status |= st;
 	wrmsr_gp(MSR_GLOBAL_OVF_CTRL, st);
@@ -755,6 +758,70 @@ static void topa_error_tests(uint64_t ctl)
 	wrmsr_gp(RTIT_STATUS, 0);
 }
 
+/*
+ * "single": a CPU with ToPA tables of one output entry
+ * (-cpu ...,intel-pt-topa-multi=off; SDM "Single Output Region ToPA
+ * Implementation"): CPUID.14.0:ECX[1] = 0; entry 1 must be an END back to
+ * the table, anything else there is a ToPA error; the PMI of an INT region
+ * comes before the region is full. Only these run, then msr-test ends.
+ */
+static void single_entry_run(uint64_t ctl)
+{
+	volatile uint64_t *t = (uint64_t *)TOPA_TABLE5;
+	uint64_t st, off;
+	uint32_t r[4];
+
+	cpuid(0x14, 0, r);
+	ok(r[2] == 5, "single: CPUID.14.0:ECX = 5 (ToPA, single-range; one entry per table)");
+
+	*apic_reg(APIC_SVR) = 0x1ff;
+	*apic_reg(APIC_LVTPC) = LVT_NMI;
+	nmi_rearm = 1;
+
+	/* One 4K region and an END back to the table: wraps in place. */
+	t[0] = REGION5;
+	t[1] = TOPA_TABLE5 | 1;
+	st = topa_run(ctl, 200000);
+	off = rdmsr(RTIT_OUTPUT_MASK);
+	ok(!(st & 0x30) && (st & (1 << 3)) &&
+	   rdmsr(RTIT_OUTPUT_BASE) == TOPA_TABLE5 && !((off >> 7) & 0x1ffffff),
+	   "single: one entry, END back to the table: wraps, no Error, no Stop");
+	wrmsr_gp(RTIT_STATUS, 0);
+
+	/* INT and STOP: the PMI before the region is full, then the stop. */
+	t[0] = REGION5 | (1 << 2) | (1 << 4);
+	nmi_count = 0;
+	nmi_status = 0;
+	st = topa_run(ctl, 200000);
+	off = nmi_output_mask >> 32;
+	ok(st & (1 << 5), "single: INT+STOP region stopped");
+	ok(nmi_count == 1 && nmi_status == GLOBAL_TOPA_PMI,
+	   "single: one PMI, GLOBAL_STATUS bit 55");
+	puts_("# single: output offset at the PMI ");
+	putu(off, 10);
+	puts_(" of 4096\n");
+	ok(off >= 4096 - 512 && off <= 4096 - 256,
+	   "single: the PMI came before the region was full, 256 to 512 bytes before");
+	ok((rdmsr(RTIT_OUTPUT_MASK) >> 32) == 4096, "single: stopped with the region full");
+	wrmsr_gp(RTIT_STATUS, 0);
+
+	/* Entry 1: anything but an END back to the table is a ToPA error. */
+	t[0] = REGION5;
+	t[1] = REGION5 + 0x1000;
+	st = topa_run(ctl, 20000);
+	ok((st & (1 << 4)) && !(st & (1 << 3)),
+	   "single: ToPA error: a second output entry");
+	wrmsr_gp(RTIT_STATUS, 0);
+	t[1] = TOPA_TABLE4 | 1;
+	st = topa_run(ctl, 20000);
+	ok((st & (1 << 4)) && !(st & (1 << 3)),
+	   "single: ToPA error: entry 1's END points to another table");
+	wrmsr_gp(RTIT_STATUS, 0);
+
+	*apic_reg(APIC_LVTPC) = LVT_NMI | LVT_MASKED;
+	finish();
+}
+
 int main(const uint32_t *mbi)
 {
 	uint64_t ctl = CTL_TRACEEN | CTL_OS | CTL_TOPA | CTL_BRANCHEN |
@@ -766,6 +833,8 @@ int main(const uint32_t *mbi)
 	setup_cpu();
 	if (cmdline_has(mbi, "ovf"))
 		ovf_run(ctl);
+	if (cmdline_has(mbi, "single"))
+		single_entry_run(ctl);
 
 	cpuid(0, 0, r);
 	ok(r[0] >= 0x16 && r[1] == 0x756e6547, "GenuineIntel, CPUID level >= 0x16");

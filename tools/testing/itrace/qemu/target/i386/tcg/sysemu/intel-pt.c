@@ -288,9 +288,12 @@ static bool pt_topa_entry_bad(uint64_t entry, uint32_t idx,
  * `intel-pt-topa-multi=off` CPU property), the SDM has the ToPA PMI of an
  * INT region come before the region is full, without saying how early;
  * Linux moves to its next table at a PMI that finds at most 512 bytes
- * (TOPA_PMI_MARGIN) left.  It comes when this many are left.
+ * (TOPA_PMI_MARGIN) left.  It is raised when this many are left: packets
+ * reach memory a stage (INTEL_PT_STAGE_SIZE, 256 bytes) at a time and the
+ * NMI is taken at the end of the translation block, so the handler finds
+ * between 256 and 512 bytes left and the region never fills first.
  */
-#define PT_TOPA_SINGLE_PMI_LEFT 256
+#define PT_TOPA_SINGLE_PMI_LEFT 512
 
 /*
  * ToPA output: OUTPUT_BASE is the current table, OUTPUT_MASK_PTRS[31:7]
