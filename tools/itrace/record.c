@@ -461,6 +461,17 @@ int cmd_record(int argc, char **argv)
 	attr.task = 1;
 	attr.sample_id_all = 1;
 	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	/*
+	 * Stop mode: wake the reader (the trace fd's POLLIN) when a quarter
+	 * of the buffer is full rather than the kernel's default half, as
+	 * perf record does for its AUX area, so that it drains while three
+	 * quarters are still free.
+	 */
+	if (!rec.snapshot) {
+		uint64_t wm = (uint64_t)pages * sysconf(_SC_PAGESIZE) / 4;
+
+		attr.aux_watermark = wm > UINT32_MAX ? UINT32_MAX : wm;
+	}
 
 	rec.fd = perf_event_open(&attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (rec.fd < 0) {
