@@ -251,10 +251,31 @@ int ring_drain(struct recorder *rec, struct ring *r, uint32_t type)
 		}
 		free(lin);
 	} else {
-		if (itrace_write_section2(rec->out, type, r->tail, r->data + start,
-					  first, r->data, len - first))
-			return -1;
-		rec->trace_bytes += len;
+		/*
+		 * Stop mode: give the space back an eighth of the buffer at a
+		 * time, as soon as each piece is written out, not after the
+		 * whole copy: a reader that shares the CPU with the traced
+		 * task may be switched out in the middle of a long write, and
+		 * the driver restarts a stopped trace (and places its next
+		 * STOP marker) from the data_tail it finds then.
+		 */
+		uint64_t step = r->writable && r->size >= 8 ? r->size / 8 : len;
+
+		while (len) {
+			uint64_t n = len < step ? len : step;
+
+			start = r->tail % r->size;
+			first = n < r->size - start ? n : r->size - start;
+			if (itrace_write_section2(rec->out, type, r->tail, r->data + start,
+						  first, r->data, n - first))
+				return -1;
+			rec->trace_bytes += n;
+			r->tail += n;
+			len -= n;
+			if (r->writable)
+				__atomic_store_n(&r->pg->data_tail, r->tail, __ATOMIC_RELEASE);
+		}
+		return 0;
 	}
 	r->tail = head;
 	/*

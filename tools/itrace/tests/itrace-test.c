@@ -570,6 +570,26 @@ static void test_rings(void)
 	pg.data_head = 40;
 	ring_drain(&rec, r, ITRACE_SEC_TRACE);
 	ok(pg.data_tail == 40, "ring: data_tail follows the copy");
+	{
+		/* stop mode gives the space back an eighth of the ring at a time */
+		struct itrace_section sec;
+		size_t pos, nsec = 0, maxsz = 0;
+
+		fflush(rec.out);
+		pos = ((struct itrace_file_header *)buf)->header_size;
+		while (pos + sizeof(sec) <= len) {
+			memcpy(&sec, buf + pos, sizeof(sec));
+			if (sec.type == ITRACE_SEC_TRACE) {
+				nsec++;
+				if (sec.size > maxsz)
+					maxsz = sec.size;
+			}
+			pos += sizeof(sec) + ((sec.size + 7) & ~7ULL);
+		}
+		ok(nsec == 5 && maxsz == 8,
+		   "ring: 40 bytes of a 64-byte stop-mode ring in 5 pieces of <= 8 (%zu, max %zu)",
+		   nsec, maxsz);
+	}
 	fill(r, 40, 100);
 	pg.data_head = 100;
 	ring_drain(&rec, r, ITRACE_SEC_TRACE);
@@ -628,13 +648,19 @@ static void test_rings(void)
 		uint8_t b[3 * 40 + 24 + 24];
 		size_t n = 0;
 
-		memcpy(b + n, &aux[0], 40), n += 40;
-		memcpy(b + n, &aux[1], 40), n += 40;
-		memcpy(b + n, &aux[2], 24), n += 24;
+		memcpy(b + n, &aux[0], 40);
+		n += 40;
+		memcpy(b + n, &aux[1], 40);
+		n += 40;
+		memcpy(b + n, &aux[2], 24);
+		n += 24;
 		/* an ITRACE_LOST of unknown size (0), as intel_pt's stops */
 		memset(b + n, 0, 24);
-		memcpy(b + n, &lost0, sizeof(lost0)), n += 24;
-		rec.nr_lost = rec.nr_itrace_lost = rec.nr_aux_truncated = 0;
+		memcpy(b + n, &lost0, sizeof(lost0));
+		n += 24;
+		rec.nr_lost = 0;
+		rec.nr_itrace_lost = 0;
+		rec.nr_aux_truncated = 0;
 		rec.lost_bytes = 0;
 		scan_perf(&rec, b, n);
 		ok(rec.nr_aux_truncated == 1 && rec.nr_itrace_lost == 1 &&
@@ -728,10 +754,12 @@ static void test_cli(const char *itrace)
 		size_t i;
 
 		for (i = 0; i < ARRAY_SIZE(bad); i++) {
+			const char *f = tmp("rec.itrace");
+
 			snprintf(cmd, sizeof(cmd),
 				 "%s record -m '%s' -o %s -- /bin/true 2>&1 >/dev/null | grep -q 'not a power of two'; r=$?; "
 				 "%s record -m '%s' -o %s -- /bin/true >/dev/null 2>&1; test $? -eq 2 -a $r -eq 0",
-				 itrace, bad[i], tmp("rec.itrace"), itrace, bad[i], tmp("rec.itrace"));
+				 itrace, bad[i], f, itrace, bad[i], f);
 			ok(run(cmd) == 0, "record -m '%s': usage error (exit 2)", bad[i]);
 		}
 	}
