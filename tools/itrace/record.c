@@ -6,8 +6,9 @@
  * Sequence: fork the child, which blocks on a pipe; open the intel_pt event
  * on it (disabled, enable_on_exec), map its perf stream, derive and map the
  * trace fd; then let the child exec.  While it runs, both rings are drained
- * periodically (the trace head only moves when the event is scheduled out);
- * after it exits, they are drained a last time.
+ * when poll() says they are ready and at least every DRAIN_MS (trace below
+ * the watermark wakes nobody); after it exits, they are drained a last
+ * time.
  */
 #include <cpuid.h>
 #include <errno.h>
@@ -40,6 +41,7 @@
 
 #define PT_SYSFS	"/sys/bus/event_source/devices/intel_pt"
 #define PERF_PAGES	64	/* sideband ring: 64 data pages */
+#define DRAIN_MS	20	/* drain at least this often while CMD runs */
 
 static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			    int group_fd, unsigned long flags)
@@ -186,10 +188,18 @@ void scan_perf(struct recorder *rec, const uint8_t *p, size_t len)
 			fprintf(stderr,
 				"itrace: warning: the kernel lost sideband records (perf stream full)\n");
 			break;
-		case PERF_RECORD_ITRACE_LOST:
+		case PERF_RECORD_ITRACE_LOST: {
+			/* u64 offset, u64 size: bytes dropped, 0 = unknown */
+			uint64_t size = 0;
+
+			if (h.size >= sizeof(h) + 16)
+				memcpy(&size, p + pos + sizeof(h) + 8, 8);
 			rec->lost = 1;
 			rec->nr_lost++;
+			rec->nr_itrace_lost++;
+			rec->lost_bytes += size;
 			break;
+		}
 		case PERF_RECORD_AUX: {
 			uint64_t flags = 0;
 
@@ -198,6 +208,7 @@ void scan_perf(struct recorder *rec, const uint8_t *p, size_t len)
 			if (flags & PERF_AUX_FLAG_TRUNCATED) {
 				rec->lost = 1;
 				rec->nr_lost++;
+				rec->nr_aux_truncated++;
 			}
 			break;
 		}
@@ -240,10 +251,31 @@ int ring_drain(struct recorder *rec, struct ring *r, uint32_t type)
 		}
 		free(lin);
 	} else {
-		if (itrace_write_section2(rec->out, type, r->tail, r->data + start,
-					  first, r->data, len - first))
-			return -1;
-		rec->trace_bytes += len;
+		/*
+		 * Stop mode: give the space back an eighth of the buffer at a
+		 * time, as soon as each piece is written out, not after the
+		 * whole copy: a reader that shares the CPU with the traced
+		 * task may be switched out in the middle of a long write, and
+		 * the driver restarts a stopped trace (and places its next
+		 * STOP marker) from the data_tail it finds then.
+		 */
+		uint64_t step = r->writable && r->size >= 8 ? r->size / 8 : len;
+
+		while (len) {
+			uint64_t n = len < step ? len : step;
+
+			start = r->tail % r->size;
+			first = n < r->size - start ? n : r->size - start;
+			if (itrace_write_section2(rec->out, type, r->tail, r->data + start,
+						  first, r->data, n - first))
+				return -1;
+			rec->trace_bytes += n;
+			r->tail += n;
+			len -= n;
+			if (r->writable)
+				__atomic_store_n(&r->pg->data_tail, r->tail, __ATOMIC_RELEASE);
+		}
+		return 0;
 	}
 	r->tail = head;
 	/*
@@ -273,6 +305,7 @@ static int drain_all(struct recorder *rec)
 	 */
 	if ((rec->lost || full >= rec->trace.size) && rec->exec_seen) {
 		ioctl(rec->fd, PERF_EVENT_IOC_ENABLE, 0);
+		rec->nr_enables++;
 		rec->lost = 0;
 	}
 	return 0;
@@ -296,6 +329,30 @@ int drain_snapshot(struct recorder *rec)
 				  r->data + start, r->size - start, r->data, start))
 		return -1;
 	rec->trace_bytes += head < r->size ? head : r->size;
+	return 0;
+}
+
+/*
+ * Sleep until a ring has something to read or ms milliseconds passed: the
+ * trace fd is readable in stop mode at the watermark (half the buffer) and
+ * when the trace stopped on a full buffer, the event fd at the perf
+ * stream's wake-ups.  The timeout catches trace below the watermark, which
+ * wakes nobody.  Returns 1 once the traced task has exited (POLLHUP), so
+ * that the caller waits for it instead of polling again at once.
+ */
+static int wait_ready(struct recorder *rec, int ms)
+{
+	struct pollfd p[2] = {
+		{ .fd = rec->fd, .events = POLLIN },
+		{ .fd = rec->tfd, .events = POLLIN },
+	};
+	int n = rec->tfd >= 0 && !rec->snapshot ? 2 : 1, i;
+
+	if (poll(p, n, ms) <= 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (p[i].revents & POLLHUP)
+			return 1;
 	return 0;
 }
 
@@ -357,6 +414,7 @@ int cmd_record(int argc, char **argv)
 	struct itrace_file_header hdr;
 	unsigned long pages = 1024;
 	int go[2], ep[2], c, status, child_err = 0, ret = 1, kernel = 0;
+	int hup = 0;
 	long pmu_type;
 	uint8_t *vdso;
 	size_t vdso_size;
@@ -454,6 +512,17 @@ int cmd_record(int argc, char **argv)
 	attr.task = 1;
 	attr.sample_id_all = 1;
 	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	/*
+	 * Stop mode: wake the reader (the trace fd's POLLIN) when a quarter
+	 * of the buffer is full rather than the kernel's default half, as
+	 * perf record does for its AUX area, so that it drains while three
+	 * quarters are still free.
+	 */
+	if (!rec.snapshot) {
+		uint64_t wm = (uint64_t)pages * sysconf(_SC_PAGESIZE) / 4;
+
+		attr.aux_watermark = wm > UINT32_MAX ? UINT32_MAX : wm;
+	}
 
 	rec.fd = perf_event_open(&attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (rec.fd < 0 && kernel && (errno == EACCES || errno == EPERM)) {
@@ -551,7 +620,7 @@ mapped:
 	close(ep[0]);
 
 	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
+		pid_t w = waitpid(pid, &status, hup ? 0 : WNOHANG);
 
 		if (w == pid)
 			break;
@@ -561,7 +630,7 @@ mapped:
 		}
 		if (drain_all(&rec))
 			break;
-		poll(NULL, 0, 20);
+		hup = wait_ready(&rec, DRAIN_MS);
 	}
 	/* The event was scheduled out for the last time at exit. */
 	if (drain_all(&rec) ||
@@ -575,8 +644,9 @@ mapped:
 		fprintf(stderr, "itrace: %s killed by signal %d\n", argv[optind], WTERMSIG(status));
 	if (rec.nr_lost)
 		fprintf(stderr,
-			"itrace: warning: %lu trace loss records (buffer full?); try a larger -m\n",
-			rec.nr_lost);
+			"itrace: warning: trace lost: %lu PERF_RECORD_ITRACE_LOST (%llu bytes counted), %lu PERF_RECORD_AUX truncated, %lu restarts; try a larger -m\n",
+			rec.nr_itrace_lost, (unsigned long long)rec.lost_bytes,
+			rec.nr_aux_truncated, rec.nr_enables);
 	fprintf(stderr, "itrace: recorded %llu bytes of trace to %s\n",
 		(unsigned long long)rec.trace_bytes, rec.path);
 	if (!rec.trace_bytes && !rec.sideband_only)

@@ -27,7 +27,11 @@ struct recorder {
 	struct ring	trace;
 	int		exec_seen;
 	int		lost;		/* loss records seen since last drain */
-	unsigned long	nr_lost;
+	unsigned long	nr_lost;	/* losses: ITRACE_LOST + truncated AUX */
+	unsigned long	nr_itrace_lost;	/* PERF_RECORD_ITRACE_LOST records */
+	uint64_t	lost_bytes;	/* sum of their size fields (0: unknown) */
+	unsigned long	nr_aux_truncated; /* PERF_RECORD_AUX with TRUNCATED */
+	unsigned long	nr_enables;	/* PERF_EVENT_IOC_ENABLE after a stop */
 	int		snapshot;
 	int		sideband_only;	/* test hook: no PT, dummy event */
 	uint64_t	trace_bytes;

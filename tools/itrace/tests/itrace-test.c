@@ -570,6 +570,26 @@ static void test_rings(void)
 	pg.data_head = 40;
 	ring_drain(&rec, r, ITRACE_SEC_TRACE);
 	ok(pg.data_tail == 40, "ring: data_tail follows the copy");
+	{
+		/* stop mode gives the space back an eighth of the ring at a time */
+		struct itrace_section sec;
+		size_t pos, nsec = 0, maxsz = 0;
+
+		fflush(rec.out);
+		pos = ((struct itrace_file_header *)buf)->header_size;
+		while (pos + sizeof(sec) <= len) {
+			memcpy(&sec, buf + pos, sizeof(sec));
+			if (sec.type == ITRACE_SEC_TRACE) {
+				nsec++;
+				if (sec.size > maxsz)
+					maxsz = sec.size;
+			}
+			pos += sizeof(sec) + ((sec.size + 7) & ~7ULL);
+		}
+		ok(nsec == 5 && maxsz == 8,
+		   "ring: 40 bytes of a 64-byte stop-mode ring in 5 pieces of <= 8 (%zu, max %zu)",
+		   nsec, maxsz);
+	}
 	fill(r, 40, 100);
 	pg.data_head = 100;
 	ring_drain(&rec, r, ITRACE_SEC_TRACE);
@@ -583,9 +603,13 @@ static void test_rings(void)
 		struct perf_event_header lost = { 22, 0, 32 };
 		uint64_t i;
 
+		uint64_t lost_at = 5000, lost_size = 4096;
+
 		memset(lin, 0, sizeof(lin));
 		memcpy(lin, &comm, sizeof(comm));
 		memcpy(lin + 104, &lost, sizeof(lost));
+		memcpy(lin + 112, &lost_at, 8);
+		memcpy(lin + 120, &lost_size, 8);
 		pr->pg = &ppg;
 		pr->data = pdata;
 		pr->size = sizeof(pdata);
@@ -599,6 +623,51 @@ static void test_rings(void)
 		ring_drain(&rec, pr, ITRACE_SEC_PERF);
 		ok(rec.exec_seen && rec.nr_lost == 1 && ppg.data_tail == 336,
 		   "ring: perf records across the wrap: exec and loss seen");
+		ok(rec.nr_itrace_lost == 1 && rec.lost_bytes == 4096 &&
+		   rec.nr_aux_truncated == 0,
+		   "ring: ITRACE_LOST counted with its size (%lu, %llu bytes, %lu AUX)",
+		   rec.nr_itrace_lost, (unsigned long long)rec.lost_bytes,
+		   rec.nr_aux_truncated);
+	}
+
+	/*
+	 * PERF_RECORD_AUX: u64 aux_offset, aux_size, flags.  Truncated
+	 * counts as a loss of its own kind; partial alone does not; a record
+	 * too short to hold the flags is not read past its end.
+	 */
+	{
+		struct {
+			struct perf_event_header h;
+			uint64_t off, size, flags;
+		} aux[3] = {
+			{ { PERF_RECORD_AUX, 0, 40 }, 0, 100, PERF_AUX_FLAG_TRUNCATED },
+			{ { PERF_RECORD_AUX, 0, 40 }, 100, 50, PERF_AUX_FLAG_PARTIAL },
+			{ { PERF_RECORD_AUX, 0, 24 }, 150, 50, PERF_AUX_FLAG_TRUNCATED },
+		};
+		struct perf_event_header lost0 = { 22, 0, 24 };
+		uint8_t b[3 * 40 + 24 + 24];
+		size_t n = 0;
+
+		memcpy(b + n, &aux[0], 40);
+		n += 40;
+		memcpy(b + n, &aux[1], 40);
+		n += 40;
+		memcpy(b + n, &aux[2], 24);
+		n += 24;
+		/* an ITRACE_LOST of unknown size (0), as intel_pt's stops */
+		memset(b + n, 0, 24);
+		memcpy(b + n, &lost0, sizeof(lost0));
+		n += 24;
+		rec.nr_lost = 0;
+		rec.nr_itrace_lost = 0;
+		rec.nr_aux_truncated = 0;
+		rec.lost_bytes = 0;
+		scan_perf(&rec, b, n);
+		ok(rec.nr_aux_truncated == 1 && rec.nr_itrace_lost == 1 &&
+		   rec.lost_bytes == 0 && rec.nr_lost == 2,
+		   "scan_perf: 1 truncated AUX of 3 AUX records, 1 ITRACE_LOST of size 0 (%lu, %lu, %llu)",
+		   rec.nr_aux_truncated, rec.nr_itrace_lost,
+		   (unsigned long long)rec.lost_bytes);
 	}
 
 	/* overwrite mode: whole buffer, oldest first, tail untouched */
@@ -746,6 +815,21 @@ static void test_cli(const char *itrace)
 		 "%s record -o %s -- /bin/true >/dev/null 2>&1; test $? -ne 0 -o -d /sys/bus/event_source/devices/intel_pt",
 		 itrace, tmp("rec.itrace"));
 	ok(run(cmd) == 0, "record without intel_pt fails");
+	{
+		/* -m: the trace buffer's pages, checked before any PT access */
+		static const char * const bad[] = { "3", "0", "12x", "", "-4" };
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(bad); i++) {
+			const char *f = tmp("rec.itrace");
+
+			snprintf(cmd, sizeof(cmd),
+				 "%s record -m '%s' -o %s -- /bin/true 2>&1 >/dev/null | grep -q 'not a power of two'; r=$?; "
+				 "%s record -m '%s' -o %s -- /bin/true >/dev/null 2>&1; test $? -eq 2 -a $r -eq 0",
+				 itrace, bad[i], f, itrace, bad[i], f);
+			ok(run(cmd) == 0, "record -m '%s': usage error (exit 2)", bad[i]);
+		}
+	}
 	snprintf(cmd, sizeof(cmd), "%s bogus >/dev/null 2>&1", itrace);
 	ok(run(cmd) == 2, "unknown command: exit 2");
 	test_cli_kernel(itrace);

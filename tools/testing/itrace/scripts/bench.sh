@@ -18,6 +18,16 @@
 #                              waitpid() of a crashing 4 MiB process, the
 #                              core written in between, limit 1 MiB / unset
 #   rlimit_dump_size_on_vs_off its core file size, the same two ways
+#   tfd_vs_perf_bytes_per_s    sustained recording through the trace fd
+#                              (`itrace record`, stop mode) / through the
+#                              classic AUX area (Debian's `perf record`),
+#                              same AUX buffer size and packets, one boot
+#                              with perf in the initramfs, runs interleaved:
+#                              trace bytes written per second, median / median
+#   tfd_vs_perf_kept           bytes written / a loss-free reference run,
+#                              trace fd / perf (issue 4, "Benchmark")
+#   tfd_minus_perf_stops       stops (trace lost on a full buffer), trace fd
+#                              minus perf (tools/testing/itrace/bench/tfd.sh)
 #
 # Times are the guest's CLOCK_MONOTONIC around the workload's loop
 # (tools/testing/itrace/bench/work.c): boot, process start and the trace
@@ -27,7 +37,9 @@
 #
 # Knobs: BENCH_ROUNDS (workload length, default 40000, about a second),
 # BENCH_REPS (traced/untraced pairs, default 5), BENCH_BOOTS (boots of each
-# QEMU, default 5), BENCH_RUNS (runs per boot, default 2).
+# QEMU, default 5), BENCH_RUNS (runs per boot, default 2); for the trace fd
+# vs perf step BENCH_TFD_ROUNDS, BENCH_TFD_REPS, BENCH_TFD_PAGES,
+# BENCH_TFD_REF_PAGES (tools/testing/itrace/bench/tfd.sh).
 set -euo pipefail
 : "${BUILD:?}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -134,6 +146,10 @@ if [ -z "$ron" ] || [ -z "$roff" ] || [ -z "$don" ] || [ -z "$doff" ]; then
 	exit 1
 fi
 
+# 5. trace fd vs perf record, same AUX buffer: its own boot (perf in the
+# initramfs), the kernel copied at the start of this run.
+TFD_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/tfd.sh" > "$b/tfd.out"
+
 # 3. trace bytes per thousand instructions, from the last traced run.
 sum=$("$BUILD/tools/itrace/itrace" decode --summary "$b/onoff/work.itrace" 2>/dev/null)
 bytes=$(echo "$sum" | sed -n 's/^ *trace: *\([0-9]*\) bytes.*/\1/p')
@@ -160,3 +176,4 @@ echo "# rlimit_dump_time_on_vs_off: min(on) $(ms "$don") ms / min(off) $(ms "$do
 echo "bench rlimit_dump_time_on_vs_off = $(n "$don" "$doff") x (goal none)"
 echo "# rlimit_dump_size_on_vs_off: $son / $soff bytes"
 echo "bench rlimit_dump_size_on_vs_off = $(n "$son" "$soff") x (goal none)"
+cat "$b/tfd.out"
