@@ -44,7 +44,7 @@
 #define PT_EXT_STOP     0x83
 
 #define PT_PSB_LEN      16
-#define PT_TNT_MAX      INTEL_PT_TNT_MAX
+#define PT_TNT_MAX      6       /* bits in a short TNT packet */
 
 /* TSC ticks per tick of the core crystal clock (CPUID leaf 0x15). */
 #define PT_TSC_PER_CTC  (INTEL_PT_TCG_15_EBX / INTEL_PT_TCG_15_EAX)
@@ -793,22 +793,6 @@ static bool pt_filtering(CPUX86State *env)
     return env->pt.addr_filter || env->pt.addr_stop;
 }
 
-/*
- * pt.tnt_fast, which TBs test before adding a TNT bit inline (translate.c,
- * gen_pt_tnt()): set only where helper_pt_tnt() would do nothing but add
- * the bit, as long as the bit does not complete a packet (the TB checks
- * tnt_count for that).  Recomputed on the way out of every entry point
- * that can change what it depends on; 0 always takes the helper.
- */
-static void pt_update_fast(CPUX86State *env)
-{
-    IntelPTState *pt = &env->pt;
-
-    pt->tnt_fast = pt->packet_en && pt_cofi_en(env) && pt_trigger_en(env) &&
-                   !pt_filtering(env) && !pt->psb_pending &&
-                   pt->psb_bytes < pt_psb_period(env);
-}
-
 /* TraceEn 0 -> 1, by WRMSR at @next_ip. */
 static void pt_start(CPUX86State *env, target_ulong next_ip)
 {
@@ -846,7 +830,7 @@ static void pt_stop(CPUX86State *env, target_ulong next_ip)
  * interrupted the instruction at @src.  Called once the CPU state is that
  * of the target; CPL and CR3 filters are evaluated again here.
  */
-static void pt_far_transfer(CPUX86State *env, bool async, target_ulong src)
+void intel_pt_far_transfer(CPUX86State *env, bool async, target_ulong src)
 {
     IntelPTState *pt = &env->pt;
     bool was_en = pt->packet_en;
@@ -897,19 +881,13 @@ static void pt_far_transfer(CPUX86State *env, bool async, target_ulong src)
     }
 }
 
-void intel_pt_far_transfer(CPUX86State *env, bool async, target_ulong src)
-{
-    pt_far_transfer(env, async, src);
-    pt_update_fast(env);
-}
-
 /*
  * After loadvm or an incoming migration.  The packet generator's own state
  * (staged bytes, pending TNT bits, last IP, call stack) is not migrated:
  * report the loss as hardware reports its internal buffer overflows, with
  * OVF and, if packets are being generated, a FUP where execution resumes.
  */
-static void pt_post_load(CPUX86State *env)
+void intel_pt_post_load(CPUX86State *env)
 {
     IntelPTState *pt = &env->pt;
 
@@ -931,17 +909,11 @@ static void pt_post_load(CPUX86State *env)
     }
 }
 
-void intel_pt_post_load(CPUX86State *env)
-{
-    pt_post_load(env);
-    pt_update_fast(env);
-}
-
 /*
  * MOV to CR3 (EIP already at the next instruction): PIP while packets are
  * generated in kernel tracing, and the CR3 filter evaluated again.
  */
-static void pt_mov_cr3(CPUX86State *env)
+void intel_pt_mov_cr3(CPUX86State *env)
 {
     IntelPTState *pt = &env->pt;
     bool now_en;
@@ -967,17 +939,10 @@ static void pt_mov_cr3(CPUX86State *env)
     }
 }
 
-void intel_pt_mov_cr3(CPUX86State *env)
-{
-    pt_mov_cr3(env);
-    pt_update_fast(env);
-}
-
 /* Branch helpers, called from TBs translated with HF_PT_MASK */
 
 /* Conditional branch; @next_ip is where execution continues. */
-static void pt_branch_tnt(CPUX86State *env, uint32_t taken,
-                          target_ulong next_ip)
+void helper_pt_tnt(CPUX86State *env, uint32_t taken, target_ulong next_ip)
 {
     if (taken && pt_filtering(env) && pt_trigger_en(env) &&
         !pt_filter_branch(env, next_ip)) {
@@ -988,12 +953,6 @@ static void pt_branch_tnt(CPUX86State *env, uint32_t taken,
     }
     pt_tnt(env, taken);
     pt_maybe_psb(env, next_ip);
-}
-
-void helper_pt_tnt(CPUX86State *env, uint32_t taken, target_ulong next_ip)
-{
-    pt_branch_tnt(env, taken, next_ip);
-    pt_update_fast(env);
 }
 
 /* Near CALL: remember its return address for RET compression. */
@@ -1020,11 +979,10 @@ void helper_pt_jmp(CPUX86State *env, target_ulong ip)
     if (pt_filtering(env) && pt_trigger_en(env)) {
         pt_filter_branch(env, ip);
     }
-    pt_update_fast(env);
 }
 
 /* Near indirect JMP or CALL, EIP already holds the target. */
-static void pt_branch_tip(CPUX86State *env)
+void helper_pt_tip(CPUX86State *env)
 {
     if (pt_filtering(env) && pt_trigger_en(env) &&
         !pt_filter_branch(env, env->eip)) {
@@ -1037,18 +995,12 @@ static void pt_branch_tip(CPUX86State *env)
     pt_maybe_psb(env, env->eip);
 }
 
-void helper_pt_tip(CPUX86State *env)
-{
-    pt_branch_tip(env);
-    pt_update_fast(env);
-}
-
 /*
  * Near RET, EIP already holds the target.  A RET to the return address of
  * the matching CALL is compressed into a taken TNT bit; any other RET gets
  * a TIP and empties the call stack, which no longer matches the program's.
  */
-static void pt_branch_ret(CPUX86State *env)
+void helper_pt_ret(CPUX86State *env)
 {
     IntelPTState *pt = &env->pt;
 
@@ -1074,12 +1026,6 @@ static void pt_branch_ret(CPUX86State *env)
     pt_ret_stack_clear(env);
     pt_ip_packet(env, PT_TIP, env->eip);
     pt_maybe_psb(env, env->eip);
-}
-
-void helper_pt_ret(CPUX86State *env)
-{
-    pt_branch_ret(env);
-    pt_update_fast(env);
 }
 
 /* MSRs */
@@ -1147,10 +1093,7 @@ bool intel_pt_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
         return true;
     }
     if (msr == MSR_IA32_RTIT_CTL) {
-        bool ok = pt_wrmsr_ctl(env, val);
-
-        pt_update_fast(env);
-        return ok;
+        return pt_wrmsr_ctl(env, val);
     }
     if (pt_trace_en(env)) {
         return false;
@@ -1199,7 +1142,6 @@ uint64_t intel_pt_rdmsr(CPUX86State *env, uint32_t msr)
     }
     /* Software reading the output pointers sees every packet so far. */
     pt_flush(env);
-    pt_update_fast(env);
 
     switch (msr) {
     case MSR_PLATFORM_INFO:
@@ -1345,7 +1287,6 @@ uint64_t intel_pt_pmu_rdmsr(CPUX86State *env, uint32_t msr)
     case MSR_CORE_PERF_GLOBAL_STATUS:
         /* Packets staged so far reach memory, and may set bit 55. */
         pt_flush(env);
-        pt_update_fast(env);
         return env->msr_global_status;
     default:
         /* IA32_PERF_GLOBAL_OVF_CTRL reads as 0. */
