@@ -7,6 +7,7 @@
 #   pt_on_vs_off               workload time traced by `itrace record`
 #                              (user mode) / untraced, same boot, runs
 #                              interleaved; min(on) / min(off)
+#   pt_on_vs_off_discarded     the same, the trace written to /dev/null
 #   qemu_overlay_vs_stock_off  workload time, tracing never enabled, on the
 #                              overlay QEMU / on stock QEMU 7.2 built from
 #                              the pristine base with the same flags; boots
@@ -98,7 +99,8 @@ minof() { awk -v k="$1" '$1 == k && $2 > 0 { if (m == "" || $2 < m) m = $2 } END
 echo "  BENCH   pt_on_vs_off: $reps traced and $reps untraced runs" >&2
 vm overlay "$b/onoff" "$t/bench/guest-onoff.sh"
 on=$(minof on "$b/onoff/onoff.txt") off=$(minof off "$b/onoff/onoff.txt")
-if [ -z "$on" ] || [ -z "$off" ]; then
+null=$(minof null "$b/onoff/onoff.txt")
+if [ -z "$on" ] || [ -z "$off" ] || [ -z "$null" ]; then
 	echo "bench: no on/off times" >&2
 	cat "$b/onoff/cmd.log" >&2
 	exit 1
@@ -164,6 +166,8 @@ echo "# workload: tools/testing/itrace/bench/work.c, $rounds rounds ($insns user
 echo "# kernel: the debug test kernel (KASAN, lockdep, kmemleak; $kinfo): no non-debug kernel is built yet"
 echo "# pt_on_vs_off: min(on) $(ms "$on") ms / min(off) $(ms "$off") ms over $reps interleaved pairs, one boot; median of pair ratios $(printf %.3f "$med")"
 echo "bench pt_on_vs_off = $(n "$on" "$off") x (goal <= 1.5)"
+echo "# pt_on_vs_off_discarded: the same traced runs with the reader discarding the trace (itrace record -o /dev/null): emulated PT, PMIs and draining the trace fd, without writing the trace to the guest's tmpfs through the debug kernel; min $(ms "$null") ms / min(off) $(ms "$off") ms"
+echo "bench pt_on_vs_off_discarded = $(n "$null" "$off") x (goal <= 1.5)"
 echo "# qemu_overlay_vs_stock_off: min overlay $(ms "$ov") ms / min stock $(ms "$st") ms, $boots boots each alternating, $runs runs a boot ($((boots * runs)) runs each)"
 echo "bench qemu_overlay_vs_stock_off = $(n "$ov" "$st") x (goal <= 1.03)"
 echo "# trace_bytes_per_kinsn: $bytes bytes / $insns instructions (user mode, itrace decode: $gaps gaps, $errs decode errors), default packets (no CYC/MTC/TSC)"
