@@ -35,7 +35,7 @@ run trace_fd "$st/trace_fd" \
 	-T poll_read_only_never_readable -T remap_while_tracing \
 	-T trace_child_read_only \
 	-T stop_mode_itrace_lost -T poll_stop_mode
-run overwrite "$st/overwrite" -r global.read_only_needs_multiple_entries
+run overwrite "$st/overwrite" -r self_pt.read_only_needs_multiple_entries
 run stop_stress "$st/stop_stress"
 
 mkdir -p "$OUT/e2e"

@@ -264,12 +264,18 @@ retap "kernel: " "$out/ptcheck-kernel.tap"
 
 # Debian's perf: record in the guest, decode on the host.
 if [ -x $perf ]; then
-	awk '$0 == "PT-RUN perf" { on = 1; next }
-		on && /^PT-GUEST-BEGIN/ { take = 1; next }
-		on && /^PT-GUEST-END/ { exit }
-		take { print }' "$log.txt" | base64 -d > "$out/perf.data" 2>/dev/null || true
-	check "perf record -e intel_pt//u in the guest" \
-		grep -q '^PT-PERF-RC 0' "$log.txt"
+	# perf_section NAME FILE: the perf.data the guest printed (base64)
+	# after "PT-RUN NAME" into FILE; prints that run's PT-PERF-RC value.
+	perf_section() {
+		awk -v r="PT-RUN $1" '$0 == r { on = 1; next }
+			on && /^PT-GUEST-BEGIN/ { take = 1; next }
+			on && /^PT-GUEST-END/ { exit }
+			take { print }' "$log.txt" | base64 -d > "$2" 2>/dev/null || true
+		awk -v r="PT-RUN $1" '$0 == r { on = 1 }
+			on && /^PT-PERF-RC/ { print $2; exit }' "$log.txt"
+	}
+	rc=$(perf_section perf "$out/perf.data")
+	check "perf record -e intel_pt//u in the guest (rc ${rc:-?})" [ "${rc:-1}" = 0 ]
 	$perf script -i "$out/perf.data" --itrace=e > "$out/perf-errors.txt" 2>&1 || true
 	errs=$(grep -c 'instruction trace error' "$out/perf-errors.txt" || true)
 	check "perf script --itrace=e: no decode errors ($errs)" [ "$errs" = 0 ]
@@ -284,10 +290,7 @@ if [ -x $perf ]; then
 
 	# MODE.Exec through perf: 10 trips to compat mode and back.
 	f=$out/perf-compat.data
-	awk '$0 == "PT-RUN perf-compat" { on = 1; next }
-		on && /^PT-GUEST-BEGIN/ { take = 1; next }
-		on && /^PT-GUEST-END/ { exit }
-		take { print }' "$log.txt" | base64 -d > "$f" 2>/dev/null || true
+	perf_section perf-compat "$f" > /dev/null
 	$perf script -i "$f" --itrace=e > "$out/perf-compat-errors.txt" 2>&1 || true
 	errs=$(grep -c 'instruction trace error' "$out/perf-compat-errors.txt" || true)
 	check "perf-compat: perf script --itrace=e: no decode errors ($errs)" [ "$errs" = 0 ]
@@ -300,12 +303,7 @@ if [ -x $perf ]; then
 
 	# Timing packets through perf: TSC, MTC (period 0), CYC, PSB 4K.
 	f=$out/perf-timing.data
-	awk '$0 == "PT-RUN perf-timing" { on = 1; next }
-		on && /^PT-GUEST-BEGIN/ { take = 1; next }
-		on && /^PT-GUEST-END/ { exit }
-		take { print }' "$log.txt" | base64 -d > "$f" 2>/dev/null || true
-	rc=$(awk '$0 == "PT-RUN perf-timing" { on = 1 }
-		on && /^PT-PERF-RC/ { print $2; exit }' "$log.txt")
+	rc=$(perf_section perf-timing "$f")
 	check "perf-timing: perf record -T -e intel_pt/$(cat "$root/perf-timing")/u (rc ${rc:-?})" \
 		[ "${rc:-1}" = 0 ]
 	$perf script -i "$f" --itrace=e > "$out/perf-timing-errors.txt" 2>&1 || true
@@ -332,12 +330,7 @@ if [ -x $perf ]; then
 	# of add_two (i = 1), after one call of add_one.
 	for m in filter tracestop; do
 		f=$out/perf-$m.data
-		awk -v r="PT-RUN perf-$m" '$0 == r { on = 1; next }
-			on && /^PT-GUEST-BEGIN/ { take = 1; next }
-			on && /^PT-GUEST-END/ { exit }
-			take { print }' "$log.txt" | base64 -d > "$f" 2>/dev/null || true
-		rc=$(awk -v r="PT-RUN perf-$m" '$0 == r { on = 1 }
-			on && /^PT-PERF-RC/ { print $2; exit }' "$log.txt")
+		rc=$(perf_section "perf-$m" "$f")
 		check "perf-$m: perf record --filter in the guest (rc ${rc:-?})" [ "${rc:-1}" = 0 ]
 		$perf script -i "$f" --itrace=e > "$out/perf-$m-errors.txt" 2>&1 || true
 		errs=$(grep -c 'instruction trace error' "$out/perf-$m-errors.txt" || true)
@@ -370,12 +363,7 @@ if [ -x $perf ]; then
 	# snapshot at exit) on a trace ~12 times the 8 KiB buffer.
 	for m in stop snapshot; do
 		f=$out/perf-$m.data
-		awk -v r="PT-RUN perf-$m" '$0 == r { on = 1; next }
-			on && /^PT-GUEST-BEGIN/ { take = 1; next }
-			on && /^PT-GUEST-END/ { exit }
-			take { print }' "$log.txt" | base64 -d > "$f" 2>/dev/null || true
-		rc=$(awk -v r="PT-RUN perf-$m" '$0 == r { on = 1 }
-			on && /^PT-PERF-RC/ { print $2; exit }' "$log.txt")
+		rc=$(perf_section "perf-$m" "$f")
 		pmi=$(awk -v r="PT-RUN perf-$m" '$0 == r { on = 1 }
 			on && /^PT-PMIS/ { print $2; exit }' "$log.txt")
 		check "perf-$m: perf record -m,2 in the guest (rc ${rc:-?})" [ "${rc:-1}" = 0 ]
@@ -415,12 +403,7 @@ if [ -x $perf ]; then
 	# Snapshots on SIGUSR2: one snapshot per signal perf got, each
 	# a whole buffer (2 pages) or less, decoding without error.
 	f=$out/perf-sigusr2.data
-	awk '$0 == "PT-RUN perf-sigusr2" { on = 1; next }
-		on && /^PT-GUEST-BEGIN/ { take = 1; next }
-		on && /^PT-GUEST-END/ { exit }
-		take { print }' "$log.txt" | base64 -d > "$f" 2>/dev/null || true
-	rc=$(awk '$0 == "PT-RUN perf-sigusr2" { on = 1 }
-		on && /^PT-PERF-RC/ { print $2; exit }' "$log.txt")
+	rc=$(perf_section perf-sigusr2 "$f")
 	read -r sent secs < <(awk '$1 == "PT-SIGUSR2" { print $2, $3; exit }' "$log.txt")
 	check "perf-sigusr2: perf record -S in the guest (rc ${rc:-?}), 3 SIGUSR2 sent while it ran (${sent:-?}, ${secs:-?} s)" \
 		[ "${rc:-1}" = 0 -a "${sent:-0}" = 3 ]

@@ -68,19 +68,22 @@ tap "$res/pt-packets.tap" pt
 
 echo "== layer 2-3: guest (kselftests, end-to-end recordings)"
 g=$res/guest
+# vm_result NAME RC DIR: the guest run's exit status and its kernel log
+vm_result() {
+	case $2 in
+	0)   result ok "$1/run" ;;
+	124) result fail "$1/run" "timed out" ;;
+	125) result fail "$1/run" "guest ran, but the kernel log has a report" ;;
+	*)   result fail "$1/run" "exit $2; see $3/cmd.log, $3/console.log" ;;
+	esac
+	if "$here/kernel-health.sh" "$3/console.log" 2>"$3.health.txt"; then
+		result ok "$1/kernel-health (no WARN/BUG/KASAN/lockdep/kmemleak)"
+	else
+		result fail "$1/kernel-health" "$(head -3 "$3.health.txt" | tr '\n' ' ')"
+	fi
+}
 "$here/run-vm.sh" -t 1200 -o "$g" "$t/guest/check.sh"
-rc=$?
-case $rc in
-0)   result ok "guest/run" ;;
-124) result fail "guest/run" "timed out" ;;
-125) result fail "guest/run" "guest ran, but the kernel log has a report" ;;
-*)   result fail "guest/run" "exit $rc; see $g/cmd.log, $g/console.log" ;;
-esac
-if "$here/kernel-health.sh" "$g/console.log" 2>"$res/health.txt"; then
-	result ok "guest/kernel-health (no WARN/BUG/KASAN/lockdep/kmemleak)"
-else
-	result fail "guest/kernel-health" "$(head -3 "$res/health.txt" | tr '\n' ' ')"
-fi
+vm_result guest $? "$g"
 boot=$(sed -n 's/.*itrace-guest: booted in \([0-9.]*\) s.*/\1/p' "$g/console.log" 2>/dev/null)
 echo "   guest boot ${boot:-?} s (kernel uptime at init), whole VM run $(cat "$g/vm-seconds" 2>/dev/null || echo ?) s"
 
@@ -103,18 +106,7 @@ echo "== first-generation ToPA: one output entry per table (-cpu ...,intel-pt-to
 gs=$res/topa-single
 ITRACE_CPU_OPTS=intel-pt-topa-multi=off \
 	"$here/run-vm.sh" -t 900 -o "$gs" "$t/guest/topa-single.sh"
-rc=$?
-case $rc in
-0)   result ok "topa-single/run" ;;
-124) result fail "topa-single/run" "timed out" ;;
-125) result fail "topa-single/run" "guest ran, but the kernel log has a report" ;;
-*)   result fail "topa-single/run" "exit $rc; see $gs/cmd.log, $gs/console.log" ;;
-esac
-if "$here/kernel-health.sh" "$gs/console.log" 2>"$res/health-single.txt"; then
-	result ok "topa-single/kernel-health"
-else
-	result fail "topa-single/kernel-health" "$(head -3 "$res/health-single.txt" | tr '\n' ' ')"
-fi
+vm_result topa-single $? "$gs"
 if grep -q '^cap topa_multiple_entries 0' "$gs/pt-sysfs.txt" 2>/dev/null &&
    grep -q '^cap topa_output 1' "$gs/pt-sysfs.txt"; then
 	result ok "topa-single/caps: topa_output 1, topa_multiple_entries 0"

@@ -58,6 +58,7 @@ static const unsigned char psb[16] = {
 };
 
 #define NO_PT		"no intel_pt PMU (" PT_TYPE_FILE " is missing)"
+#define PT_CAPS		"/sys/bus/event_source/devices/intel_pt/caps"
 #define CHILD_ENV	"ITRACE_OVERWRITE_CHILD"
 
 #define RB_PAGES	16	/* perf stream */
@@ -352,42 +353,66 @@ static int open_pt_self(void)
 	return sys_perf_event_open(&attr, 0, -1, -1, 0);
 }
 
-TEST(read_only_one_page_einval)
+/*
+ * An intel_pt event on this process (disabled, user mode), its perf stream
+ * mapped and its trace fd open: the tests below map the trace themselves.
+ */
+FIXTURE(self_pt)
 {
-	void *rb, *pg;
-	int fd, tfd;
+	int	fd;	/* the event */
+	int	tfd;	/* its trace fd */
+	void	*rb;	/* its perf stream */
+};
 
+FIXTURE_SETUP(self_pt)
+{
+	self->fd = -1;
+	self->tfd = -1;
+	self->rb = MAP_FAILED;
 	if (pt_type() < 0)
 		SKIP(return, NO_PT);
 
-	fd = open_pt_self();
-	ASSERT_LE(0, fd);
-	rb = mmap(NULL, (1 + RB_PAGES) * page_size(), PROT_READ | PROT_WRITE,
-		  MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, rb);
-	tfd = sys_perf_event_open(NULL, -1, -1, fd, PERF_FLAG_FD_ITRACE);
-	ASSERT_LE(0, tfd);
+	self->fd = open_pt_self();
+	ASSERT_LE(0, self->fd);
+	self->rb = mmap(NULL, (1 + RB_PAGES) * page_size(),
+			PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->rb);
+	self->tfd = sys_perf_event_open(NULL, -1, -1, self->fd,
+					PERF_FLAG_FD_ITRACE);
+	ASSERT_LE(0, self->tfd);
+}
+
+FIXTURE_TEARDOWN(self_pt)
+{
+	if (self->rb != MAP_FAILED)
+		munmap(self->rb, (1 + RB_PAGES) * page_size());
+	if (self->tfd >= 0)
+		close(self->tfd);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+
+TEST_F(self_pt, read_only_one_page_einval)
+{
+	void *pg;
 
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, 2 * page_size(), PROT_READ,
-				   MAP_SHARED, tfd, 0));
+				   MAP_SHARED, self->tfd, 0));
 	EXPECT_EQ(EINVAL, errno);
 
 	/* Stop mode keeps its one-page buffer */
 	pg = mmap(NULL, 2 * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED,
-		  tfd, 0);
+		  self->tfd, 0);
 	EXPECT_NE(MAP_FAILED, pg);
 	if (pg != MAP_FAILED)
 		munmap(pg, 2 * page_size());
 
 	/* Two pages of overwrite mode */
-	pg = mmap(NULL, 3 * page_size(), PROT_READ, MAP_SHARED, tfd, 0);
+	pg = mmap(NULL, 3 * page_size(), PROT_READ, MAP_SHARED, self->tfd, 0);
 	EXPECT_NE(MAP_FAILED, pg) TH_LOG("1 + 2 pages: %s", strerror(errno));
 	if (pg != MAP_FAILED)
 		munmap(pg, 3 * page_size());
-
-	munmap(rb, (1 + RB_PAGES) * page_size());
-	close(tfd);
-	close(fd);
 }
 
 /*
@@ -396,27 +421,16 @@ TEST(read_only_one_page_einval)
  * Intel PT, caps/topa_multiple_entries 0) a read-only mapping is ENOMEM,
  * with them it maps. Stop mode maps either way.
  */
-TEST(read_only_needs_multiple_entries)
+TEST_F(self_pt, read_only_needs_multiple_entries)
 {
-	void *rb, *pg;
-	int fd, tfd;
+	void *pg;
 	char multi[8];
 
-	if (pt_type() < 0)
-		SKIP(return, NO_PT);
-	ASSERT_EQ(0, read_file("/sys/bus/event_source/devices/intel_pt/caps/topa_multiple_entries",
-			       multi, sizeof(multi)));
-
-	fd = open_pt_self();
-	ASSERT_LE(0, fd);
-	rb = mmap(NULL, (1 + RB_PAGES) * page_size(), PROT_READ | PROT_WRITE,
-		  MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, rb);
-	tfd = sys_perf_event_open(NULL, -1, -1, fd, PERF_FLAG_FD_ITRACE);
-	ASSERT_LE(0, tfd);
+	ASSERT_EQ(0, read_file(PT_CAPS "/topa_multiple_entries", multi,
+			       sizeof(multi)));
 
 	pg = mmap(NULL, (1 + SMALL_PAGES) * page_size(), PROT_READ, MAP_SHARED,
-		  tfd, 0);
+		  self->tfd, 0);
 	TH_LOG("topa_multiple_entries %c: read-only mapping %s", multi[0],
 	       pg == MAP_FAILED ? strerror(errno) : "mapped");
 	if (multi[0] == '0') {
@@ -429,14 +443,10 @@ TEST(read_only_needs_multiple_entries)
 		munmap(pg, (1 + SMALL_PAGES) * page_size());
 
 	pg = mmap(NULL, (1 + SMALL_PAGES) * page_size(),
-		  PROT_READ | PROT_WRITE, MAP_SHARED, tfd, 0);
+		  PROT_READ | PROT_WRITE, MAP_SHARED, self->tfd, 0);
 	EXPECT_NE(MAP_FAILED, pg) TH_LOG("stop mode: %s", strerror(errno));
 	if (pg != MAP_FAILED)
 		munmap(pg, (1 + SMALL_PAGES) * page_size());
-
-	munmap(rb, (1 + RB_PAGES) * page_size());
-	close(tfd);
-	close(fd);
 }
 
 /*
@@ -635,32 +645,22 @@ static long context_switches(void)
  * anyway) can only come from those interrupts. It must never go back, and
  * the final value, after DISABLE, is at least the last one seen.
  */
-TEST(data_head_while_running)
+TEST_F(self_pt, data_head_while_running)
 {
-	struct perf_event_mmap_page *rb, *pg;
+	struct perf_event_mmap_page *pg;
 	unsigned long long head, last = 0;
-	int fd, tfd, steps = 0, quiet = 0, back = 0;
+	int steps = 0, quiet = 0, back = 0;
 	long csw, last_csw;
 	time_t t0 = time(NULL);
 	unsigned long i;
 
-	if (pt_type() < 0)
-		SKIP(return, NO_PT);
-
-	fd = open_pt_self();
-	ASSERT_LE(0, fd);
-	rb = mmap(NULL, (1 + RB_PAGES) * page_size(), PROT_READ | PROT_WRITE,
-		  MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, rb);
-	tfd = sys_perf_event_open(NULL, -1, -1, fd, PERF_FLAG_FD_ITRACE);
-	ASSERT_LE(0, tfd);
 	pg = mmap(NULL, (1 + SMALL_PAGES) * page_size(), PROT_READ,
-		  MAP_SHARED, tfd, 0);
+		  MAP_SHARED, self->tfd, 0);
 	ASSERT_NE(MAP_FAILED, pg);
 
 	last_csw = context_switches();
 	ASSERT_LE(0, last_csw);
-	ASSERT_EQ(0, ioctl(tfd, PERF_EVENT_IOC_ENABLE, 0));
+	ASSERT_EQ(0, ioctl(self->tfd, PERF_EVENT_IOC_ENABLE, 0));
 	/* Until 8 quiet advances and 4 laps, or for 10 s at most */
 	for (i = 1; time(NULL) < t0 + 10; i++) {
 		void (*f)(void) = fn[i & 1];
@@ -683,7 +683,7 @@ TEST(data_head_while_running)
 		if (quiet >= 8 && head >= 4 * pg->data_size)
 			break;
 	}
-	ASSERT_EQ(0, ioctl(tfd, PERF_EVENT_IOC_DISABLE, 0));
+	ASSERT_EQ(0, ioctl(self->tfd, PERF_EVENT_IOC_DISABLE, 0));
 	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 
 	TH_LOG("%d advances of data_head, %d without a context switch",
@@ -696,9 +696,6 @@ TEST(data_head_while_running)
 	EXPECT_LE(4 * pg->data_size, head);
 
 	munmap(pg, (1 + SMALL_PAGES) * page_size());
-	munmap(rb, (1 + RB_PAGES) * page_size());
-	close(tfd);
-	close(fd);
 }
 
 TEST_HARNESS_MAIN
