@@ -392,7 +392,6 @@ FIXTURE_TEARDOWN(self_pt)
 		close(self->fd);
 }
 
-
 TEST_F(self_pt, read_only_one_page_einval)
 {
 	void *pg;
