@@ -67,7 +67,7 @@ declare -A want=(
 	[tip]="tip/ipc1 tip/ipc2 tip/ipc3"
 	[tip.pge]="tip.pge/ipc1 tip.pge/ipc2 tip.pge/ipc3 tip.pge.resume tip.pge.sync"
 	[tip.pgd]="tip.pgd/ipc0 tip.pgd/ipc1 tip.pgd>stop"
-	[fup]="fup/ipc1 fup/ipc2 fup.psb/ipc2 fup.psb/ipc3 fup>tip fup>tip.pgd fup.ovf/ipc6"
+	[fup]="fup/ipc1 fup/ipc2 fup.psb/ipc3 fup>tip fup>tip.pgd fup.ovf/ipc6"
 	[pip]="pip/nr0"
 )
 types=()
@@ -117,14 +117,17 @@ for k in "${!seen[@]}"; do
 	elif [ "${exact/ $base /}" != "$exact" ] && ! echo " ${want[$base]} " | grep -qF " $k "; then
 		extra+=" $k"
 	fi
+	# The FUP of a PSB+ carries an uncompressed IP: perf takes it before
+	# it clears its last IP for the PSB.
+	case $k in fup.psb/ipc[12]) extra+=" $k" ;; esac
 done
 for k in tip/ipc4 tip.pge/ipc4 fup/ipc4 tip/ipc6 pip/nr1; do
 	echo "# packet coverage: not required: $k [$(where "$k")]"
 done
 if [ -z "$extra" ]; then
-	ok "every packet kind seen is one the table lists (CBR 36, PIP NR 0, valid MODE.Exec, TNT 1-6 bits)"
+	ok "every packet kind seen is one the table lists (CBR 36, PIP NR 0, valid MODE.Exec, TNT 1-6 bits, no compressed FUP in PSB+)"
 else
-	notok "every packet kind seen is one the table lists (CBR 36, PIP NR 0, valid MODE.Exec, TNT 1-6 bits; also seen:$extra)"
+	notok "every packet kind seen is one the table lists (CBR 36, PIP NR 0, valid MODE.Exec, TNT 1-6 bits, no compressed FUP in PSB+; also seen:$extra)"
 fi
 echo "1..$n"
 [ $fail -eq 0 ]

@@ -577,7 +577,11 @@ static void pt_tnt(CPUX86State *env, bool taken)
 /*
  * Emit a packet with an IP payload, compressed against the last IP as the
  * SDM's "IP Compression" rules allow: the shortest of update-16, update-32,
- * sign-extended-48, update-48 and full.
+ * sign-extended-48, update-48 and full.  Inside PSB+ the IP is never
+ * compressed (sign-extended-48 or full): a decoder may take the FUP of a
+ * PSB+ before it clears its last IP for the PSB, as perf's does
+ * (intel_pt_psb_with_fup()), and an update-16/32 would then combine with
+ * the IP of the last packet before the PSB.
  */
 static void pt_ip_packet(CPUX86State *env, uint8_t opc, uint64_t ip)
 {
@@ -587,7 +591,10 @@ static void pt_ip_packet(CPUX86State *env, uint8_t opc, uint64_t ip)
 
     pt_tnt_flush(env);
     pt_timing(env);
-    if ((ip >> 16) == (last >> 16)) {
+    if (pt->in_psb) {
+        ipc = sextract64(ip, 0, 48) == ip ? 3 : 6;
+        len = ipc == 3 ? 6 : 8;
+    } else if ((ip >> 16) == (last >> 16)) {
         ipc = 1;
         len = 2;
     } else if ((ip >> 32) == (last >> 32)) {
