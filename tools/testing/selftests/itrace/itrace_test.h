@@ -7,10 +7,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -107,6 +110,54 @@ static inline int become_nobody(void)
 	if (setgid(NOBODY) || setuid(NOBODY))
 		return -1;
 	return prctl(PR_SET_DUMPABLE, 1);
+}
+
+/*
+ * Fork a child that waits for a byte on a pipe and then executes this test
+ * binary again, with the environment variable @env set to @value (the
+ * test's traced program runs in it, see CHILD_ENV in each test).  With
+ * @norandom, under personality(ADDR_NO_RANDOMIZE): the same addresses at
+ * every run, so that the trace has the same size (a TIP packet's length
+ * depends on the upper IP bytes it shares with the previous one).
+ *
+ * The caller opens its event on the returned pid, enable_on_exec, and then
+ * writes one byte to *@go (the pipe's write end) to let the child exec;
+ * closing *@go instead makes the child exit with status 2.  Returns the
+ * child's pid, or -1 with errno set.
+ */
+static inline pid_t fork_self_child(const char *env, const char *value,
+				    int norandom, int *go)
+{
+	char exe[PATH_MAX], c;
+	int p[2];
+	ssize_t n;
+	pid_t pid;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -1;
+	exe[n] = '\0';
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	if (!pid) {
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(2);
+		setenv(env, value, 1);
+		if (norandom)
+			personality(ADDR_NO_RANDOMIZE);
+		execl(exe, exe, (char *)NULL);
+		_exit(3);
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
 }
 
 #endif /* ITRACE_TEST_H */

@@ -28,7 +28,6 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +37,6 @@
 
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/personality.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -174,35 +172,14 @@ static void trace_run(struct __test_metadata *_metadata, int prot,
 	struct perf_event_mmap_page *rb, *pg;
 	unsigned long long start;
 	unsigned char *data;
-	char exe[PATH_MAX], c;
-	int fd, tfd, go[2], status;
+	int fd, tfd, go, status;
 	long long pmis;
-	ssize_t n;
 	pid_t pid;
 
 	attr.type = pt_type();
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	ASSERT_LT(0, n);
-	exe[n] = '\0';
-	ASSERT_EQ(0, pipe(go));
-
-	pid = fork();
+	/* the same trace size at every run: no ASLR */
+	pid = fork_self_child(CHILD_ENV, ITERS, 1, &go);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(2);
-		setenv(CHILD_ENV, ITERS, 1);
-		/*
-		 * The same addresses at every run: the size of a TIP packet
-		 * depends on how many upper bytes of the IP it shares with
-		 * the previous one, so ASLR alone changes the trace's size.
-		 */
-		personality(ADDR_NO_RANDOMIZE);
-		execl(exe, exe, (char *)NULL);
-		_exit(3);
-	}
-	close(go[0]);
 
 	fd = sys_perf_event_open(&attr, pid, -1, -1, 0);
 	if (fd < 0)
@@ -219,8 +196,8 @@ static void trace_run(struct __test_metadata *_metadata, int prot,
 	ASSERT_NE(MAP_FAILED, pg) TH_LOG("trace mmap: %s", strerror(errno));
 
 	pmis = pmi_count();
-	ASSERT_EQ(1, write(go[1], "g", 1));
-	close(go[1]);
+	ASSERT_EQ(1, write(go, "g", 1));
+	close(go);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	r->pmis = pmi_count() - pmis;
@@ -464,33 +441,18 @@ TEST(classic_aux_snapshot_unchanged)
 	};
 	size_t aux_len = SMALL_PAGES * page_size();
 	struct perf_event_mmap_page *rb;
-	char exe[PATH_MAX], c;
-	int fd, go[2], status;
+	int fd, go, status;
 	unsigned long long head;
 	long long pmis;
 	void *aux;
-	ssize_t n;
 	pid_t pid;
 
-	attr.type = pt_type();
-	if (attr.type < 0)
+	if (pt_type() < 0)
 		SKIP(return, NO_PT);
+	attr.type = pt_type();
 
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	ASSERT_LT(0, n);
-	exe[n] = '\0';
-	ASSERT_EQ(0, pipe(go));
-	pid = fork();
+	pid = fork_self_child(CHILD_ENV, ITERS, 0, &go);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(2);
-		setenv(CHILD_ENV, ITERS, 1);
-		execl(exe, exe, (char *)NULL);
-		_exit(3);
-	}
-	close(go[0]);
 
 	fd = sys_perf_event_open(&attr, pid, -1, -1, 0);
 	if (fd < 0)
@@ -507,8 +469,8 @@ TEST(classic_aux_snapshot_unchanged)
 	ASSERT_NE(MAP_FAILED, aux);
 
 	pmis = pmi_count();
-	ASSERT_EQ(1, write(go[1], "g", 1));
-	close(go[1]);
+	ASSERT_EQ(1, write(go, "g", 1));
+	close(go);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 	pmis = pmi_count() - pmis;
@@ -548,9 +510,9 @@ TEST(aux_sampling_of_trace_fd)
 	time_t t0 = time(NULL);
 	unsigned long i;
 
-	attr.type = pt_type();
-	if (attr.type < 0)
+	if (pt_type() < 0)
 		SKIP(return, NO_PT);
+	attr.type = pt_type();
 
 	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
 	ASSERT_LE(0, fd);

@@ -17,7 +17,6 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
-#include <limits.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -257,28 +256,12 @@ static void pass_over_socket(struct __test_metadata *_metadata, int prot,
 {
 	struct perf_event_attr attr;
 	struct perf_event_mmap_page *rb;
-	int sv[2], go[2], fd, tfd, status;
-	char exe[PATH_MAX], c;
+	int sv[2], go, fd, tfd, status;
 	pid_t traced, recv;
-	ssize_t n;
 
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	ASSERT_LT(0, n);
-	exe[n] = '\0';
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
-	ASSERT_EQ(0, pipe(go));
-
-	traced = fork();
+	traced = fork_self_child(CHILD_ENV, ITERS, 0, &go);
 	ASSERT_LE(0, traced);
-	if (traced == 0) {
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(2);
-		setenv(CHILD_ENV, ITERS, 1);
-		execl(exe, exe, (char *)NULL);
-		_exit(3);
-	}
-	close(go[0]);
 
 	recv = fork();
 	ASSERT_LE(0, recv);
@@ -302,7 +285,7 @@ static void pass_over_socket(struct __test_metadata *_metadata, int prot,
 	/* Mapped by the receiver (or not) */
 	ASSERT_EQ(sizeof(*s), read(sv[0], s, sizeof(*s)));
 	if (!s->err) {
-		ASSERT_EQ(1, write(go[1], "g", 1));
+		ASSERT_EQ(1, write(go, "g", 1));
 		ASSERT_EQ(traced, waitpid(traced, &status, 0));
 		ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
 		ASSERT_EQ(1, write(sv[0], "d", 1));
@@ -312,7 +295,7 @@ static void pass_over_socket(struct __test_metadata *_metadata, int prot,
 		kill(traced, SIGKILL);
 		waitpid(traced, NULL, 0);
 	}
-	close(go[1]);
+	close(go);
 	ASSERT_EQ(recv, waitpid(recv, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 		TH_LOG("receiver status %#x", status);

@@ -17,7 +17,6 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
-#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -334,34 +333,18 @@ TEST_F_TIMEOUT(stress, stop_mode, MAX_SECONDS + 60)
 {
 	struct perf_event_attr attr = { 0 };
 	struct reader r = { 0 };
-	char exe[PATH_MAX];
 	unsigned long long head;
-	int type, go[2], status, pieces = 0, breaks;
+	int type, go, status, pieces = 0, breaks;
 	double t0;
 	pthread_t th;
-	ssize_t n;
 	pid_t pid;
-	char c;
 
 	type = pt_type();
 	if (type < 0)
 		SKIP(return, "no intel_pt PMU");
 
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	ASSERT_LT(0, n);
-	exe[n] = '\0';
-	ASSERT_EQ(0, pipe(go));
-	pid = fork();
+	pid = fork_self_child(CHILD_ENV, "1", 0, &go);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(2);
-		setenv(CHILD_ENV, "1", 1);
-		execl(exe, exe, (char *)NULL);
-		_exit(3);
-	}
-	close(go[0]);
 
 	attr.size = sizeof(attr);
 	attr.type = type;
@@ -386,8 +369,8 @@ TEST_F_TIMEOUT(stress, stop_mode, MAX_SECONDS + 60)
 
 	t0 = now();
 	ASSERT_EQ(0, pthread_create(&th, NULL, reader_thread, &r));
-	ASSERT_EQ(1, write(go[1], "g", 1));
-	close(go[1]);
+	ASSERT_EQ(1, write(go, "g", 1));
+	close(go);
 	ASSERT_EQ(0, pthread_join(th, NULL));
 
 	/* Stop the program, then read what is left */

@@ -987,28 +987,11 @@ start_child(struct __test_metadata *_metadata, struct pt_event *ev,
 {
 	struct perf_event_attr attr;
 	struct perf_event_mmap_page *pg;
-	char exe[PATH_MAX];
-	int go[2];
-	ssize_t n;
+	int go;
 	pid_t pid;
-	char c;
 
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	ASSERT_LT(0, n);
-	exe[n] = '\0';
-	ASSERT_EQ(0, pipe(go));
-
-	pid = fork();
+	pid = fork_self_child(CHILD_ENV, iters, 0, &go);
 	ASSERT_LE(0, pid);
-	if (pid == 0) {
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(2);
-		setenv(CHILD_ENV, iters, 1);
-		execl(exe, exe, (char *)NULL);
-		_exit(3);
-	}
-	close(go[0]);
 
 	/* The fixture's event is not used here. */
 	close(ev->fd);
@@ -1027,8 +1010,8 @@ start_child(struct __test_metadata *_metadata, struct pt_event *ev,
 	ASSERT_NE(MAP_FAILED, pg) TH_LOG("trace mmap: %s", strerror(errno));
 	*trace = pg;
 
-	ASSERT_EQ(1, write(go[1], "g", 1));
-	close(go[1]);
+	ASSERT_EQ(1, write(go, "g", 1));
+	close(go);
 
 	return pid;
 }
