@@ -122,7 +122,21 @@ echo "# tfd_vs_perf: sustained recording of tools/testing/itrace/bench/work.c ($
 echo "# tfd_vs_perf: trace fd = itrace record -m $pages (stop mode: writable trace-fd mapping, poll() on trace fd and event fd, aux_watermark a quarter of the buffer, copy to a file in the guest's tmpfs moving data_tail every eighth of the buffer, PERF_EVENT_IOC_ENABLE after each stop); AUX = Debian perf $(/usr/bin/perf --version | awk '{ print $3 }') record -e $ev -m ,$pages (classic aux_offset mapping; perf sets the same watermark), same packets as itrace (config 0x2001: pt, branch; no TSC/MTC/CYC)"
 echo "# tfd_vs_perf: bytes/s = trace bytes in the output file / the workload's CLOCK_MONOTONIC loop time (reader and workload share the one CPU); MB/s per run: itrace $(echo "$itrace_all" | mbl), perf $(echo "$perf_all" | mbl)"
 echo "# tfd_vs_perf: by wall time of the whole record command (start-up, write-out, perf's build-id pass included): itrace $(echo "$itrace_wall" | mbl), perf $(echo "$perf_wall" | mbl) MB/s; ratio of medians $(n "$itrace_wbps" "$perf_wbps")"
-echo "# tfd_vs_perf: loss-free reference ($refpages pages, one run each): itrace $itrace_ref bytes, perf $perf_ref bytes"
+# Run i of itrace and run i of perf ran back to back: their ratio is less
+# exposed to the host's load drifting over the boot than the medians are.
+paired=$(awk '{
+	delete v
+	for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+	if (v["run"] == "ref") next
+	r[v["run"], v["tool"]] = v["bytes"] / v["work_ns"]; runs[v["run"]] = 1 }
+	END { for (k in runs) printf "%.3f\n", r[k, "itrace"] / r[k, "perf"] }' "$f" | median)
+refw=$(awk '{
+	delete v
+	for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+	if (v["run"] == "ref") r[v["tool"]] = v["bytes"] / v["work_ns"] }
+	END { printf "%.3f", r["perf"] ? r["itrace"] / r["perf"] : 0 }' "$f")
+echo "# tfd_vs_perf: bytes/s, median of the per-pair ratios (run i of each, back to back): $paired"
+echo "# tfd_vs_perf: loss-free reference ($refpages pages, one run each): itrace $itrace_ref bytes, perf $perf_ref bytes; bytes/s itrace / perf $refw (the whole trace fits: perf reads it after the workload, itrace as its wake-ups come)"
 echo "# tfd_vs_perf: itrace: $(mb "$itrace_bytes") MB written ($(pct "$itrace_bytes" "$itrace_ref")% of its reference: about $(est "$itrace_ref" "$itrace_bytes") bytes lost); $it_losses stops = PERF_RECORD_ITRACE_LOST (runs: $it_losses_all; $it_lb bytes counted in them: intel_pt does not count what it drops), $it_tr PERF_RECORD_AUX truncated (runs: $it_tr_all), $it_rs restarts"
 echo "# tfd_vs_perf: perf: $(mb "$perf_bytes") MB written ($(pct "$perf_bytes" "$perf_ref")% of its reference: about $(est "$perf_ref" "$perf_bytes") bytes lost); $pf_losses stops = PERF_RECORD_AUX truncated with data (runs: $pf_losses_all), $pf_tr truncated in all = perf's 'AUX data lost N times' (runs: $pf_tr_all) of $pf_aux AUX records"
 echo "bench tfd_vs_perf_bytes_per_s = $(n "$itrace_bps" "$perf_bps") x (goal >= 1)"
