@@ -23,6 +23,34 @@
 
 #define NOBODY		65534	/* uid and gid of the unprivileged tests */
 #define PT_TYPE_FILE	"/sys/bus/event_source/devices/intel_pt/type"
+#define NO_PT		"no intel_pt PMU (" PT_TYPE_FILE " is missing)"
+
+/* PSB, the packet where a decoder synchronizes: 16 bytes 02 82 02 82 ... */
+#define PSB_LEN		16
+
+/* Whether the PSB_LEN bytes at @p are a PSB packet. */
+static inline int is_psb(const void *p)
+{
+	const unsigned char *b = p;
+	int i;
+
+	for (i = 0; i < PSB_LEN; i++)
+		if (b[i] != (i & 1 ? 0x82 : 0x02))
+			return 0;
+	return 1;
+}
+
+/* The offset of the first PSB in @len bytes at @buf, or -1 if none. */
+static inline long find_psb(const void *buf, size_t len)
+{
+	const unsigned char *b = buf;
+	size_t i;
+
+	for (i = 0; i + PSB_LEN <= len; i++)
+		if (is_psb(b + i))
+			return i;
+	return -1;
+}
 
 static inline int sys_perf_event_open(struct perf_event_attr *attr,
 				      pid_t pid, int cpu, int group_fd,
@@ -158,6 +186,35 @@ static inline pid_t fork_self_child(const char *env, const char *value,
 	close(p[0]);
 	*go = p[1];
 	return pid;
+}
+
+/* Two targets for indirect_calls(), emitted since their address is taken */
+static inline void callee0(void)
+{
+	asm volatile("");
+}
+
+static inline void callee1(void)
+{
+	asm volatile("");
+}
+
+/*
+ * The traced programs' loop: @n indirect calls (0: without end) to two
+ * functions in turn, a TIP packet each, the same control flow at every run.
+ */
+static inline void indirect_calls(unsigned long n)
+{
+	static void (* const fn[2])(void) = { callee0, callee1 };
+	unsigned long i;
+
+	for (i = 0; !n || i < n; i++) {
+		void (*f)(void) = fn[i & 1];
+
+		/* the compiler no longer knows f: an indirect call */
+		asm volatile("" : "+r" (f));
+		f();
+	}
 }
 
 #endif /* ITRACE_TEST_H */

@@ -49,13 +49,6 @@
 #include "../kselftest_harness.h"
 #include "itrace_test.h"
 
-/* PSB, where a decoder synchronizes */
-static const unsigned char psb[16] = {
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-};
-
-#define NO_PT		"no intel_pt PMU (" PT_TYPE_FILE " is missing)"
 #define PT_CAPS		"/sys/bus/event_source/devices/intel_pt/caps"
 #define CHILD_ENV	"ITRACE_OVERWRITE_CHILD"
 
@@ -69,33 +62,13 @@ static const unsigned char psb[16] = {
  * The traced program: a fixed number of indirect calls to two functions in
  * turn (a TIP packet each), the same control flow at every run.
  */
-static void f0(void)
-{
-	asm volatile("");
-}
-
-static void f1(void)
-{
-	asm volatile("");
-}
-
-static void (*fn[2])(void) = { f0, f1 };
-
 static void __attribute__((constructor)) traced_child(void)
 {
 	const char *env = getenv(CHILD_ENV);
-	unsigned long i, n;
 
 	if (!env)
 		return;
-	n = strtoul(env, NULL, 0);
-	for (i = 0; i < n; i++) {
-		void (*f)(void) = fn[i & 1];
-
-		/* the compiler no longer knows f: an indirect call */
-		asm volatile("" : "+r" (f));
-		f();
-	}
+	indirect_calls(strtoul(env, NULL, 0));
 	_exit(0);
 }
 
@@ -232,15 +205,15 @@ static long walk_from_psb(struct __test_metadata *_metadata,
 	struct pt_config config;
 	struct pt_packet pkt;
 	size_t start, off;
+	long first;
 	int ret;
 
-	for (start = 0; start + sizeof(psb) <= len; start++)
-		if (!memcmp(buf + start, psb, sizeof(psb)))
-			break;
-	if (start + sizeof(psb) > len) {
+	first = find_psb(buf, len);
+	if (first < 0) {
 		TH_LOG("no PSB in %zu bytes", len);
 		return -1;
 	}
+	start = first;
 
 	pt_config_init(&config);
 	config.begin = buf;
@@ -541,15 +514,11 @@ TEST(aux_sampling_of_trace_fd)
 
 	/* Until 16 samples' worth of records, or for 5 s at most */
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
-	for (i = 0; i < 200 * 1000 * 1000; i++) {
-		void (*f)(void) = fn[i & 1];
-
-		asm volatile("" : "+r" (f));
-		f();
-		if (!(i % 10000) &&
-		    (time(NULL) > t0 + 5 ||
-		     __atomic_load_n(&srb->data_head, __ATOMIC_ACQUIRE) >
-		     16 * (AUX_SAMPLE + 16)))
+	for (i = 0; i < 20000; i++) {
+		indirect_calls(10000);
+		if (time(NULL) > t0 + 5 ||
+		    __atomic_load_n(&srb->data_head, __ATOMIC_ACQUIRE) >
+		    16 * (AUX_SAMPLE + 16))
 			break;
 	}
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP));
@@ -613,7 +582,6 @@ TEST_F(self_pt, data_head_while_running)
 	int steps = 0, quiet = 0, back = 0;
 	long csw, last_csw;
 	time_t t0 = time(NULL);
-	unsigned long i;
 
 	pg = mmap(NULL, (1 + SMALL_PAGES) * page_size(), PROT_READ,
 		  MAP_SHARED, self->tfd, 0);
@@ -623,13 +591,8 @@ TEST_F(self_pt, data_head_while_running)
 	ASSERT_LE(0, last_csw);
 	ASSERT_EQ(0, ioctl(self->tfd, PERF_EVENT_IOC_ENABLE, 0));
 	/* Until 8 quiet advances and 4 laps, or for 10 s at most */
-	for (i = 1; time(NULL) < t0 + 10; i++) {
-		void (*f)(void) = fn[i & 1];
-
-		asm volatile("" : "+r" (f));
-		f();
-		if (i % 1000)
-			continue;
+	while (time(NULL) < t0 + 10) {
+		indirect_calls(1000);
 		head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 		csw = context_switches();
 		if (head < last)

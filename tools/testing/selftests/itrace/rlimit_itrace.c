@@ -38,18 +38,11 @@
 #include "../kselftest_harness.h"
 #include "itrace_test.h"
 
-/* PSB, where a decoder synchronizes */
-static const unsigned char psb[16] = {
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-};
-
 #ifndef RLIMIT_ITRACE
 #define RLIMIT_ITRACE	16
 #endif
 
 #define PT_DIR		"/sys/bus/event_source/devices/intel_pt"
-#define NO_PT		"no intel_pt PMU (" PT_DIR " is missing)"
 #define CORE_PATTERN	"/proc/sys/kernel/core_pattern"
 #define CORE_DIR	"/tmp/itrace-rlimit"
 #define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
@@ -211,16 +204,6 @@ static pid_t prstatus_pid(const struct note *n)
 
 	memcpy(&pid, n->desc + 32, sizeof(pid));
 	return pid;
-}
-
-static bool has_psb(const unsigned char *p, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i + sizeof(psb) <= len; i++)
-		if (!memcmp(p + i, psb, sizeof(psb)))
-			return true;
-	return false;
 }
 
 /*
@@ -617,9 +600,8 @@ static const struct itrace_note *check_note(struct __test_metadata *_metadata,
 		EXPECT_EQ(ITRACE_CPU_INTEL, n->cpu_vendor);
 		EXPECT_EQ(6, n->cpu_family);
 		if (!(n->flags & ITRACE_NOTE_WRAPPED))
-			EXPECT_EQ(0, memcmp(nt->desc + n->hdr_size, psb,
-					    sizeof(psb)));
-		EXPECT_TRUE(has_psb(nt->desc + n->hdr_size, n->trace_size));
+			EXPECT_TRUE(is_psb(nt->desc + n->hdr_size));
+		EXPECT_TRUE(find_psb(nt->desc + n->hdr_size, n->trace_size) >= 0);
 		/* user mode only: no kernel address anywhere in the note */
 		EXPECT_EQ(0, kernel_ips(nt->desc + n->hdr_size, n->trace_size,
 					&ips));

@@ -37,13 +37,6 @@
 #include "../kselftest_harness.h"
 #include "itrace_test.h"
 
-/* PSB, where a decoder synchronizes */
-static const unsigned char psb[16] = {
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-};
-
-#define NO_PT		"no intel_pt PMU (" PT_TYPE_FILE " is missing)"
 #define CHILD_ENV	"ITRACE_SHARE_CHILD"
 
 #define RB_PAGES	8	/* perf stream */
@@ -51,38 +44,13 @@ static const unsigned char psb[16] = {
 #define OVW_PAGES	4	/* overwrite mode: wraps */
 #define ITERS		"30000"	/* indirect calls of the traced program */
 
-static void f0(void)
-{
-	asm volatile("");
-}
-
-static void f1(void)
-{
-	asm volatile("");
-}
-
-static void (*fn[2])(void) = { f0, f1 };
-
-/* The traced program: indirect calls, a TIP packet each */
-static void calls(unsigned long n)
-{
-	unsigned long i;
-
-	for (i = 0; i < n; i++) {
-		void (*f)(void) = fn[i & 1];
-
-		asm volatile("" : "+r" (f));
-		f();
-	}
-}
-
 static void __attribute__((constructor)) traced_child(void)
 {
 	const char *env = getenv(CHILD_ENV);
 
 	if (!env)
 		return;
-	calls(strtoul(env, NULL, 0));
+	indirect_calls(strtoul(env, NULL, 0));
 	_exit(0);
 }
 
@@ -183,7 +151,6 @@ static void receiver(int sock, int prot, size_t pages)
 	struct perf_event_mmap_page *pg;
 	struct seen s = { .psb_at = -1 };
 	unsigned char *data;
-	unsigned long long i;
 	int tfd;
 	char c;
 
@@ -208,11 +175,7 @@ static void receiver(int sock, int prot, size_t pages)
 	s.head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 	s.size = pg->data_size;
 	data = (unsigned char *)pg + pg->data_offset;
-	for (i = 0; i + sizeof(psb) <= s.size; i++)
-		if (!memcmp(data + i, psb, sizeof(psb))) {
-			s.psb_at = i;
-			break;
-		}
+	s.psb_at = find_psb(data, s.size);
 	if (write(sock, &s, sizeof(s)) != sizeof(s))
 		_exit(13);
 	_exit(0);
@@ -393,7 +356,7 @@ FIXTURE_TEARDOWN(mapped)
 static unsigned long long trace_some(int tfd, struct perf_event_mmap_page *pg)
 {
 	ioctl(tfd, PERF_EVENT_IOC_ENABLE, 0);
-	calls(2000);
+	indirect_calls(2000);
 	ioctl(tfd, PERF_EVENT_IOC_DISABLE, 0);
 
 	return __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
@@ -598,7 +561,7 @@ TEST(inherit_per_task_einval)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		calls(5000);
+		indirect_calls(5000);
 		_exit(0);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));

@@ -53,31 +53,11 @@
  * turn, so that each call is a TIP packet (a few bytes) and the buffer
  * fills quickly even under emulation.
  */
-static void f0(void)
-{
-	asm volatile("");
-}
-
-static void f1(void)
-{
-	asm volatile("");
-}
-
-static void (*fn[2])(void) = { f0, f1 };
-
 static void __attribute__((constructor)) traced_child(void)
 {
-	unsigned long i;
-
 	if (!getenv(CHILD_ENV))
 		return;
-	for (i = 0; ; i++) {
-		void (*f)(void) = fn[i & 1];
-
-		/* the compiler no longer knows f: an indirect call */
-		asm volatile("" : "+r" (f));
-		f();
-	}
+	indirect_calls(0);
 }
 
 struct reader {

@@ -35,14 +35,6 @@
 #include "../kselftest_harness.h"
 #include "itrace_test.h"
 
-/* PSB, where a decoder synchronizes */
-static const unsigned char psb[16] = {
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-};
-
-#define NO_PT		"no intel_pt PMU (" PT_TYPE_FILE " is missing)"
-
 /* Set in the environment of the traced child, see traced_child(). */
 #define CHILD_ENV	"ITRACE_SELFTEST_CHILD"
 
@@ -838,8 +830,8 @@ TEST_F(pt, trace_cpu_wide)
 
 	head = trace_self(pg, self->ev.tfd);
 	TH_LOG("data_head %llu", head);
-	ASSERT_LE(sizeof(psb), head);
-	EXPECT_EQ(0, memcmp((char *)pg + pg->data_offset, psb, sizeof(psb)));
+	ASSERT_LE(PSB_LEN, head);
+	EXPECT_TRUE(is_psb((char *)pg + pg->data_offset));
 	EXPECT_EQ(0, munmap(pg, len));
 }
 
@@ -860,10 +852,9 @@ TEST_F(pt, remap_starts_afresh)
 
 		head = trace_self(pg, self->ev.tfd);
 		TH_LOG("round %d: data_head %llu", round, head);
-		ASSERT_LE(sizeof(psb), head);
+		ASSERT_LE(PSB_LEN, head);
 		EXPECT_GE(pg->data_size, head);
-		EXPECT_EQ(0, memcmp((char *)pg + pg->data_offset, psb,
-				    sizeof(psb)));
+		EXPECT_TRUE(is_psb((char *)pg + pg->data_offset));
 		ASSERT_EQ(0, munmap(pg, len));
 	}
 }
@@ -1076,8 +1067,8 @@ TEST_F(pt, trace_child_writable)
 	EXPECT_GE(pg->data_size, head);
 
 	data = (unsigned char *)pg + pg->data_offset;
-	ASSERT_LE(sizeof(psb), head);
-	EXPECT_EQ(0, memcmp(data, psb, sizeof(psb)))
+	ASSERT_LE(PSB_LEN, head);
+	EXPECT_TRUE(is_psb(data))
 		TH_LOG("trace starts %02x %02x %02x %02x, not a PSB",
 		       data[0], data[1], data[2], data[3]);
 
