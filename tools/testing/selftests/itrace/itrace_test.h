@@ -188,6 +188,43 @@ static inline pid_t fork_self_child(const char *env, const char *value,
 	return pid;
 }
 
+/*
+ * Sum of the sizes of the PERF_RECORD_AUX records in the event's perf
+ * stream, or -1 if it is malformed or the records do not follow each other
+ * (each aux_offset the sum of the sizes before it).
+ */
+static inline long long aux_record_bytes(struct perf_event_mmap_page *rb)
+{
+	unsigned long long head = __atomic_load_n(&rb->data_head,
+						  __ATOMIC_ACQUIRE);
+	unsigned char *data = (unsigned char *)rb + rb->data_offset;
+	unsigned long long pos = rb->data_tail;
+	long long bytes = 0;
+
+	/* Few records: the stream must not have wrapped. */
+	if (head > rb->data_size)
+		return -1;
+
+	while (pos < head) {
+		struct perf_event_header *hdr = (void *)(data + pos);
+		struct {
+			struct perf_event_header hdr;
+			__u64 aux_offset, aux_size, flags;
+		} *aux = (void *)hdr;
+
+		if (hdr->size < sizeof(*hdr) || pos + hdr->size > head)
+			return -1;
+		if (hdr->type == PERF_RECORD_AUX) {
+			if (aux->aux_offset != (unsigned long long)bytes)
+				return -1;
+			bytes += aux->aux_size;
+		}
+		pos += hdr->size;
+	}
+
+	return bytes;
+}
+
 /* Two targets for indirect_calls(), emitted since their address is taken */
 static inline void callee0(void)
 {

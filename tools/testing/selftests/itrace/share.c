@@ -181,33 +181,6 @@ static void receiver(int sock, int prot, size_t pages)
 	_exit(0);
 }
 
-static long long aux_record_bytes(struct perf_event_mmap_page *rb)
-{
-	unsigned long long head = __atomic_load_n(&rb->data_head,
-						  __ATOMIC_ACQUIRE);
-	unsigned char *data = (unsigned char *)rb + rb->data_offset;
-	unsigned long long pos = rb->data_tail;
-	long long bytes = 0;
-
-	if (head > rb->data_size)
-		return -1;
-	while (pos < head) {
-		struct perf_event_header *hdr = (void *)(data + pos);
-		struct {
-			struct perf_event_header hdr;
-			__u64 aux_offset, aux_size, flags;
-		} *aux = (void *)hdr;
-
-		if (hdr->size < sizeof(*hdr) || pos + hdr->size > head)
-			return -1;
-		if (hdr->type == PERF_RECORD_AUX)
-			bytes += aux->aux_size;
-		pos += hdr->size;
-	}
-
-	return bytes;
-}
-
 /*
  * This process traces a child program; the trace fd goes over a unix
  * socket to a second child, which maps it and reads the trace. The sender

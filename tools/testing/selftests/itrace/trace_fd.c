@@ -1007,42 +1007,6 @@ start_child(struct __test_metadata *_metadata, struct pt_event *ev,
 	return pid;
 }
 
-/*
- * Sum of the sizes of the PERF_RECORD_AUX records in the event's perf
- * stream, or -1 if it is malformed.
- */
-static long long aux_record_bytes(struct perf_event_mmap_page *rb)
-{
-	unsigned long long head = __atomic_load_n(&rb->data_head,
-						  __ATOMIC_ACQUIRE);
-	unsigned char *data = (unsigned char *)rb + rb->data_offset;
-	unsigned long long pos = rb->data_tail;
-	long long bytes = 0;
-
-	/* Few records: the stream does not wrap in this test. */
-	if (head > rb->data_size)
-		return -1;
-
-	while (pos < head) {
-		struct perf_event_header *hdr = (void *)(data + pos);
-		struct {
-			struct perf_event_header hdr;
-			__u64 aux_offset, aux_size, flags;
-		} *aux = (void *)hdr;
-
-		if (hdr->size < sizeof(*hdr) || pos + hdr->size > head)
-			return -1;
-		if (hdr->type == PERF_RECORD_AUX) {
-			if (aux->aux_offset != (unsigned long long)bytes)
-				return -1;
-			bytes += aux->aux_size;
-		}
-		pos += hdr->size;
-	}
-
-	return bytes;
-}
-
 TEST_F(pt, trace_child_writable)
 {
 	struct pollfd pfd = { .events = POLLIN };
