@@ -40,15 +40,16 @@
 #define PT_SYSFS	"/sys/bus/event_source/devices/intel_pt"
 #define PERF_PAGES	64	/* sideband ring: 64 data pages */
 /*
- * poll() timeout while CMD runs: a safety net only.  The wake-ups come
- * from the kernel (the watermark, a stop, the sideband ring half full,
- * POLLHUP at exit).  Draining on a short timer instead copies trace below
- * the watermark while CMD runs, and the reader then takes the one CPU
- * from the traced task: with 20 ms here the workload of `make bench`'s
- * tfd step ran 2.2x as long as under perf record when the buffer was
- * large enough to hold the whole trace.
+ * poll() timeout while CMD runs.  The drains come from the kernel's
+ * wake-ups (the watermark, a stop, the sideband ring half full, POLLHUP at
+ * exit), not from this timer: draining on a timer copies trace below the
+ * watermark while CMD runs, and the reader then takes the CPU from the
+ * traced task (with a 20 ms timer that drained, the workload of
+ * `make bench`'s tfd step ran 2.2x as long as under perf record when the
+ * buffer held the whole trace).  A timeout only checks for a stalled trace,
+ * restart_stalled().
  */
-#define DRAIN_MS	1000
+#define STALL_MS	100
 
 static long perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			    int group_fd, unsigned long flags)
@@ -295,7 +296,7 @@ int ring_drain(struct recorder *rec, struct ring *r, uint32_t type)
 	return 0;
 }
 
-static int drain_all(struct recorder *rec)
+int drain_all(struct recorder *rec)
 {
 	uint64_t full;
 
@@ -315,6 +316,35 @@ static int drain_all(struct recorder *rec)
 		rec->nr_enables++;
 		rec->lost = 0;
 	}
+	return 0;
+}
+
+/*
+ * poll() timed out with the trace fd in stop mode.  On a multiprocessor a
+ * stop can leave the trace stopped after the reader's drain: the disable
+ * it asks for takes effect when the traced task is next switched out, and
+ * a PERF_EVENT_IOC_ENABLE that comes before that does nothing
+ * (Documentation/userspace-api/itrace.rst, "The read protocol (stop mode)").  So
+ * when data_head has not moved since the last timeout, drain and enable
+ * again; enabling an enabled event does nothing.  While the trace moves,
+ * nothing is done, so that trace below the watermark is not copied while
+ * the traced task runs.  Returns 0, or -1 on a write error.
+ */
+int restart_stalled(struct recorder *rec)
+{
+	uint64_t head;
+
+	if (rec->tfd < 0 || rec->snapshot || rec->sideband_only || !rec->exec_seen)
+		return 0;
+	head = __atomic_load_n(&rec->trace.pg->data_head, __ATOMIC_ACQUIRE);
+	if (head != rec->stall_head) {
+		rec->stall_head = head;
+		return 0;
+	}
+	if (drain_all(rec))
+		return -1;
+	ioctl(rec->fd, PERF_EVENT_IOC_ENABLE, 0);
+	rec->nr_stall_enables++;
 	return 0;
 }
 
@@ -345,10 +375,11 @@ int drain_snapshot(struct recorder *rec)
  * buffer, cmd_record()) and when the trace stopped on a full buffer, the
  * event fd at the perf stream's wake-ups (half its ring).  Trace below the
  * watermark wakes nobody: it is read at the next wake-up or after CMD
- * exits.  Returns 1 once the traced task has exited (POLLHUP), so that
- * the caller waits for it instead of polling again at once.
+ * exits.  Returns 1 if a ring is readable, 0 on the timeout; sets *hup
+ * once the traced task has exited (POLLHUP), so that the caller waits for
+ * it instead of polling again at once.
  */
-static int wait_ready(struct recorder *rec, int ms)
+static int wait_ready(struct recorder *rec, int ms, int *hup)
 {
 	struct pollfd p[2] = {
 		{ .fd = rec->fd, .events = POLLIN },
@@ -360,8 +391,8 @@ static int wait_ready(struct recorder *rec, int ms)
 		return 0;
 	for (i = 0; i < n; i++)
 		if (p[i].revents & POLLHUP)
-			return 1;
-	return 0;
+			*hup = 1;
+	return 1;
 }
 
 static int write_out(struct recorder *rec)
@@ -422,7 +453,7 @@ int cmd_record(int argc, char **argv)
 	struct itrace_file_header hdr;
 	unsigned long pages = 1024;
 	int go[2], ep[2], c, status, child_err = 0, ret = 1, kernel = 0;
-	int hup = 0;
+	int hup = 0, ready = 1;
 	long pmu_type;
 	uint8_t *vdso;
 	size_t vdso_size;
@@ -636,9 +667,9 @@ mapped:
 			perror("itrace: waitpid");
 			goto out;
 		}
-		if (drain_all(&rec))
+		if (ready ? drain_all(&rec) : restart_stalled(&rec))
 			break;
-		hup = wait_ready(&rec, DRAIN_MS);
+		ready = wait_ready(&rec, STALL_MS, &hup);
 	}
 	/* The event was scheduled out for the last time at exit. */
 	if (drain_all(&rec) ||

@@ -32,6 +32,8 @@ struct recorder {
 	uint64_t	lost_bytes;	/* sum of their size fields (0: unknown) */
 	unsigned long	nr_aux_truncated; /* PERF_RECORD_AUX with TRUNCATED */
 	unsigned long	nr_enables;	/* PERF_EVENT_IOC_ENABLE after a stop */
+	unsigned long	nr_stall_enables; /* ... after a timeout, trace still */
+	uint64_t	stall_head;	/* data_head at the last timeout */
 	int		snapshot;
 	int		sideband_only;	/* test hook: no PT, dummy event */
 	uint64_t	trace_bytes;
@@ -41,6 +43,10 @@ struct recorder {
 void scan_perf(struct recorder *rec, const uint8_t *p, size_t len);
 /* Copy [data_tail, data_head) of a ring to the file as a section of type. */
 int ring_drain(struct recorder *rec, struct ring *r, uint32_t type);
+/* Drain both rings; enable the event again after a stop. */
+int drain_all(struct recorder *rec);
+/* On a poll() timeout: drain and enable again if the trace did not move. */
+int restart_stalled(struct recorder *rec);
 /* Overwrite mode: save the whole trace buffer, oldest byte first. */
 int drain_snapshot(struct recorder *rec);
 

@@ -723,6 +723,57 @@ static int run(const char *cmd)
 }
 
 /* record -k and decode --kernel: bad input, and the refusal of -k */
+/*
+ * A poll() timeout drains and enables again only when data_head has not
+ * moved since the previous timeout (a stop left stalled on a
+ * multiprocessor); while the trace moves it copies nothing.
+ */
+static void test_stall(void)
+{
+	struct perf_event_mmap_page pg = { 0 }, ppg = { 0 };
+	struct recorder rec = { 0 };
+	uint8_t data[64], pdata[64];
+	char *buf = NULL;
+	size_t len;
+	int ret;
+
+	rec.fd = -1;		/* the ioctl fails: nothing to enable here */
+	rec.tfd = 1000;		/* "a trace fd": restart_stalled() only tests it */
+	rec.exec_seen = 1;
+	rec.trace = (struct ring){ .name = "trace", .pg = &pg, .data = data,
+				   .size = sizeof(data), .writable = 1 };
+	rec.perf = (struct ring){ .name = "perf", .pg = &ppg, .data = pdata,
+				  .size = sizeof(pdata), .writable = 1 };
+	rec.out = open_memstream(&buf, &len);
+
+	fill(&rec.trace, 0, 40);
+	pg.data_head = 40;
+	ret = restart_stalled(&rec);
+	ok(!ret && rec.nr_stall_enables == 0 && rec.stall_head == 40 &&
+	   rec.trace_bytes == 0, "stall: first timeout only notes data_head");
+	ret = restart_stalled(&rec);
+	ok(!ret && rec.nr_stall_enables == 1 && rec.trace_bytes == 40 &&
+	   pg.data_tail == 40,
+	   "stall: data_head still at the next timeout: drained and enabled");
+	fill(&rec.trace, 40, 60);
+	pg.data_head = 60;
+	ret = restart_stalled(&rec);
+	ok(!ret && rec.nr_stall_enables == 1 && rec.trace_bytes == 40 &&
+	   pg.data_tail == 40, "stall: trace moving: nothing copied, no enable");
+	ret = restart_stalled(&rec);
+	ok(!ret && rec.nr_stall_enables == 2 && rec.trace_bytes == 60 &&
+	   pg.data_tail == 60, "stall: trace still again: 20 more bytes, enabled");
+	rec.snapshot = 1;
+	ret = restart_stalled(&rec) | restart_stalled(&rec);
+	ok(!ret && rec.nr_stall_enables == 2, "stall: never in overwrite mode");
+	rec.snapshot = 0;
+	rec.exec_seen = 0;
+	ret = restart_stalled(&rec) | restart_stalled(&rec);
+	ok(!ret && rec.nr_stall_enables == 2, "stall: never before the exec");
+	fclose(rec.out);
+	free(buf);
+}
+
 static void test_cli_kernel(const char *itrace)
 {
 	char cmd[1024];
@@ -1284,6 +1335,7 @@ int main(int argc, char **argv)
 	test_decode_tiny();
 	test_parser();
 	test_rings();
+	test_stall();
 	test_cli(argv[2]);
 	if (argc >= 6)
 		test_sim(argv[2], argv[3], argv[4], argv[5]);
