@@ -30,6 +30,9 @@
  *  - a signal-delivery stop: nothing retired yet; the signal is passed on.
  * Consecutive equal addresses are written once: a REP string instruction
  * traps once per iteration but is one instruction in a PT decode.
+ * A 32-bit (compat mode) program is stepped the same way: a 64-bit tracer
+ * sees its registers as struct user_regs_struct too, rip and rsp holding
+ * eip and esp zero-extended, and PEEKTEXT/POKETEXT work on its addresses.
  * Only the thread that execs is stepped: threads it creates are not traced
  * (no PTRACE_O_TRACECLONE), and copy_process() clears single-stepping in
  * children.

@@ -20,7 +20,9 @@
 #                         a comment gives that decode's error count (the
 #                         running kernel's text is not vmlinux's: README)
 #   NAME: kcut of the user-only recording  kcut (below) changes nothing
-#                         libipt decodes in a trace without kernel packets
+#                         libipt decodes in a trace without kernel packets;
+#                         the MODE.Exec packets it counts: a 32-bit program
+#                         (compat mode) must have 32-bit ones
 #   NAME: -k libipt decode  the user-mode part of that trace (kcut.c: the
 #                         kernel's packets cut out, its entries and exits
 #                         made TIP.PGD/TIP.PGE) decodes: no error, no gap
@@ -158,16 +160,28 @@ while read -r name start end; do
 	echo "# $name: -k: itrace decode --kernel vmlinux: $ku user + $kk kernel instructions, $kerrs decode errors"
 	# kcut itself: on the user-only recording (no kernel packets) it must
 	# change nothing that libipt decodes
-	"$KCUT" "$res/$name.itrace" "$res/$name.ucut" 2>/dev/null
+	"$KCUT" "$res/$name.itrace" "$res/$name.ucut" 2>"$res/$name.ucut-log"
 	"$ITRACE" decode --insn "$res/$name.ucut" 2>/dev/null | awk '{ print $2 }' > "$res/$name.ucut-insn"
 	"$ITRACE" decode --insn "$res/$name.itrace" 2>/dev/null | awk '{ print $2 }' |
 		cmp -s - "$res/$name.ucut-insn"
-	if [ $? = 0 ] && [ "$(wc -l < "$res/$name.ucut-insn")" -gt 1000 ]; then
-		tap ok "$name: kcut of the user-only recording decodes to the same $(wc -l < "$res/$name.ucut-insn") lines"
+	crc=$?
+	# a 32-bit program (ELF class 1) runs in compat mode: its trace must
+	# say so (MODE.Exec with CS.D=1, CS.L=0)
+	modes=$(sed -n 's/.*MODE.Exec read: \([0-9]*\) 64-bit, \([0-9]*\) 32-bit, \([0-9]*\) 16-bit.*/\1 \2 \3/p' \
+		"$res/$name.ucut-log")
+	set -- $modes
+	m32=${2:-0}
+	elf32=false
+	[ "$(od -An -tu1 -j4 -N1 "$corpus/$name" | tr -d ' ')" = 1 ] && elf32=true
+	if [ $crc = 0 ] && [ "$(wc -l < "$res/$name.ucut-insn")" -gt 1000 ] &&
+		{ ! $elf32 || [ "$m32" -gt 0 ]; }; then
+		tap ok "$name: kcut of the user-only recording decodes to the same $(wc -l < "$res/$name.ucut-insn") lines; MODE.Exec: ${1:-?} 64-bit, ${2:-?} 32-bit, ${3:-?} 16-bit"
+	elif [ $crc = 0 ]; then
+		tap FAIL "$name: kcut of the user-only recording # a 32-bit program, but MODE.Exec: ${modes:-none}"
 	else
 		tap FAIL "$name: kcut of the user-only recording # decodes differently"
 	fi
-	rm -f "$res/$name.ucut" "$res/$name.ucut-insn"
+	rm -f "$res/$name.ucut" "$res/$name.ucut-insn" "$res/$name.ucut-log"
 	"$KCUT" "$res/$name.kitrace" "$res/$name.kcut" 2> "$res/$name.kcut-log"
 	crc=$?
 	stats=$("$ITRACE" decode --stats "$res/$name.kcut" 2>"$res/$name.kcut-err")
@@ -176,7 +190,7 @@ while read -r name start end; do
 	gaps=$(awk '$1 == "total" && $2 == "gaps" { print $3 }' <<<"$stats")
 	ktotal=$(awk '$1 == "total" && $2 == "insns" { print $3 }' <<<"$stats")
 	if [ $crc = 0 ] && [ $drc = 0 ] && [ "${errs:-x}" = 0 ] && [ "${gaps:-x}" = 0 ]; then
-		tap ok "$name: -k libipt decode of the user-mode part: $ktotal instructions ($total without -k), 0 errors, 0 gaps; $(sed -n 's/.*, \([0-9]* entries to and [0-9]* returns from the kernel\)$/\1/p' "$res/$name.kcut-log")"
+		tap ok "$name: -k libipt decode of the user-mode part: $ktotal instructions ($total without -k), 0 errors, 0 gaps; $(sed -n 's/.*[,;] \([0-9]* entries to and [0-9]* returns from the kernel\)$/\1/p' "$res/$name.kcut-log")"
 	else
 		tap FAIL "$name: -k libipt decode of the user-mode part # kcut exit $crc, decode exit $drc, errors ${errs:-?}, gaps ${gaps:-?}: $(head -n1 "$res/$name.kcut-log") $(head -n1 "$res/$name.kcut-err")"
 	fi
