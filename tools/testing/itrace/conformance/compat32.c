@@ -7,7 +7,8 @@
  * its own _start and int $0x80 system calls.  Built with
  *   gcc -m32 -static -nostdlib -ffreestanding -fno-pic
  * Loops, calls and returns, recursion, an indirect call through a table, a
- * jump table, write(2) and exit(2); the exit status says whether the
+ * jump table, one-byte inc/dec (REX prefixes in 64-bit mode), write(2) and
+ * exit(2); the exit status says whether the
  * results were right.
  */
 #define KNOWN	__attribute__((noinline, noclone, used))
@@ -62,6 +63,22 @@ KNOWN int pick(int v)
 	}
 }
 
+/*
+ * inc and dec of a register: one byte each (0x40+r, 0x48+r) in 32-bit
+ * mode, REX prefixes in 64-bit mode -- a decoder in the wrong mode would
+ * split these instructions differently from sstep.
+ */
+KNOWN int count(int n)
+{
+	int c = 0;
+
+	while (n) {
+		asm volatile("inc %0" : "+r"(c));
+		asm volatile("dec %0" : "+r"(n));
+	}
+	return c;
+}
+
 KNOWN int length(const char *s)
 {
 	int n = 0;
@@ -88,6 +105,7 @@ KNOWN int run(void)
 	for (i = 0, acc = 0; i < 9; i++)
 		acc += pick(i);
 	bad |= acc != 309;
+	bad |= count(5) != 5;
 	bad |= sys3(NR_getpid, 0, 0, 0) <= 0;
 	return bad;
 }
