@@ -256,9 +256,13 @@ static void resolve(struct dstate *s, uint64_t next_ip)
 	s->pend = P_NONE;
 }
 
+/* A system call: SYSCALL, SYSENTER, or INT 0x80 (32-bit programs). */
 static int is_syscall(const struct pt_insn *in)
 {
-	return in->size >= 2 && in->raw[0] == 0x0f && in->raw[1] == 0x05;
+	if (in->size < 2)
+		return 0;
+	return (in->raw[0] == 0x0f && (in->raw[1] == 0x05 || in->raw[1] == 0x34)) ||
+	       (in->raw[0] == 0xcd && in->raw[1] == 0x80);
 }
 
 static void on_insn(void *ctx, const struct pt_insn *in)

@@ -17,11 +17,17 @@
  *  - a TIP into the kernel (system call, interrupt after its FUP, fault)
  *    becomes TIP.PGD with the IP suppressed, what user-only tracing gives;
  *  - a TIP back to user mode (sysret, iret) becomes TIP.PGE at its target;
- *  - kernel-mode packets are dropped, PSB and PSBEND kept (no FUP inside).
+ *  - kernel-mode packets are dropped, PSB and PSBEND kept (no FUP inside);
+ *  - a MODE.Exec outside PSB+ belongs to the IP packet after it (the far
+ *    branch it binds to): kept before a TIP in user mode and before a
+ *    TIP.PGE made of a return to user mode (a compat-mode program: the
+ *    kernel runs in 64-bit mode, its user mode in 32-bit), dropped before
+ *    a TIP into the kernel, as user-only tracing gives it.
  * A TNT packet never spans a TIP, so no branch of one mode is counted in
  * the other.  Every other section of the recording is copied unchanged.
- * Exit status 0, or 1 (bad input, a packet libipt cannot parse, more than
- * one contiguous run of trace).
+ * It reports how many packets it kept and the MODE.Exec packets it read
+ * (64-, 32- and 16-bit).  Exit status 0, or 1 (bad input, a packet libipt
+ * cannot parse, more than one contiguous run of trace).
  */
 #include <intel-pt.h>
 #include <stdint.h>
@@ -58,6 +64,9 @@ static uint64_t last_ip(uint64_t last, const struct pt_packet_ip *p)
 struct out {
 	struct pt_encoder *enc;
 	unsigned long read, kept, pgd, pge;
+	unsigned long modes[3];	/* MODE.Exec read: 16-, 32-, 64-bit */
+	struct pt_packet mode;	/* a MODE.Exec waiting for its IP packet */
+	int have_mode;
 };
 
 static int emit(struct out *o, const struct pt_packet *p)
@@ -70,6 +79,17 @@ static int emit(struct out *o, const struct pt_packet *p)
 	else
 		o->kept++;
 	return err < 0 ? -1 : 0;
+}
+
+/* The MODE.Exec before the IP packet being handled: emitted if @keep. */
+static int flush_mode(struct out *o, int keep)
+{
+	int err = 0;
+
+	if (o->have_mode && keep)
+		err = emit(o, &o->mode);
+	o->have_mode = 0;
+	return err;
 }
 
 static int emit_ip(struct out *o, enum pt_packet_type type, uint64_t ip, int suppressed)
@@ -126,7 +146,9 @@ static long cut(const uint8_t *in, size_t size, uint8_t *buf, size_t bufsize,
 		case ppt_psb:
 			last = 0;
 			in_psb = 1;
-			err = emit(o, &p);
+			err = flush_mode(o, user);
+			if (!err)
+				err = emit(o, &p);
 			break;
 		case ppt_psbend:
 			in_psb = 0;
@@ -145,28 +167,50 @@ static long cut(const uint8_t *in, size_t size, uint8_t *buf, size_t bufsize,
 				/* in PSB+: the current IP, and so the mode */
 				if (in_psb && !suppressed)
 					user = !is_kernel(ip);
-				err = user ? emit_ip(o, ppt_fup, ip, suppressed) : 0;
+				err = flush_mode(o, user);
+				if (!err && user)
+					err = emit_ip(o, ppt_fup, ip, suppressed);
 			} else if (p.type == ppt_tip_pgd) {
-				err = user ? emit_ip(o, ppt_tip_pgd, ip, suppressed) : 0;
+				err = flush_mode(o, user);
+				if (!err && user)
+					err = emit_ip(o, ppt_tip_pgd, ip, suppressed);
 				user = 0;
 			} else if (suppressed) {
-				err = user ? emit_ip(o, p.type, ip, 1) : 0;
+				err = flush_mode(o, user);
+				if (!err && user)
+					err = emit_ip(o, p.type, ip, 1);
 			} else if (user && is_kernel(ip)) {
-				err = emit_ip(o, ppt_tip_pgd, 0, 1);
+				err = flush_mode(o, 0);
+				if (!err)
+					err = emit_ip(o, ppt_tip_pgd, 0, 1);
 				o->pgd++;
 				user = 0;
 			} else if (!user && !is_kernel(ip)) {
-				err = emit_ip(o, ppt_tip_pge, ip, 0);
+				err = flush_mode(o, 1);
+				if (!err)
+					err = emit_ip(o, ppt_tip_pge, ip, 0);
 				if (p.type == ppt_tip)
 					o->pge++;
 				user = 1;
 			} else {
-				err = user ? emit_ip(o, p.type, ip, 0) : 0;
+				err = flush_mode(o, user);
+				if (!err && user)
+					err = emit_ip(o, p.type, ip, 0);
 			}
 			break;
 		}
 		case ppt_pad:
 			break;
+		case ppt_mode:
+			if (p.payload.mode.leaf == pt_mol_exec)
+				o->modes[p.payload.mode.bits.exec.csl ? 2 :
+					 p.payload.mode.bits.exec.csd ? 1 : 0]++;
+			if (!in_psb && p.payload.mode.leaf == pt_mol_exec) {
+				o->have_mode = 1;
+				o->mode = p;
+				break;
+			}
+			/* fall through */
 		default:
 			/* MODE, TNT, timing...: their mode is the current one */
 			if (user || in_psb)
@@ -236,8 +280,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(stderr,
-		"kcut: %zu bytes of trace -> %ld: %lu of %lu packets kept, %lu entries to and %lu returns from the kernel\n",
-		d.segs[0].size, n, o.kept, o.read, o.pgd, o.pge);
+		"kcut: %zu bytes of trace -> %ld: %lu of %lu packets kept, MODE.Exec read: %lu 64-bit, %lu 32-bit, %lu 16-bit; %lu entries to and %lu returns from the kernel\n",
+		d.segs[0].size, n, o.kept, o.read, o.modes[2], o.modes[1], o.modes[0],
+		o.pgd, o.pge);
 	itrace_data_free(&d);
 	free(buf);
 	return 0;

@@ -16,6 +16,13 @@
  *                                     rises above its value at ADDR); the
  *                                     program then runs on untraced
  *   sstep -x -- PROG [ARGS...]        only exec PROG the same way (no ASLR)
+ *   sstep -m DIR -- PROG...           run each PROG (no arguments) in turn,
+ *                                     the same way, as a child: stdin
+ *                                     /dev/null, stdout DIR/NAME.out,
+ *                                     stderr DIR/NAME.err, exit status to
+ *                                     DIR/NAME.rc (NAME: PROG's basename);
+ *                                     exit 0 when all exited 0.  For one
+ *                                     perf record of many programs.
  *
  * Both run PROG with personality(ADDR_NO_RANDOMIZE), so that a traced run
  * started with -x and a stepped run see the same addresses.
@@ -30,6 +37,9 @@
  *  - a signal-delivery stop: nothing retired yet; the signal is passed on.
  * Consecutive equal addresses are written once: a REP string instruction
  * traps once per iteration but is one instruction in a PT decode.
+ * A 32-bit (compat mode) program is stepped the same way: a 64-bit tracer
+ * sees its registers as struct user_regs_struct too, rip and rsp holding
+ * eip and esp zero-extended, and PEEKTEXT/POKETEXT work on its addresses.
  * Only the thread that execs is stepped: threads it creates are not traced
  * (no PTRACE_O_TRACECLONE), and copy_process() clears single-stepping in
  * children.
@@ -42,6 +52,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
@@ -114,19 +126,82 @@ static int run_to(pid_t pid, unsigned long addr)
 static void usage(void)
 {
 	fprintf(stderr, "usage: sstep -o FILE [-s ADDR [-r]] -- PROG [ARGS...]\n"
-		"       sstep -x -- PROG [ARGS...]\n");
+		"       sstep -x -- PROG [ARGS...]\n"
+		"       sstep -m DIR -- PROG...\n");
 	exit(2);
 }
 
 static int run(char **argv)
 {
-	if (personality(ADDR_NO_RANDOMIZE) < 0) {
+	if (personality(ADDR_NO_RANDOMIZE) < 0) {	/* (inherited: a no-op then) */
 		perror("sstep: personality");
 		return 127;
 	}
 	execvp(argv[0], argv);
 	fprintf(stderr, "sstep: %s: %s\n", argv[0], strerror(errno));
 	return 127;
+}
+
+/* Open @dir/@name@ext as descriptor @fd. */
+static int redirect(int fd, const char *dir, const char *name, const char *ext)
+{
+	char path[4096];
+	int f;
+
+	snprintf(path, sizeof(path), "%s/%s%s", dir, name, ext);
+	f = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (f < 0 || dup2(f, fd) < 0) {
+		perror(path);
+		return -1;
+	}
+	close(f);
+	return 0;
+}
+
+/* sstep -m: run each program of @progs in turn, see the usage above. */
+static int run_many(const char *dir, char **progs)
+{
+	int bad = 0;
+
+	for (; *progs; progs++) {
+		char *copy = strdup(*progs), *name = basename(copy);
+		char *argv[] = { *progs, NULL };
+		char path[4096];
+		int status = -1;
+		FILE *rc;
+		pid_t pid;
+
+		fflush(NULL);
+		pid = fork();
+		if (pid < 0) {
+			perror("sstep: fork");
+			return 1;
+		}
+		if (!pid) {
+			int in = open("/dev/null", O_RDONLY);
+
+			if (in < 0 || dup2(in, 0) < 0 ||
+			    redirect(1, dir, name, ".out") || redirect(2, dir, name, ".err"))
+				_exit(127);
+			if (in)
+				close(in);
+			_exit(run(argv));
+		}
+		if (waitpid(pid, &status, 0) != pid) {
+			perror("sstep: waitpid");
+			return 1;
+		}
+		status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		bad |= status != 0;
+		snprintf(path, sizeof(path), "%s/%s.rc", dir, name);
+		rc = fopen(path, "w");
+		if (!rc || fprintf(rc, "%d\n", status) < 0 || fclose(rc)) {
+			perror(path);
+			bad = 1;
+		}
+		free(copy);
+	}
+	return bad;
 }
 
 int main(int argc, char **argv)
@@ -136,10 +211,14 @@ int main(int argc, char **argv)
 	int until_ret = 0;
 	unsigned long pending = 0;
 	int have_pending = 0, status, sig = 0, opt, exec_only = 0;
+	const char *many = NULL;
 	pid_t pid;
 
-	while ((opt = getopt(argc, argv, "+o:rs:x")) != -1) {
+	while ((opt = getopt(argc, argv, "+m:o:rs:x")) != -1) {
 		switch (opt) {
+		case 'm':
+			many = optarg;
+			break;
 		case 'o':
 			path = optarg;
 			break;
@@ -156,10 +235,12 @@ int main(int argc, char **argv)
 			usage();
 		}
 	}
-	if (optind >= argc || (!path && !exec_only) || (until_ret && !start))
+	if (optind >= argc || (!path && !exec_only && !many) || (until_ret && !start))
 		usage();
 	if (exec_only)
 		return run(argv + optind);
+	if (many)
+		return run_many(many, argv + optind);
 
 	out = fopen(path, "w");
 	if (!out) {

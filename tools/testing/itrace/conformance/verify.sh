@@ -20,18 +20,23 @@
 #                         a comment gives that decode's error count (the
 #                         running kernel's text is not vmlinux's: README)
 #   NAME: kcut of the user-only recording  kcut (below) changes nothing
-#                         libipt decodes in a trace without kernel packets
+#                         libipt decodes in a trace without kernel packets;
+#                         the MODE.Exec packets it counts: a 32-bit program
+#                         (compat mode) must have 32-bit ones
 #   NAME: -k libipt decode  the user-mode part of that trace (kcut.c: the
 #                         kernel's packets cut out, its entries and exits
 #                         made TIP.PGD/TIP.PGE) decodes: no error, no gap
 #   NAME: -k insns        and its addresses equal sstep's, as above
-#   NAME: perf -e intel_pt// (PERF_KERNEL_PROGS only) perf record of user
-#                         and kernel mode: exit 0, same output
+#   NAME: perf -e intel_pt// (PERF_KERNEL_PROGS, by default all) perf
+#                         record of user and kernel mode, all the programs
+#                         in one run (guest.sh): exit 0, same output
 #   NAME: perf user+kernel insns  perf script without a kernel image: every
-#                         error is at a kernel address, the decoder resumes
-#                         at the return to user mode, and the user-mode
-#                         addresses equal sstep's, as above
-# and at the end the checks of -k refused by perf_event_paranoid.
+#                         error of the program's thread is at a kernel
+#                         address, the decoder resumes at the return to
+#                         user mode, and the user-mode addresses equal
+#                         sstep's, as above
+# and at the end: that whole recording, every error at a kernel address;
+# the checks of -k refused by perf_event_paranoid.
 # Consecutive equal addresses count once on both sides (a REP string
 # instruction is one PT instruction, one single-step trap per iteration).
 set -u
@@ -80,10 +85,23 @@ kopt=()
 [ -n "$VMLINUX" ] && kopt=(--kernel "$VMLINUX")
 nk=0
 for k in $PERF_KERNEL_PROGS; do nk=$((nk + 1)); done
-echo "1..$(($(wc -l < "$corpus/corpus.list") * 10 + nk * 2 + 2))"
+nall=0
+[ "$nk" -gt 0 ] && nall=1
+echo "1..$(($(wc -l < "$corpus/corpus.list") * 10 + nk * 2 + nall + 2))"
+# perf record -e intel_pt// of PERF_KERNEL_PROGS, all in one recording:
+# decoded once, without a kernel image (kernel symbols only: the guest's
+# kallsyms in the build-id cache); instructions and errors in one pass
+kirc=$(cat "$res/all.kperf.rc" 2>/dev/null) ksrc=none
+if [ "$nk" -gt 0 ] && [ -s "$res/all.kperf.data" ]; then
+	(cd "$res" && "$PERF" --buildid-dir "$res/perf-buildid" script -i "$res/all.kperf.data" \
+		--itrace=i1ie -F tid,comm,ip > "$res/all.kperf-insns" 2> "$res/all.kperf-stderr")
+	ksrc=$?
+fi
+grep 'instruction trace error' "$res/all.kperf-insns" > "$res/all.kperf-errors" 2>/dev/null
+sed -i '/instruction trace error/d' "$res/all.kperf-insns" 2>/dev/null
 while read -r name start end; do
 	set -- $(cat "$res/$name.rc" 2>/dev/null)
-	rec=${1:-none} ss=${2:-none} krec=${3:-none} prec=${4:-none} kprec=${5:-none}
+	rec=${1:-none} ss=${2:-none} krec=${3:-none} prec=${4:-none}
 	if [ "$rec" = 0 ] && [ "$ss" = 0 ] && [ -s "$res/$name.itrace" ] && [ -s "$res/$name.ss" ]; then
 		tap ok "$name: recorded (itrace record and sstep: exit 0)"
 	else
@@ -95,10 +113,12 @@ while read -r name start end; do
 	errs=$(awk '$1 == "total" && $2 == "errors" { print $3 }' <<<"$stats")
 	gaps=$(awk '$1 == "total" && $2 == "gaps" { print $3 }' <<<"$stats")
 	total=$(awk '$1 == "total" && $2 == "insns" { print $3 }' <<<"$stats")
-	if [ $drc = 0 ] && [ "${errs:-x}" = 0 ] && [ "${gaps:-x}" = 0 ]; then
-		tap ok "$name: libipt decode: $total instructions, 0 errors, 0 gaps"
+	# (every program makes system calls: syscall, or int $0x80 in compat32)
+	nsys=$(awk '$1 == "total" && $2 == "syscalls" { print $3 }' <<<"$stats")
+	if [ $drc = 0 ] && [ "${errs:-x}" = 0 ] && [ "${gaps:-x}" = 0 ] && [ "${nsys:-0}" -gt 0 ]; then
+		tap ok "$name: libipt decode: $total instructions, $nsys system calls, 0 errors, 0 gaps"
 	else
-		tap FAIL "$name: libipt decode # exit $drc, errors ${errs:-?}, gaps ${gaps:-?}: $(head -n1 "$res/$name.decode-err")"
+		tap FAIL "$name: libipt decode # exit $drc, errors ${errs:-?}, gaps ${gaps:-?}, system calls ${nsys:-?}: $(head -n1 "$res/$name.decode-err")"
 	fi
 	"$ITRACE" decode --insn "$res/$name.itrace" 2>/dev/null |
 		awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && length($2) == 16 { print $2 }' |
@@ -158,16 +178,28 @@ while read -r name start end; do
 	echo "# $name: -k: itrace decode --kernel vmlinux: $ku user + $kk kernel instructions, $kerrs decode errors"
 	# kcut itself: on the user-only recording (no kernel packets) it must
 	# change nothing that libipt decodes
-	"$KCUT" "$res/$name.itrace" "$res/$name.ucut" 2>/dev/null
+	"$KCUT" "$res/$name.itrace" "$res/$name.ucut" 2>"$res/$name.ucut-log"
 	"$ITRACE" decode --insn "$res/$name.ucut" 2>/dev/null | awk '{ print $2 }' > "$res/$name.ucut-insn"
 	"$ITRACE" decode --insn "$res/$name.itrace" 2>/dev/null | awk '{ print $2 }' |
 		cmp -s - "$res/$name.ucut-insn"
-	if [ $? = 0 ] && [ "$(wc -l < "$res/$name.ucut-insn")" -gt 1000 ]; then
-		tap ok "$name: kcut of the user-only recording decodes to the same $(wc -l < "$res/$name.ucut-insn") lines"
+	crc=$?
+	# a 32-bit program (ELF class 1) runs in compat mode: its trace must
+	# say so (MODE.Exec with CS.D=1, CS.L=0)
+	modes=$(sed -n 's/.*MODE.Exec read: \([0-9]*\) 64-bit, \([0-9]*\) 32-bit, \([0-9]*\) 16-bit.*/\1 \2 \3/p' \
+		"$res/$name.ucut-log")
+	set -- $modes
+	m32=${2:-0}
+	elf32=false
+	[ "$(od -An -tu1 -j4 -N1 "$corpus/$name" | tr -d ' ')" = 1 ] && elf32=true
+	if [ $crc = 0 ] && [ "$(wc -l < "$res/$name.ucut-insn")" -gt 1000 ] &&
+		{ ! $elf32 || [ "$m32" -gt 0 ]; }; then
+		tap ok "$name: kcut of the user-only recording decodes to the same $(wc -l < "$res/$name.ucut-insn") lines; MODE.Exec: ${1:-?} 64-bit, ${2:-?} 32-bit, ${3:-?} 16-bit"
+	elif [ $crc = 0 ]; then
+		tap FAIL "$name: kcut of the user-only recording # a 32-bit program, but MODE.Exec: ${modes:-none}"
 	else
 		tap FAIL "$name: kcut of the user-only recording # decodes differently"
 	fi
-	rm -f "$res/$name.ucut" "$res/$name.ucut-insn"
+	rm -f "$res/$name.ucut" "$res/$name.ucut-insn" "$res/$name.ucut-log"
 	"$KCUT" "$res/$name.kitrace" "$res/$name.kcut" 2> "$res/$name.kcut-log"
 	crc=$?
 	stats=$("$ITRACE" decode --stats "$res/$name.kcut" 2>"$res/$name.kcut-err")
@@ -176,7 +208,7 @@ while read -r name start end; do
 	gaps=$(awk '$1 == "total" && $2 == "gaps" { print $3 }' <<<"$stats")
 	ktotal=$(awk '$1 == "total" && $2 == "insns" { print $3 }' <<<"$stats")
 	if [ $crc = 0 ] && [ $drc = 0 ] && [ "${errs:-x}" = 0 ] && [ "${gaps:-x}" = 0 ]; then
-		tap ok "$name: -k libipt decode of the user-mode part: $ktotal instructions ($total without -k), 0 errors, 0 gaps; $(sed -n 's/.*, \([0-9]* entries to and [0-9]* returns from the kernel\)$/\1/p' "$res/$name.kcut-log")"
+		tap ok "$name: -k libipt decode of the user-mode part: $ktotal instructions ($total without -k), 0 errors, 0 gaps; $(sed -n 's/.*[,;] \([0-9]* entries to and [0-9]* returns from the kernel\)$/\1/p' "$res/$name.kcut-log")"
 	else
 		tap FAIL "$name: -k libipt decode of the user-mode part # kcut exit $crc, decode exit $drc, errors ${errs:-?}, gaps ${gaps:-?}: $(head -n1 "$res/$name.kcut-log") $(head -n1 "$res/$name.kcut-err")"
 	fi
@@ -185,44 +217,52 @@ while read -r name start end; do
 		window "$start" > "$res/$name.kpt"
 	compare "$name" "-k insns (user mode)" "$res/$name.kpt" "$end"
 
-	# upstream perf, user and kernel mode: no kernel image on the host, so
-	# perf cannot walk kernel code; it must resume at the return to user
-	# mode, with the user-mode instructions exactly those of sstep
+	# upstream perf, user and kernel mode (all.kperf.data: the programs run
+	# one after the other under one perf record, decoded above): no kernel
+	# image on the host, so perf cannot walk kernel code; it must resume at
+	# the return to user mode, with the user-mode instructions exactly
+	# those of sstep.  The program's thread: the first with its name.
 	case $PERF_KERNEL_PROGS in *" $name "*) ;; *) continue ;; esac
-	f=$res/$name.kperf.data
-	if [ "$kprec" = 0 ] && [ -s "$f" ] && cmp -s "$res/$name.kperf-out" "$res/$name.out"; then
+	kprc=$(cat "$res/kperf/$name.rc" 2>/dev/null)
+	if [ "$kprc" = 0 ] && [ "${kirc:-}" = 0 ] && cmp -s "$res/kperf/$name.out" "$res/$name.out"; then
 		tap ok "$name: perf record -e intel_pt// (user and kernel): exit 0, the program's output as under itrace record"
 	else
-		tap FAIL "$name: perf record -e intel_pt// # exit $kprec: $(grep -v '^\[ perf record' "$res/$name.kperf-log" 2>/dev/null | tail -n1)"
+		tap FAIL "$name: perf record -e intel_pt// # perf record exit ${kirc:-?}, program exit ${kprc:-?}: $(tail -n1 "$res/kperf/$name.err" 2>/dev/null)"
 	fi
-	# (kernel symbols only: the guest's kallsyms in the build-id cache)
-	(cd "$res" && "$PERF" --buildid-dir "$res/perf-buildid" script -i "$f" \
-		--itrace=i1ie -F tid,ip > "$res/$name.kperf-insns" 2> "$res/$name.kperf-stderr")
-	kirc=$?
-	grep 'instruction trace error' "$res/$name.kperf-insns" > "$res/$name.kperf-errors"
-	sed -i '/instruction trace error/d' "$res/$name.kperf-insns"
-	kerrs=$(wc -l < "$res/$name.kperf-errors")
-	# errors elsewhere than at a kernel address (ip 0xffff...)
-	uerrs=$(grep -v -c ' ip 0xffff' "$res/$name.kperf-errors")
-	read -r ku kk < <(awk '{ if ($2 ~ /^ffff/) k++; else u++ } END { print u + 0, k + 0 }' \
-		"$res/$name.kperf-insns")
-	awk 'NR == 1 { tid = $1 } $1 == tid && $2 !~ /^ffff/ { print $2 }' "$res/$name.kperf-insns" |
+	ktid=$(awk -v c="$name" '$1 == c { print $2; exit }' "$res/all.kperf-insns")
+	uerrs=$(grep " tid ${ktid:-none} " "$res/all.kperf-errors" | grep -v -c ' ip 0xffff')
+	kerrs=$(grep -c " tid ${ktid:-none} " "$res/all.kperf-errors")
+	read -r ku kk < <(awk -v t="${ktid:-none}" '$2 == t { if ($3 ~ /^ffff/) k++; else u++ }
+		END { print u + 0, k + 0 }' "$res/all.kperf-insns")
+	awk -v t="${ktid:-none}" '$2 == t && $3 !~ /^ffff/ { print $3 }' "$res/all.kperf-insns" |
 		window "$start" > "$res/$name.kperf-pt"
-	if [ $kirc = 0 ] && [ "$uerrs" = 0 ] && [ "$ku" -gt 0 ]; then
-		compare "$name" "perf user+kernel insns (user mode; $ku user instructions, $ptotal with //u; $kerrs errors, all at kernel addresses: no kernel image)" \
+	if [ -n "$ktid" ] && [ "$uerrs" = 0 ] && [ "$ku" -gt 0 ]; then
+		compare "$name" "perf user+kernel insns (user mode; $ku user instructions in its thread, sstep -m's before the exec included, $ptotal with //u; $kerrs errors, all at kernel addresses: no kernel image)" \
 			"$res/$name.kperf-pt" "$end"
 	else
-		tap FAIL "$name: perf user+kernel insns # exit $kirc, $uerrs errors outside the kernel, $ku user instructions: $(grep -v -m1 ' ip 0xffff' "$res/$name.kperf-errors")"
-	fi
-	# with the vmlinux the guest ran: kernel code decodes where its text
-	# is the running one's; a comment, not a test (README)
-	if [ -n "$VMLINUX" ]; then
-		"$PERF" --buildid-dir "$res/perf-buildid" script -i "$f" --vmlinux "$VMLINUX" \
-			--itrace=i1ie -F ip > "$res/$name.kperf-vmlinux" 2>/dev/null
-		echo "# $name: perf script --vmlinux: $(grep -c -v 'instruction trace error' "$res/$name.kperf-vmlinux") instructions, $(grep -c 'instruction trace error' "$res/$name.kperf-vmlinux") errors"
-		rm -f "$res/$name.kperf-vmlinux"
+		tap FAIL "$name: perf user+kernel insns # thread ${ktid:-not found}, $uerrs errors outside the kernel, $ku user instructions: $(grep " tid ${ktid:-none} " "$res/all.kperf-errors" | grep -v -m1 ' ip 0xffff')"
 	fi
 done < "$corpus/corpus.list"
+
+# the whole perf user+kernel recording: every error at a kernel address
+# (sstep -m's own code included); with the vmlinux the guest ran, kernel
+# code decodes where its text is the running one's: a comment (README)
+if [ "$nk" -gt 0 ]; then
+	kerrs=$(wc -l < "$res/all.kperf-errors")
+	uerrs=$(grep -v -c ' ip 0xffff' "$res/all.kperf-errors")
+	ktotal=$(wc -l < "$res/all.kperf-insns")
+	if [ "$kirc" = 0 ] && [ "$ksrc" = 0 ] && [ "$uerrs" = 0 ] && [ "$ktotal" -gt 0 ]; then
+		tap ok "perf record -e intel_pt// of$PERF_KERNEL_PROGS in one run: exit 0; perf script: $ktotal instructions, $kerrs errors, all at kernel addresses"
+	else
+		tap FAIL "perf record -e intel_pt// of$PERF_KERNEL_PROGS # perf record exit ${kirc:-?}, perf script exit $ksrc, $ktotal instructions, $uerrs errors outside the kernel: $(grep -v -m1 ' ip 0xffff' "$res/all.kperf-errors"; tail -n1 "$res/all.kperf-log")"
+	fi
+	if [ -n "$VMLINUX" ]; then
+		"$PERF" --buildid-dir "$res/perf-buildid" script -i "$res/all.kperf.data" --vmlinux "$VMLINUX" \
+			--itrace=i1ie -F ip > "$res/all.kperf-vmlinux" 2>/dev/null
+		echo "# perf script --vmlinux of all.kperf.data: $(grep -c -v 'instruction trace error' "$res/all.kperf-vmlinux") instructions, $(grep -c 'instruction trace error' "$res/all.kperf-vmlinux") errors"
+		rm -f "$res/all.kperf-vmlinux"
+	fi
+fi
 
 # -k where perf_event_paranoid forbids kernel tracing: user nobody, 2
 drc=$(cat "$res/denied.rc" 2>/dev/null)
