@@ -70,9 +70,9 @@ compare() {
 	mv "$f.window" "$f"
 	got=$(wc -l < "$f")
 	if [ "$end" = exit ] && [ "$all" != "$want" ]; then
-		tap FAIL "$name: $kind # decoded $all from main to the exit, single-stepped $want"
+		tap FAIL "$name: $kind # decoded $all from the start (main, or _start) to the exit, single-stepped $want"
 	elif [ "$want" -gt 0 ] && cmp -s "$f" "$res/$name.ss"; then
-		tap ok "$name: $kind: $got decoded = $want single-stepped, 0 mismatches (from main to its ${end/ret/return})"
+		tap ok "$name: $kind: $got decoded = $want single-stepped, 0 mismatches (from the start, main or _start, to its ${end/ret/return})"
 	else
 		first=$(cmp "$f" "$res/$name.ss" 2>&1 | sed -n 's/.*line \([0-9]*\).*/\1/p')
 		mism=$(diff "$f" "$res/$name.ss" | grep -c '^[<>]')
