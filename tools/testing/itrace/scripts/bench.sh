@@ -48,6 +48,7 @@ t=$(cd "$here/.." && pwd)
 rounds=${BENCH_ROUNDS:-40000} reps=${BENCH_REPS:-5}
 boots=${BENCH_BOOTS:-5} runs=${BENCH_RUNS:-2}
 b=$BUILD/bench
+kernel=${BENCH_KERNEL:-$BUILD/linux-obj-bench/arch/x86/boot/bzImage}
 mkdir -p "$b"
 
 # Stock QEMU: the pristine base of build/qemu (its root commit, before the
@@ -71,10 +72,15 @@ gcc -O1 -g -fno-inline -fno-optimize-sibling-calls -fno-ipa-cp \
 printf 'ROUNDS=%s\nREPS=%s\nPAGES=%s\nWORK=%s\n' "$rounds" "$reps" "${BENCH_PAGES:-16384}" "$b/work" > "$b/params"
 
 # run-vm.sh takes its QEMU from $BUILD/qemu-obj: one small BUILD per QEMU,
-# both with a copy of the build's kernel and initramfs taken now, so every
-# boot of this run boots the same kernel even if the build moves on.
+# both with a copy of the bench kernel (non-debug, build/linux-obj-bench,
+# `make bench-kernel`) and the initramfs taken now, so every boot of this
+# run boots the same kernel even if the build moves on.
+if [ ! -f "$kernel" ]; then
+	echo "bench: no bench kernel $kernel (make bench-kernel)" >&2
+	exit 1
+fi
 mkdir -p "$b/linux-obj/arch/x86/boot"
-cp "$BUILD/linux-obj/arch/x86/boot/bzImage" "$b/linux-obj/arch/x86/boot/bzImage"
+cp "$kernel" "$b/linux-obj/arch/x86/boot/bzImage"
 cp "$BUILD/initramfs.cpio" "$b/initramfs.cpio"
 for q in overlay stock; do
 	d=$b/vm-$q
@@ -163,7 +169,7 @@ n() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 ms() { awk -v a="$1" 'BEGIN { printf "%.0f", a / 1e6 }'; }
 kinfo=$(grep -m1 -o 'Linux version [^ ]*' "$b/onoff/console.log" || echo "kernel ?")
 echo "# workload: tools/testing/itrace/bench/work.c, $rounds rounds ($insns user instructions); guest CLOCK_MONOTONIC around the loop"
-echo "# kernel: the debug test kernel (KASAN, lockdep, kmemleak; $kinfo): no non-debug kernel is built yet"
+echo "# kernel: $kinfo, the non-debug bench kernel ($kernel: tools/testing/itrace/config/itrace-bench.config, no KASAN, lockdep, kmemleak), every step of this run"
 echo "# pt_on_vs_off: min(on) $(ms "$on") ms / min(off) $(ms "$off") ms over $reps interleaved pairs, one boot; median of pair ratios $(printf %.3f "$med")"
 echo "bench pt_on_vs_off = $(n "$on" "$off") x (goal <= 1.5)"
 echo "# pt_on_vs_off_discarded: the same traced runs with the reader discarding the trace (itrace record -o /dev/null): emulated PT, PMIs and draining the trace fd, without writing the trace to the guest's tmpfs through the debug kernel; min $(ms "$null") ms / min(off) $(ms "$off") ms"
