@@ -20,7 +20,7 @@
 # trace), BENCH_TFD_REPS (runs of each tool, default 3), BENCH_TFD_PAGES
 # (AUX buffer pages for both, a power of two, default 64), BENCH_TFD_REF_PAGES
 # (reference runs, default 16384), TFD_KERNEL (bzImage to boot, default the
-# build's).
+# non-debug bench kernel of `make bench-kernel`).
 set -euo pipefail
 : "${BUILD:?}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,7 +28,8 @@ t=$(cd "$here/.." && pwd)
 s=$t/scripts
 rounds=${BENCH_TFD_ROUNDS:-10000} reps=${BENCH_TFD_REPS:-3}
 pages=${BENCH_TFD_PAGES:-64} refpages=${BENCH_TFD_REF_PAGES:-16384}
-kernel=${TFD_KERNEL:-$BUILD/linux-obj/arch/x86/boot/bzImage}
+kernel=${TFD_KERNEL:-$BUILD/linux-obj-bench/arch/x86/boot/bzImage}
+[ -f "$kernel" ] || { echo "tfd: no kernel $kernel (make bench-kernel)" >&2; exit 1; }
 b=$BUILD/bench/tfd
 for v in "$rounds" "$reps" "$pages" "$refpages"; do
 	case $v in ''|*[!0-9]*) echo "tfd: bad knob value '$v'" >&2; exit 2 ;; esac
@@ -118,6 +119,7 @@ est() { awk -v r="$1" -v b="$2" 'BEGIN { printf("%.0f", (r > b) ? r - b : 0) }';
 kept=$(awk -v a="$itrace_bytes" -v ra="$itrace_ref" -v b="$perf_bytes" -v rb="$perf_ref" \
 	'BEGIN { printf "%.3f", (ra && b) ? (a / ra) / (b / rb) : 0 }')
 vm_s=$(cat "$res/vm-seconds" 2>/dev/null || echo "?")
+echo "# tfd_vs_perf: kernel $(grep -m1 -o 'Linux version [^ ]*' "$res/console.log" || echo ?) ($kernel)"
 echo "# tfd_vs_perf: sustained recording of tools/testing/itrace/bench/work.c ($rounds rounds) in the guest, AUX buffer $pages pages ($((pages * 4)) KiB) for both, $reps runs of each interleaved (order alternating), one boot ($vm_s s); medians of the runs"
 echo "# tfd_vs_perf: trace fd = itrace record -m $pages (stop mode: writable trace-fd mapping, poll() on trace fd and event fd, aux_watermark a quarter of the buffer, copy to a file in the guest's tmpfs moving data_tail every eighth of the buffer, PERF_EVENT_IOC_ENABLE after each stop); AUX = Debian perf $(/usr/bin/perf --version | awk '{ print $3 }') record -e $ev -m ,$pages (classic aux_offset mapping; perf sets the same watermark), same packets as itrace (config 0x2001: pt, branch; no TSC/MTC/CYC)"
 echo "# tfd_vs_perf: bytes/s = trace bytes in the output file / the workload's CLOCK_MONOTONIC loop time (reader and workload share the one CPU); MB/s per run: itrace $(echo "$itrace_all" | mbl), perf $(echo "$perf_all" | mbl)"

@@ -30,11 +30,26 @@
 #   tfd_minus_perf_stops       stops (trace lost on a full buffer), trace fd
 #                              minus perf (tools/testing/itrace/bench/tfd.sh)
 #
+# Kernel: every boot of this run (tfd.sh's too) boots the non-debug bench
+# kernel, build/linux-obj-bench (tools/testing/itrace/config/
+# itrace-bench.config: the test config without KASAN, lockdep, kmemleak,
+# DEBUG_ATOMIC_SLEEP, ...; `make bench-kernel`, which `make bench` runs).
+#
 # Times are the guest's CLOCK_MONOTONIC around the workload's loop
 # (tools/testing/itrace/bench/work.c): boot, process start and the trace
 # file write-out are outside it; the reader draining the trace buffer
 # during the run is inside it (one CPU).  Under TCG the guest clock follows
 # host time, so this is the host wall time of a fixed instruction stream.
+#
+# Measured 2026-11-30 (one run, host load average 0.6-1.4 on 2 cores):
+# with the debug test kernel pt_on_vs_off was 3.6-3.9x and
+# pt_on_vs_off_discarded 1.78x; with the bench kernel pt_on_vs_off 1.84x
+# (median of pair ratios 1.77), pt_on_vs_off_discarded 1.60x,
+# qemu_overlay_vs_stock_off 1.000x, trace_bytes_per_kinsn 58.2,
+# tfd_vs_perf_bytes_per_s 1.03x.  A run a few minutes earlier, under more
+# load, gave 1.74x and 1.47x: the off runs vary by 10-30% between runs of
+# one boot, so these two ratios move by about 0.1-0.2 from run to run.
+# Where the rest goes: tools/testing/itrace/qemu/README.md.
 #
 # Knobs: BENCH_ROUNDS (workload length, default 40000, about a second),
 # BENCH_REPS (traced/untraced pairs, default 5), BENCH_BOOTS (boots of each
@@ -48,6 +63,7 @@ t=$(cd "$here/.." && pwd)
 rounds=${BENCH_ROUNDS:-40000} reps=${BENCH_REPS:-5}
 boots=${BENCH_BOOTS:-5} runs=${BENCH_RUNS:-2}
 b=$BUILD/bench
+kernel=${BENCH_KERNEL:-$BUILD/linux-obj-bench/arch/x86/boot/bzImage}
 mkdir -p "$b"
 
 # Stock QEMU: the pristine base of build/qemu (its root commit, before the
@@ -71,10 +87,15 @@ gcc -O1 -g -fno-inline -fno-optimize-sibling-calls -fno-ipa-cp \
 printf 'ROUNDS=%s\nREPS=%s\nPAGES=%s\nWORK=%s\n' "$rounds" "$reps" "${BENCH_PAGES:-16384}" "$b/work" > "$b/params"
 
 # run-vm.sh takes its QEMU from $BUILD/qemu-obj: one small BUILD per QEMU,
-# both with a copy of the build's kernel and initramfs taken now, so every
-# boot of this run boots the same kernel even if the build moves on.
+# both with a copy of the bench kernel (non-debug, build/linux-obj-bench,
+# `make bench-kernel`) and the initramfs taken now, so every boot of this
+# run boots the same kernel even if the build moves on.
+if [ ! -f "$kernel" ]; then
+	echo "bench: no bench kernel $kernel (make bench-kernel)" >&2
+	exit 1
+fi
 mkdir -p "$b/linux-obj/arch/x86/boot"
-cp "$BUILD/linux-obj/arch/x86/boot/bzImage" "$b/linux-obj/arch/x86/boot/bzImage"
+cp "$kernel" "$b/linux-obj/arch/x86/boot/bzImage"
 cp "$BUILD/initramfs.cpio" "$b/initramfs.cpio"
 for q in overlay stock; do
 	d=$b/vm-$q
@@ -131,20 +152,20 @@ fi
 echo "  BENCH   rlimit: $reps runs and $reps crashes each way" >&2
 gcc -O1 -g -Wall -Wextra -o "$b/rlimit" "$t/bench/rlimit.c"
 printf 'BYTES=%s\nROUNDS=%s\nREPS=%s\n' $((1 << 20)) $((rounds * 50)) "$reps" > "$b/rparams"
-BUILD=$b/vm-overlay "$here/run-vm.sh" -t 900 -o "$b/rlimit" "$t/bench/guest-rlimit.sh" \
+BUILD=$b/vm-overlay "$here/run-vm.sh" -t 900 -o "$b/rlimit-out" "$t/bench/guest-rlimit.sh" \
 	"$b/rparams" "$b/rlimit" > "$b/rlimit.log" 2>&1 || {
 	echo "bench: guest run failed (rlimit):" >&2
-	cat "$b/rlimit.log" "$b/rlimit/cmd.log" >&2 2>/dev/null || true
+	cat "$b/rlimit.log" "$b/rlimit-out/cmd.log" >&2 2>/dev/null || true
 	exit 1
 }
-rl=$b/rlimit/rlimit.txt
+rl=$b/rlimit-out/rlimit.txt
 maxof() { awk -v k="$1" -v c="$3" '$1 == k { if (m == "" || $c > m) m = $c } END { print m }' "$2"; }
 ron=$(minof run_on "$rl") roff=$(minof run_off "$rl")
 don=$(minof dump_on "$rl") doff=$(minof dump_off "$rl")
 son=$(maxof dump_on "$rl" 3) soff=$(maxof dump_off "$rl" 3)
 if [ -z "$ron" ] || [ -z "$roff" ] || [ -z "$don" ] || [ -z "$doff" ]; then
 	echo "bench: no rlimit figures" >&2
-	cat "$b/rlimit/cmd.log" >&2
+	cat "$b/rlimit-out/cmd.log" >&2
 	exit 1
 fi
 
@@ -163,10 +184,10 @@ n() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 ms() { awk -v a="$1" 'BEGIN { printf "%.0f", a / 1e6 }'; }
 kinfo=$(grep -m1 -o 'Linux version [^ ]*' "$b/onoff/console.log" || echo "kernel ?")
 echo "# workload: tools/testing/itrace/bench/work.c, $rounds rounds ($insns user instructions); guest CLOCK_MONOTONIC around the loop"
-echo "# kernel: the debug test kernel (KASAN, lockdep, kmemleak; $kinfo): no non-debug kernel is built yet"
+echo "# kernel: $kinfo, the non-debug bench kernel ($kernel: tools/testing/itrace/config/itrace-bench.config, no KASAN, lockdep, kmemleak), every step of this run"
 echo "# pt_on_vs_off: min(on) $(ms "$on") ms / min(off) $(ms "$off") ms over $reps interleaved pairs, one boot; median of pair ratios $(printf %.3f "$med")"
 echo "bench pt_on_vs_off = $(n "$on" "$off") x (goal <= 1.5)"
-echo "# pt_on_vs_off_discarded: the same traced runs with the reader discarding the trace (itrace record -o /dev/null): emulated PT, PMIs and draining the trace fd, without writing the trace to the guest's tmpfs through the debug kernel; min $(ms "$null") ms / min(off) $(ms "$off") ms"
+echo "# pt_on_vs_off_discarded: the same traced runs with the reader discarding the trace (itrace record -o /dev/null): emulated PT, PMIs and draining the trace fd, without writing the trace to the guest's tmpfs; min $(ms "$null") ms / min(off) $(ms "$off") ms"
 echo "bench pt_on_vs_off_discarded = $(n "$null" "$off") x (goal <= 1.5)"
 echo "# qemu_overlay_vs_stock_off: min overlay $(ms "$ov") ms / min stock $(ms "$st") ms, $boots boots each alternating, $runs runs a boot ($((boots * runs)) runs each)"
 echo "bench qemu_overlay_vs_stock_off = $(n "$ov" "$st") x (goal <= 1.03)"

@@ -446,8 +446,9 @@ static void pt_bytes_le(CPUX86State *env, uint64_t val, int n)
  * The guest TSC, as RDTSC reads it: TCG_PT_TSC_MHZ against virtual time
  * (cpu_get_tsc()).  The emulated core crystal clock (CTC) is TSC /
  * PT_TSC_PER_CTC, and the core clock runs at the nominal ratio (CBR =
- * MSR_PLATFORM_INFO[15:8]), one cycle per TSC tick.  MTC, TMA, CYC and TSC packets all derive from
- * this one clock, so they agree with each other and never go backwards.
+ * MSR_PLATFORM_INFO[15:8]), one cycle per TSC tick.  MTC, TMA, CYC and
+ * TSC packets all derive from this one clock, so they agree with each
+ * other and never go backwards.
  */
 static uint64_t pt_tsc(CPUX86State *env)
 {
@@ -503,16 +504,12 @@ static void pt_cyc(CPUX86State *env, uint64_t cyc)
  * runs ahead of the MTC.  A gap the 8-bit payload cannot express asks for
  * a PSB+ instead.
  */
-static void pt_timing(CPUX86State *env)
+static void pt_timing_emit(CPUX86State *env)
 {
     IntelPTState *pt = &env->pt;
     uint64_t ctl = env->msr_rtit_ctrl;
     uint64_t tsc;
 
-    if (pt->in_psb || !pt->timed ||
-        !(ctl & (RTIT_CTL_MTCEN | RTIT_CTL_CYCEN))) {
-        return;
-    }
     tsc = pt_tsc(env);
     if (ctl & RTIT_CTL_MTCEN) {
         unsigned freq = pt_mtc_freq(env);
@@ -547,6 +544,18 @@ static void pt_timing(CPUX86State *env)
             pt_cyc(env, cyc);
             pt->cyc_tsc = tsc;
         }
+    }
+}
+
+/*
+ * The test of pt_timing_emit() inlined at every packet: without MTCEn and
+ * CYCEn (the default of perf and itrace) a packet costs no call for it.
+ */
+static inline void pt_timing(CPUX86State *env)
+{
+    if (!env->pt.in_psb && env->pt.timed &&
+        (env->msr_rtit_ctrl & (RTIT_CTL_MTCEN | RTIT_CTL_CYCEN))) {
+        pt_timing_emit(env);
     }
 }
 
