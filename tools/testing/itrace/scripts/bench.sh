@@ -46,7 +46,9 @@
 # pt_on_vs_off_discarded 1.78x; with the bench kernel pt_on_vs_off 1.84x
 # (median of pair ratios 1.77), pt_on_vs_off_discarded 1.60x,
 # qemu_overlay_vs_stock_off 1.000x, trace_bytes_per_kinsn 58.2,
-# tfd_vs_perf_bytes_per_s 1.03x.  A run a few minutes earlier, under more
+# tfd_vs_perf_bytes_per_s 1.03x (64 pages: no loss for either; with 16
+# pages, 9 runs each: 1.41x, median of pair ratios 1.07, kept 1.024x,
+# 7 vs 11 stops; with 8 pages 1.07x, 1.03, 1.035x, 12 vs 15).  A run a few minutes earlier, under more
 # load, gave 1.74x and 1.47x: the off runs vary by 10-30% between runs of
 # one boot, so these two ratios move by about 0.1-0.2 from run to run.
 # Where the rest goes: tools/testing/itrace/qemu/README.md.
