@@ -16,8 +16,8 @@
 # to lose nothing (the bytes a loss-free recording writes).  Medians over
 # the runs.  Prints "# " lines and "bench NAME = VALUE UNIT (goal OP VALUE)".
 #
-# Knobs: BENCH_TFD_ROUNDS (workload rounds, default 10000: about 11 MB of
-# trace), BENCH_TFD_REPS (runs of each tool, default 9), BENCH_TFD_PAGES
+# Knobs: BENCH_TFD_ROUNDS (workload rounds, default 40000: about 45 MB of
+# trace, 2-3 s per run with the bench kernel), BENCH_TFD_REPS (runs of each tool, default 9), BENCH_TFD_PAGES
 # (AUX buffer pages for both, a power of two, default 16), BENCH_TFD_REF_PAGES
 # (reference runs, default 16384), TFD_KERNEL (bzImage to boot, default the
 # non-debug bench kernel of `make bench-kernel`).
@@ -26,13 +26,16 @@
 # 64 pages and neither loses anything (2026-11-30: 0 stops for itrace, 0-2
 # for perf), which measures nothing about loss; with 16 both stop several
 # times per run.  The noise between runs is large (one run's bytes/s
-# ranges over 1.5x for the same tool), hence 9 runs of each.
+# ranges over 1.5x for the same tool), hence 9 runs of each, each long
+# enough to average out short stalls of the host: with 10000 rounds five
+# runs of this step on 2026-11-30 gave 0.93-1.41 (bytes/s trace fd / perf),
+# with 40000 rounds 1.004 (median of pair ratios 1.043).
 set -euo pipefail
 : "${BUILD:?}"
 here=$(cd "$(dirname "$0")" && pwd)
 t=$(cd "$here/.." && pwd)
 s=$t/scripts
-rounds=${BENCH_TFD_ROUNDS:-10000} reps=${BENCH_TFD_REPS:-9}
+rounds=${BENCH_TFD_ROUNDS:-40000} reps=${BENCH_TFD_REPS:-9}
 pages=${BENCH_TFD_PAGES:-16} refpages=${BENCH_TFD_REF_PAGES:-16384}
 kernel=${TFD_KERNEL:-$BUILD/linux-obj-bench/arch/x86/boot/bzImage}
 [ -f "$kernel" ] || { echo "tfd: no kernel $kernel (make bench-kernel)" >&2; exit 1; }
