@@ -48,7 +48,9 @@
 # qemu_overlay_vs_stock_off 1.000x, trace_bytes_per_kinsn 58.2,
 # tfd_vs_perf_bytes_per_s 1.03x (64 pages: no loss for either; with 16
 # pages, 9 runs each: 1.41x, median of pair ratios 1.07, kept 1.024x,
-# 7 vs 11 stops; with 8 pages 1.07x, 1.03, 1.035x, 12 vs 15).  A run a few minutes earlier, under more
+# 7 vs 11 stops; with 8 pages 1.07x, 1.03, 1.035x, 12 vs 15; other runs
+# of the 16-page step gave 0.93x, so tfd.sh now runs 4x longer: 1.004x,
+# 1.043, 1.013x, 24 vs 27).  A run a few minutes earlier, under more
 # load, gave 1.74x and 1.47x: the off runs vary by 10-30% between runs of
 # one boot, so these two ratios move by about 0.1-0.2 from run to run.
 # Where the rest goes: tools/testing/itrace/qemu/README.md.
