@@ -231,7 +231,7 @@ int ring_drain(struct recorder *rec, struct ring *r, uint32_t type)
 	/* acquire: the data we copy below is at least as new as data_head */
 	uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
 	uint64_t len = head - r->tail, start, first;
-	uint8_t *lin = NULL;
+	uint8_t *lin;
 
 	if (!len)
 		return 0;
@@ -243,10 +243,10 @@ int ring_drain(struct recorder *rec, struct ring *r, uint32_t type)
 		r->tail = head - r->size;
 		len = r->size;
 	}
-	start = r->tail % r->size;
-	first = len < r->size - start ? len : r->size - start;
-
 	if (type == ITRACE_SEC_PERF) {
+		/* one linear copy, for scan_perf() to read records across the end */
+		start = r->tail % r->size;
+		first = len < r->size - start ? len : r->size - start;
 		lin = malloc(len);
 		if (!lin)
 			return -1;
@@ -296,7 +296,7 @@ int ring_drain(struct recorder *rec, struct ring *r, uint32_t type)
 	return 0;
 }
 
-int drain_all(struct recorder *rec)
+static int drain_all(struct recorder *rec)
 {
 	uint64_t full;
 

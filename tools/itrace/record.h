@@ -43,8 +43,6 @@ struct recorder {
 void scan_perf(struct recorder *rec, const uint8_t *p, size_t len);
 /* Copy [data_tail, data_head) of a ring to the file as a section of type. */
 int ring_drain(struct recorder *rec, struct ring *r, uint32_t type);
-/* Drain both rings; enable the event again after a stop. */
-int drain_all(struct recorder *rec);
 /* On a poll() timeout: drain and enable again if the trace did not move. */
 int restart_stalled(struct recorder *rec);
 /* Overwrite mode: save the whole trace buffer, oldest byte first. */
