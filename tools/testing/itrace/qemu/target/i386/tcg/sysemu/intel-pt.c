@@ -45,6 +45,8 @@
 
 #define PT_PSB_LEN      16
 #define PT_TNT_MAX      6       /* bits in a short TNT packet */
+QEMU_BUILD_BUG_ON(INTEL_PT_TNT_FULL != 1 << PT_TNT_MAX);
+QEMU_BUILD_BUG_ON(INTEL_PT_RET_STACK & (INTEL_PT_RET_STACK - 1));
 
 /* TSC ticks per tick of the core crystal clock (CPUID leaf 0x15). */
 #define PT_TSC_PER_CTC  (INTEL_PT_TCG_15_EBX / INTEL_PT_TCG_15_EAX)
@@ -559,17 +561,21 @@ static inline void pt_timing(CPUX86State *env)
     }
 }
 
+/*
+ * The pending TNT bits are kept below a 1 bit in tnt_acc, so that the
+ * inline code of a TB adds one with a shift (translate.c, gen_pt_tnt())
+ * and the short TNT packet is the accumulator shifted left by one: the
+ * 1 becomes the packet's stop bit, bit 0 its opcode (0).
+ */
 static void pt_tnt_flush(CPUX86State *env)
 {
     IntelPTState *pt = &env->pt;
 
-    if (pt->tnt_count) {
+    if (pt->tnt_acc > 1) {
         pt_timing(env);
-        /* Stop bit above the payload; bit 0 is the short TNT opcode. */
         pt_packet(env, 1);
-        pt_byte(env, (1 << (pt->tnt_count + 1)) | (pt->tnt_bits << 1));
-        pt->tnt_bits = 0;
-        pt->tnt_count = 0;
+        pt_byte(env, pt->tnt_acc << 1);
+        pt->tnt_acc = 1;
     }
 }
 
@@ -577,8 +583,8 @@ static void pt_tnt(CPUX86State *env, bool taken)
 {
     IntelPTState *pt = &env->pt;
 
-    pt->tnt_bits = (pt->tnt_bits << 1) | taken;
-    if (++pt->tnt_count == PT_TNT_MAX) {
+    pt->tnt_acc = (pt->tnt_acc << 1) | taken;
+    if (pt->tnt_acc >= INTEL_PT_TNT_FULL) {
         pt_tnt_flush(env);
     }
 }
@@ -834,12 +840,46 @@ static bool pt_filtering(CPUX86State *env)
     return env->pt.addr_filter || env->pt.addr_stop;
 }
 
+/*
+ * What the code inlined at branches may do until the next call into this
+ * file (translate.c, gen_pt_*()), recomputed by every entry point before
+ * it returns.  Inline code adds TNT bits (a RET compressed into one
+ * included) and pushes the return addresses of CALLs; it calls a helper
+ * when a TNT packet is full, and a RET that does not compress.  Anything
+ * else is left to the helpers: IP filtering, whose TBs call them
+ * unconditionally (HF_PT_FILTER_MASK), and a PSB+ that is due, since the
+ * helpers insert it at the next branch.  With no packets generated, the
+ * inline code does nothing.
+ */
+static void pt_sync_inline(CPUX86State *env)
+{
+    IntelPTState *pt = &env->pt;
+
+    if (!pt->packet_en || !pt_cofi_en(env)) {
+        pt->inline_en = INTEL_PT_INLINE_OFF;
+    } else if (pt_filtering(env) || pt->psb_pending ||
+               pt->psb_bytes >= pt_psb_period(env)) {
+        pt->inline_en = INTEL_PT_INLINE_SLOW;
+    } else if (env->msr_rtit_ctrl & RTIT_CTL_DISRETC) {
+        pt->inline_en = INTEL_PT_INLINE_FAST;
+    } else {
+        pt->inline_en = INTEL_PT_INLINE_RETC;
+    }
+}
+
 /* TraceEn 0 -> 1, by WRMSR at @next_ip. */
+/* The packet generator's state as at TraceEn 0 -> 1. */
+static void pt_state_reset(CPUX86State *env)
+{
+    memset(&env->pt, 0, sizeof(env->pt));
+    env->pt.tnt_acc = 1;
+}
+
 static void pt_start(CPUX86State *env, target_ulong next_ip)
 {
     IntelPTState *pt = &env->pt;
 
-    memset(pt, 0, sizeof(*pt));
+    pt_state_reset(env);
     pt_filter_init(env, next_ip);
     if (!pt_trigger_en(env)) {
         return;
@@ -871,7 +911,7 @@ static void pt_stop(CPUX86State *env, target_ulong next_ip)
  * interrupted the instruction at @src.  Called once the CPU state is that
  * of the target; CPL and CR3 filters are evaluated again here.
  */
-void intel_pt_far_transfer(CPUX86State *env, bool async, target_ulong src)
+static void pt_far_transfer(CPUX86State *env, bool async, target_ulong src)
 {
     IntelPTState *pt = &env->pt;
     bool was_en = pt->packet_en;
@@ -922,17 +962,23 @@ void intel_pt_far_transfer(CPUX86State *env, bool async, target_ulong src)
     }
 }
 
+void intel_pt_far_transfer(CPUX86State *env, bool async, target_ulong src)
+{
+    pt_far_transfer(env, async, src);
+    pt_sync_inline(env);
+}
+
 /*
  * After loadvm or an incoming migration.  The packet generator's own state
  * (staged bytes, pending TNT bits, last IP, call stack) is not migrated:
  * report the loss as hardware reports its internal buffer overflows, with
  * OVF and, if packets are being generated, a FUP where execution resumes.
  */
-void intel_pt_post_load(CPUX86State *env)
+static void pt_post_load(CPUX86State *env)
 {
     IntelPTState *pt = &env->pt;
 
-    memset(pt, 0, sizeof(*pt));
+    pt_state_reset(env);
     pt_update_hflags(env);
     pt_filter_init(env, env->eip);
     if (!pt_trigger_en(env)) {
@@ -954,7 +1000,7 @@ void intel_pt_post_load(CPUX86State *env)
  * MOV to CR3 (EIP already at the next instruction): PIP while packets are
  * generated in kernel tracing, and the CR3 filter evaluated again.
  */
-void intel_pt_mov_cr3(CPUX86State *env)
+static void pt_mov_cr3(CPUX86State *env)
 {
     IntelPTState *pt = &env->pt;
     bool now_en;
@@ -980,10 +1026,24 @@ void intel_pt_mov_cr3(CPUX86State *env)
     }
 }
 
-/* Branch helpers, called from TBs translated with HF_PT_MASK */
+void intel_pt_post_load(CPUX86State *env)
+{
+    pt_post_load(env);
+    pt_sync_inline(env);
+}
 
-/* Conditional branch; @next_ip is where execution continues. */
-void helper_pt_tnt(CPUX86State *env, uint32_t taken, target_ulong next_ip)
+void intel_pt_mov_cr3(CPUX86State *env)
+{
+    pt_mov_cr3(env);
+    pt_sync_inline(env);
+}
+
+/*
+ * Branch helpers, called from TBs translated with HF_PT_MASK: always in
+ * TBs with HF_PT_FILTER_MASK, otherwise as pt_sync_inline() says.
+ */
+
+static void pt_branch_tnt(CPUX86State *env, bool taken, target_ulong next_ip)
 {
     if (taken && pt_filtering(env) && pt_trigger_en(env) &&
         !pt_filter_branch(env, next_ip)) {
@@ -994,6 +1054,24 @@ void helper_pt_tnt(CPUX86State *env, uint32_t taken, target_ulong next_ip)
     }
     pt_tnt(env, taken);
     pt_maybe_psb(env, next_ip);
+}
+
+/* Conditional branch; @next_ip is where execution continues. */
+void helper_pt_tnt(CPUX86State *env, uint32_t taken, target_ulong next_ip)
+{
+    pt_branch_tnt(env, taken, next_ip);
+    pt_sync_inline(env);
+}
+
+/*
+ * Inline code added the TNT bit of a branch to @next_ip (or of a
+ * compressed RET) and the packet is full.
+ */
+void helper_pt_tnt_full(CPUX86State *env, target_ulong next_ip)
+{
+    pt_tnt_flush(env);
+    pt_maybe_psb(env, next_ip);
+    pt_sync_inline(env);
 }
 
 /* Near CALL: remember its return address for RET compression. */
@@ -1020,10 +1098,10 @@ void helper_pt_jmp(CPUX86State *env, target_ulong ip)
     if (pt_filtering(env) && pt_trigger_en(env)) {
         pt_filter_branch(env, ip);
     }
+    pt_sync_inline(env);
 }
 
-/* Near indirect JMP or CALL, EIP already holds the target. */
-void helper_pt_tip(CPUX86State *env)
+static void pt_branch_tip(CPUX86State *env)
 {
     if (pt_filtering(env) && pt_trigger_en(env) &&
         !pt_filter_branch(env, env->eip)) {
@@ -1036,12 +1114,19 @@ void helper_pt_tip(CPUX86State *env)
     pt_maybe_psb(env, env->eip);
 }
 
+/* Near indirect JMP or CALL, EIP already holds the target. */
+void helper_pt_tip(CPUX86State *env)
+{
+    pt_branch_tip(env);
+    pt_sync_inline(env);
+}
+
 /*
- * Near RET, EIP already holds the target.  A RET to the return address of
- * the matching CALL is compressed into a taken TNT bit; any other RET gets
- * a TIP and empties the call stack, which no longer matches the program's.
+ * A RET to the return address of the matching CALL is compressed into a
+ * taken TNT bit; any other RET gets a TIP and empties the call stack,
+ * which no longer matches the program's.
  */
-void helper_pt_ret(CPUX86State *env)
+static void pt_branch_ret(CPUX86State *env)
 {
     IntelPTState *pt = &env->pt;
 
@@ -1067,6 +1152,13 @@ void helper_pt_ret(CPUX86State *env)
     pt_ret_stack_clear(env);
     pt_ip_packet(env, PT_TIP, env->eip);
     pt_maybe_psb(env, env->eip);
+}
+
+/* Near RET, EIP already holds the target. */
+void helper_pt_ret(CPUX86State *env)
+{
+    pt_branch_ret(env);
+    pt_sync_inline(env);
 }
 
 /* MSRs */
@@ -1124,8 +1216,7 @@ static bool pt_wrmsr_ctl(CPUX86State *env, uint64_t val)
     return true;
 }
 
-/* Returns false if the write must raise #GP. */
-bool intel_pt_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
+static bool pt_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
 {
     uint64_t phys_mask = pt_phys_mask(env);
 
@@ -1174,6 +1265,15 @@ bool intel_pt_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
     return true;
 }
 
+/* Returns false if the write must raise #GP. */
+bool intel_pt_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
+{
+    bool ok = pt_wrmsr(env, msr, val);
+
+    pt_sync_inline(env);
+    return ok;
+}
+
 uint64_t intel_pt_rdmsr(CPUX86State *env, uint32_t msr)
 {
     uint64_t val;
@@ -1183,6 +1283,7 @@ uint64_t intel_pt_rdmsr(CPUX86State *env, uint32_t msr)
     }
     /* Software reading the output pointers sees every packet so far. */
     pt_flush(env);
+    pt_sync_inline(env);
 
     switch (msr) {
     case MSR_PLATFORM_INFO:
