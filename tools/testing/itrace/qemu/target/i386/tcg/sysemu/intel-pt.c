@@ -433,6 +433,17 @@ static void pt_byte(CPUX86State *env, uint8_t b)
     pt->psb_bytes++;
 }
 
+/* A whole packet of @len bytes, at most 16. */
+static inline void pt_put(CPUX86State *env, const uint8_t *b, uint32_t len)
+{
+    IntelPTState *pt = &env->pt;
+
+    pt_packet(env, len);
+    memcpy(pt->stage + pt->stage_len, b, len);
+    pt->stage_len += len;
+    pt->psb_bytes += len;
+}
+
 static void pt_bytes_le(CPUX86State *env, uint64_t val, int n)
 {
     int i;
@@ -572,9 +583,10 @@ static void pt_tnt_flush(CPUX86State *env)
     IntelPTState *pt = &env->pt;
 
     if (pt->tnt_acc > 1) {
+        uint8_t b = pt->tnt_acc << 1;
+
         pt_timing(env);
-        pt_packet(env, 1);
-        pt_byte(env, pt->tnt_acc << 1);
+        pt_put(env, &b, 1);
         pt->tnt_acc = 1;
     }
 }
@@ -602,6 +614,7 @@ static void pt_ip_packet(CPUX86State *env, uint8_t opc, uint64_t ip)
 {
     IntelPTState *pt = &env->pt;
     uint64_t last = pt->last_ip;
+    uint8_t b[9];
     int ipc, len;
 
     pt_tnt_flush(env);
@@ -625,9 +638,9 @@ static void pt_ip_packet(CPUX86State *env, uint8_t opc, uint64_t ip)
         ipc = 6;
         len = 8;
     }
-    pt_packet(env, 1 + len);
-    pt_byte(env, opc | (ipc << 5));
-    pt_bytes_le(env, ip, len);
+    b[0] = opc | (ipc << 5);
+    stq_le_p(b + 1, ip);        /* the low @len bytes are the payload */
+    pt_put(env, b, 1 + len);
     pt->last_ip = ip;
 }
 
@@ -844,8 +857,9 @@ static bool pt_filtering(CPUX86State *env)
  * What the code inlined at branches may do until the next call into this
  * file (translate.c, gen_pt_*()), recomputed by every entry point before
  * it returns.  Inline code adds TNT bits (a RET compressed into one
- * included) and pushes the return addresses of CALLs; it calls a helper
- * when a TNT packet is full, and a RET that does not compress.  Anything
+ * included), stages full short TNT packets (inline_room) and pushes the
+ * return addresses of CALLs; it calls a helper for a RET that does not
+ * compress.  Anything
  * else is left to the helpers: IP filtering, whose TBs call them
  * unconditionally (HF_PT_FILTER_MASK), and a PSB+ that is due, since the
  * helpers insert it at the next branch.  With no packets generated, the
@@ -855,15 +869,29 @@ static void pt_sync_inline(CPUX86State *env)
 {
     IntelPTState *pt = &env->pt;
 
+    uint32_t psb_period;
+
+    pt->inline_room = 0;
     if (!pt->packet_en || !pt_cofi_en(env)) {
         pt->inline_en = INTEL_PT_INLINE_OFF;
-    } else if (pt_filtering(env) || pt->psb_pending ||
-               pt->psb_bytes >= pt_psb_period(env)) {
+        return;
+    }
+    psb_period = pt_psb_period(env);
+    if (pt_filtering(env) || pt->psb_pending || pt->psb_bytes >= psb_period) {
         pt->inline_en = INTEL_PT_INLINE_SLOW;
-    } else if (env->msr_rtit_ctrl & RTIT_CTL_DISRETC) {
-        pt->inline_en = INTEL_PT_INLINE_FAST;
-    } else {
-        pt->inline_en = INTEL_PT_INLINE_RETC;
+        return;
+    }
+    pt->inline_en = env->msr_rtit_ctrl & RTIT_CTL_DISRETC ?
+                    INTEL_PT_INLINE_FAST : INTEL_PT_INLINE_RETC;
+    /*
+     * A full TNT packet's byte may be staged inline if it fits, needs no
+     * MTC or CYC before it (pt_timing()), and does not make a PSB+ due:
+     * the byte that does goes through helper_pt_tnt_full(), which inserts
+     * the PSB+ right after it, as pt_maybe_psb() does after any packet.
+     */
+    if (!(env->msr_rtit_ctrl & (RTIT_CTL_MTCEN | RTIT_CTL_CYCEN))) {
+        pt->inline_room = MIN(INTEL_PT_STAGE_SIZE - pt->stage_len,
+                              psb_period - 1 - pt->psb_bytes);
     }
 }
 
