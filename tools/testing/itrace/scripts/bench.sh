@@ -53,7 +53,13 @@
 # 1.043, 1.013x, 24 vs 27).  A run a few minutes earlier, under more
 # load, gave 1.74x and 1.47x: the off runs vary by 10-30% between runs of
 # one boot, so these two ratios move by about 0.1-0.2 from run to run.
-# Where the rest goes: tools/testing/itrace/qemu/README.md.
+# With branches, CALLs, RETs and full TNT packets done inline in the TB
+# (no helper call in the common case), one full run (load average 1-2.6,
+# a second guest running): pt_on_vs_off 1.375x (its min(off) 823 ms was
+# high; median of pair ratios 1.63), pt_on_vs_off_discarded 1.222x,
+# qemu_overlay_vs_stock_off 1.022x; step 1 alone with 9 pairs right
+# after: 1.475x (untraced 709-838 ms, traced 1046-1198 ms), discarded
+# 1.294x.  Where the rest goes: tools/testing/itrace/qemu/README.md.
 #
 # Knobs: BENCH_ROUNDS (workload length, default 40000, about a second),
 # BENCH_REPS (traced/untraced pairs, default 5), BENCH_BOOTS (boots of each
