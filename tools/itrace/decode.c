@@ -952,7 +952,8 @@ static void print_summary(struct dstate *s)
 		fprintf(s->out, "  instructions:  %llu (%llu in kernel mode)\n",
 			(unsigned long long)s->insns, (unsigned long long)s->kernel_insns);
 	else
-		fprintf(s->out, "  instructions:  %llu (user mode)\n", (unsigned long long)s->insns);
+		fprintf(s->out, "  instructions:  %llu (user mode)\n",
+			(unsigned long long)s->insns);
 	fprintf(s->out,
 		"  branches:      %llu conditional (%llu taken, %llu not taken), %llu calls, %llu returns, %llu jumps, %llu syscalls\n",
 		(unsigned long long)s->cond, (unsigned long long)s->taken,

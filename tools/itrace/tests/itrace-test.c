@@ -277,6 +277,27 @@ static int has_line(const char *text, const char *line)
 	return 0;
 }
 
+/* The contents of a file as a string (NULL if unreadable); free() it. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int c;
+
+	if (!f)
+		return NULL;
+	m = open_memstream(&buf, &len);
+	if (m) {
+		while ((c = getc(f)) != EOF)
+			putc(c, m);
+		fclose(m);
+	}
+	fclose(f);
+	return buf;
+}
+
 /* mkdtemp() fills in the XXXXXX */
 #define TMPDIR_TEMPLATE	"/tmp/itrace-test-XXXXXX"
 static char tmpdir[sizeof(TMPDIR_TEMPLATE)] = TMPDIR_TEMPLATE;
@@ -863,9 +884,20 @@ static void test_cli_kernel(const char *itrace)
 
 static int write_kcore(const char *path, const uint8_t *text, size_t size, int with_text)
 {
+	const uint64_t off = 0x1000, rwx = PF_R | PF_W | PF_X;
+	Elf64_Phdr ph[4] = {
+		{ .p_type = PT_NOTE, .p_offset = off },	/* empty, as kcore's may be */
+		/* memory without contents (p_filesz 0) */
+		{ .p_type = PT_LOAD, .p_flags = rwx, .p_vaddr = KTEXT - 0x100000,
+		  .p_memsz = 0x1000 },
+		/* the text; without it, the file ends at the headers */
+		{ .p_type = PT_LOAD, .p_flags = rwx, .p_offset = off, .p_vaddr = KTEXT,
+		  .p_filesz = size, .p_memsz = size },
+		/* a segment longer than the file: contents up to its end */
+		{ .p_type = PT_LOAD, .p_flags = rwx, .p_offset = off,
+		  .p_vaddr = KTEXT + 0x10000000, .p_filesz = 0x100000, .p_memsz = 0x100000 },
+	};
 	Elf64_Ehdr eh = { 0 };
-	Elf64_Phdr ph[4] = { { 0 } };
-	uint64_t off = 0x1000;
 	FILE *f = fopen(path, "wb");
 	int ok_write;
 
@@ -882,19 +914,6 @@ static int write_kcore(const char *path, const uint8_t *text, size_t size, int w
 	eh.e_ehsize = sizeof(eh);
 	eh.e_phentsize = sizeof(ph[0]);
 	eh.e_phnum = ARRAY_SIZE(ph);
-	ph[0].p_type = PT_NOTE;			/* empty, as kcore's may be */
-	ph[0].p_offset = off;
-	/* memory without contents (p_filesz 0) */
-	ph[1] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W | PF_X,
-			      .p_vaddr = KTEXT - 0x100000, .p_memsz = 0x1000 };
-	/* the text; without it, the file ends at the headers */
-	ph[2] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W | PF_X,
-			      .p_offset = off,
-			      .p_vaddr = KTEXT, .p_filesz = size, .p_memsz = size };
-	/* a segment longer than the file: contents up to its end */
-	ph[3] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_W | PF_X,
-			      .p_offset = off, .p_vaddr = KTEXT + 0x10000000,
-			      .p_filesz = 0x100000, .p_memsz = 0x100000 };
 	ok_write = fwrite(&eh, sizeof(eh), 1, f) == 1 &&
 		   fwrite(ph, sizeof(ph), 1, f) == 1 &&
 		   !fseek(f, off, SEEK_SET) &&
@@ -911,6 +930,7 @@ static void test_kcore(const char *itrace)
 	struct enc e;
 	struct chunk c;
 	int fd, rc, ok_read;
+	char *out, *err;
 	FILE *f;
 
 	fd = open(tiny_path, O_RDONLY);
@@ -932,22 +952,27 @@ static void test_kcore(const char *itrace)
 		 tmp("ktiny.itrace"));
 	ok(run(cmd) == 1, "kcore: without --kernel the kernel addresses do not decode (exit 1)");
 	/* (tmp() has 4 buffers: the commands run in tmpdir instead) */
-	snprintf(cmd, sizeof(cmd),
-		 "cd %s && %s decode --stats --kernel kcore ktiny.itrace > kstats.txt 2>kerr.txt && "
-		 "grep -qx 'total insns 21' kstats.txt && grep -qx 'total errors 0' kstats.txt && "
-		 "grep -qx 'total calls 4' kstats.txt && ! grep -q . kerr.txt", tmpdir, itrace);
-	ok(run(cmd) == 0,
+	snprintf(cmd, sizeof(cmd), "cd %s && %s decode --stats --kernel kcore ktiny.itrace %s",
+		 tmpdir, itrace, "> kstats.txt 2> kerr.txt");
+	rc = run(cmd);
+	out = slurp(tmp("kstats.txt"));
+	err = slurp(tmp("kerr.txt"));
+	ok(rc == 0 && out && has_line(out, "total insns 21") && has_line(out, "total errors 0") &&
+	   has_line(out, "total calls 4") && err && !*err,
 	   "kcore: decode --kernel with the ELF core: 21 instructions, 4 calls, 0 errors, no warning");
+	free(out);
+	free(err);
 	/* the first 13 hex digits are the page of KTEXT: tiny is one page */
-	snprintf(cmd, sizeof(cmd),
-		 "%s decode --insn --kernel %s %s | grep -c '^ *[0-9]* %013llx[0-9a-f]\\{3\\} ' | grep -qx 21",
-		 itrace, tmp("kcore"), tmp("ktiny.itrace"), (unsigned long long)(KTEXT >> 12));
+	snprintf(cmd, sizeof(cmd), "%s decode --insn --kernel %s %s | grep -c %s%013llx%s | %s",
+		 itrace, tmp("kcore"), tmp("ktiny.itrace"), "'^ *[0-9]* ",
+		 (unsigned long long)(KTEXT >> 12), "[0-9a-f]\\{3\\} '", "grep -qx 21");
 	ok(run(cmd) == 0, "kcore: --insn: the 21 instructions at their kernel addresses");
-	snprintf(cmd, sizeof(cmd),
-		 "cd %s && mkdir -p kperf.data/kcore_dir && cp kcore kperf.data/kcore_dir/kcore && "
-		 "%s decode --stats --kernel kperf.data ktiny.itrace | grep -qx 'total errors 0'",
-		 tmpdir, itrace);
-	ok(run(cmd) == 0, "kcore: --kernel with a perf record --kcore directory: its kcore_dir/kcore");
+	snprintf(cmd, sizeof(cmd), "cd %s && mkdir -p kperf.data/kcore_dir && cp kcore %s", tmpdir,
+		 "kperf.data/kcore_dir/kcore");
+	rc = run(cmd);
+	snprintf(cmd, sizeof(cmd), "%s decode --stats --kernel %s %s | grep -qx 'total errors 0'",
+		 itrace, tmp("kperf.data"), tmp("ktiny.itrace"));
+	ok(rc == 0 && run(cmd) == 0, "kcore: --kernel DIR: perf record --kcore's kcore_dir/kcore");
 	/* kallsyms beside the core: text symbols (t, T), others ignored */
 	f = fopen(tmp("kperf.data/kcore_dir/kallsyms"), "w");
 	if (f) {
@@ -957,16 +982,19 @@ static void test_kcore(const char *itrace)
 			(unsigned long long)(sym_f + shift), (unsigned long long)(sym_g + shift));
 		fclose(f);
 	}
-	snprintf(cmd, sizeof(cmd),
-		 "cd %s && %s decode --stats --kernel kperf.data ktiny.itrace > kstats.txt 2>kerr.txt && "
-		 "grep -qx 'insns [[]kernel.kallsyms]:k_start 15' kstats.txt && "
-		 "grep -qx 'calls [[]kernel.kallsyms]:kf 3' kstats.txt && "
-		 "grep -qx 'insns [[]kernel.kallsyms]:kg 3' kstats.txt && "
-		 "grep -qx 'total kernel_insns 21' kstats.txt && ! grep -q kdata kstats.txt && "
-		 "%s decode --insn --kernel kperf.data ktiny.itrace | grep -q ' kg+0x[0-9a-f]* '",
-		 tmpdir, itrace, itrace);
-	ok(f && run(cmd) == 0,
+	snprintf(cmd, sizeof(cmd), "cd %s && %s decode --stats --kernel kperf.data ktiny.itrace %s",
+		 tmpdir, itrace, "> kstats.txt 2> kerr.txt");
+	rc = run(cmd);
+	out = slurp(tmp("kstats.txt"));
+	ok(f && rc == 0 && out && has_line(out, "insns [kernel.kallsyms]:k_start 15") &&
+	   has_line(out, "calls [kernel.kallsyms]:kf 3") &&
+	   has_line(out, "insns [kernel.kallsyms]:kg 3") &&
+	   has_line(out, "total kernel_insns 21") && !strstr(out, "kdata"),
 	   "kcore: symbols from kcore_dir/kallsyms: counts per function; 21 kernel instructions");
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s decode --insn --kernel %s %s | grep -q ' kg+0x[0-9a-f]* '",
+		 itrace, tmp("kperf.data"), tmp("ktiny.itrace"));
+	ok(run(cmd) == 0, "kcore: --insn names the kallsyms symbols");
 	snprintf(cmd, sizeof(cmd), "%s decode --stats %s | grep -qx 'total kernel_insns 0'",
 		 itrace, tmp("tiny.itrace"));
 	ok(run(cmd) == 0, "stats of a user-mode trace: total kernel_insns 0");
