@@ -54,6 +54,7 @@ struct dstate {
 	/* totals */
 	uint64_t	insns, cond, taken, not_taken, calls, rets, jumps;
 	uint64_t	syscalls, gaps, errors, far;
+	uint64_t	kernel_insns;	/* at addresses of the upper half */
 
 	/* per function, open addressing */
 	struct fstat	*fs;
@@ -173,6 +174,11 @@ static void flow_line(struct dstate *s, const char *what, uint64_t ip,
 	char sym[LINE_MAX_LEN - 64], line[LINE_MAX_LEN];
 	int indent = s->depth < 0 ? 0 : (s->depth > 30 ? 30 : s->depth);
 
+	/* only the flow and the summary show lines: not worth formatting */
+	if (s->o->mode != DECODE_FLOW && s->o->mode != DECODE_SUMMARY) {
+		s->nr_lines++;
+		return;
+	}
 	fmt_sym(s, sym, sizeof(sym), ip, si);
 	snprintf(line, sizeof(line), "%10llu %-7s %*s%s",
 		 (unsigned long long)s->insns, what, 2 * indent, "", sym);
@@ -278,6 +284,8 @@ static void on_insn(void *ctx, const struct pt_insn *in)
 	}
 	s->insns++;
 	s->cur_fs->insns++;
+	if (in->ip >> 63)
+		s->kernel_insns++;
 
 	if (s->o->mode == DECODE_INSN) {
 		char sym[LINE_MAX_LEN];
@@ -593,42 +601,91 @@ static void add_mapping(struct dstate *s, const char *file, uint64_t addr,
 }
 
 /*
- * --kernel FILE: the kernel's code for a recording made with record -k,
- * from its ELF image (vmlinux): every executable PT_LOAD segment at its link
- * address, so the kernel must run unrelocated (no KASLR).  Returns 0, or -1
- * when FILE is no usable ELF image.
+ * --kernel FILE: the kernel's code for a recording made with record -k, at
+ * the addresses it ran at (the kernel runs unrelocated: no KASLR).  FILE is
+ *  - the kernel's ELF image (vmlinux, ET_EXEC): its executable PT_LOAD
+ *    segments at their link addresses, with its symbols; code the kernel
+ *    patched at boot (alternatives, static keys, jump labels) differs;
+ *  - an ELF core file of kernel memory (ET_CORE) such as /proc/kcore or the
+ *    copy of its text perf record --kcore makes: every PT_LOAD segment with
+ *    contents at its p_vaddr, the text as it ran; symbols from a file
+ *    "kallsyms" beside it, if there is one (perf's kcore_dir has it);
+ *  - a directory perf record --kcore wrote: its kcore_dir/kcore.
+ * Returns 0, or -1 when FILE is none of these or holds no code.
  */
 static int add_kernel(struct dstate *s, const char *path)
 {
 	size_t i, nr = 0, added = 0;
+	char *kcore = NULL;
+	struct stat sb;
+	GElf_Ehdr eh;
 	GElf_Phdr ph;
 	Elf *elf;
-	int fd;
+	int fd, core = 0;
 
+	if (!stat(path, &sb) && S_ISDIR(sb.st_mode)) {
+		if (asprintf(&kcore, "%s/kcore_dir/kcore", path) < 0) {
+			fprintf(stderr, "itrace: out of memory\n");
+			return -1;
+		}
+		path = kcore;
+	}
 	elf_version(EV_CURRENT);
 	fd = open(path, O_RDONLY);
 	if (fd < 0) {
 		fprintf(stderr, "itrace: --kernel %s: %s\n", path, strerror(errno));
+		free(kcore);
 		return -1;
 	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nr)) {
+	if (fstat(fd, &sb) || !elf || elf_kind(elf) != ELF_K_ELF ||
+	    !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &nr)) {
 		fprintf(stderr, "itrace: --kernel %s: not an ELF file\n", path);
 		nr = 0;
+	} else {
+		core = eh.e_type == ET_CORE;
 	}
 	for (i = 0; i < nr; i++) {
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD ||
-		    !(ph.p_flags & PF_X) || !ph.p_filesz)
+		int err;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
 			continue;
-		if (!itrace_image_add(s->image, s->st, itrace_base_name(path), path,
-				      ph.p_vaddr, ph.p_filesz, ph.p_offset))
+		if (!core) {
+			if ((ph.p_flags & PF_X) &&
+			    !itrace_image_add(s->image, s->st, itrace_base_name(path), path,
+					      ph.p_vaddr, ph.p_filesz, ph.p_offset))
+				added++;
+			continue;
+		}
+		/* a core: contents only as far as the file goes */
+		if (ph.p_offset >= (uint64_t)sb.st_size)
+			continue;
+		if (ph.p_filesz > (uint64_t)sb.st_size - ph.p_offset)
+			ph.p_filesz = sb.st_size - ph.p_offset;
+		err = pt_image_add_file(s->image, path, ph.p_offset, ph.p_filesz, NULL,
+					ph.p_vaddr);
+		if (err < 0)
+			fprintf(stderr, "itrace: warning: %s at 0x%llx: %s\n", path,
+				(unsigned long long)ph.p_vaddr, pt_errstr(pt_errcode(err)));
+		else
 			added++;
 	}
 	if (elf)
 		elf_end(elf);
 	close(fd);
 	if (!added && nr)
-		fprintf(stderr, "itrace: --kernel %s: no executable segment\n", path);
+		fprintf(stderr, "itrace: --kernel %s: no %s\n", path,
+			core ? "PT_LOAD segment with contents" : "executable segment");
+	if (added && core) {
+		const char *slash = strrchr(path, '/');
+		char *ksyms = NULL;
+
+		if (asprintf(&ksyms, "%.*skallsyms", slash ? (int)(slash - path + 1) : 0,
+			     path) >= 0 && !access(ksyms, R_OK) && sym_add_kallsyms(s->st, ksyms))
+			fprintf(stderr, "itrace: warning: %s: no text symbols\n", ksyms);
+		free(ksyms);
+	}
+	free(kcore);
 	return added ? 0 : -1;
 }
 
@@ -840,6 +897,7 @@ static void print_stats(struct dstate *s)
 	fprintf(s->out, "total syscalls %llu\n", (unsigned long long)s->syscalls);
 	fprintf(s->out, "total gaps %llu\n", (unsigned long long)s->gaps);
 	fprintf(s->out, "total errors %llu\n", (unsigned long long)s->errors);
+	fprintf(s->out, "total kernel_insns %llu\n", (unsigned long long)s->kernel_insns);
 	if (s->fs)
 		qsort(s->fs, s->cap_fs, sizeof(*s->fs), cmp_fs);
 	for (i = 0; i < s->nr_fs; i++) {
@@ -890,7 +948,12 @@ static void print_summary(struct dstate *s)
 		s->d->hdr.cpu_family, s->d->hdr.cpu_model, s->d->hdr.cpu_stepping);
 	fprintf(s->out, "  trace:         %zu bytes in %zu segment(s)%s\n", s->d->trace_size,
 		s->d->nr_segs, s->d->hdr.flags & ITRACE_FLAG_SNAPSHOT ? ", snapshot" : "");
-	fprintf(s->out, "  instructions:  %llu (user mode)\n", (unsigned long long)s->insns);
+	if (s->kernel_insns)
+		fprintf(s->out, "  instructions:  %llu (%llu in kernel mode)\n",
+			(unsigned long long)s->insns, (unsigned long long)s->kernel_insns);
+	else
+		fprintf(s->out, "  instructions:  %llu (user mode)\n",
+			(unsigned long long)s->insns);
 	fprintf(s->out,
 		"  branches:      %llu conditional (%llu taken, %llu not taken), %llu calls, %llu returns, %llu jumps, %llu syscalls\n",
 		(unsigned long long)s->cond, (unsigned long long)s->taken,
@@ -1017,15 +1080,17 @@ out:
 static void usage_decode(void)
 {
 	fprintf(stderr,
-		"usage: itrace decode [--insn | --summary | --stats | --sideband] [--kernel VMLINUX] [FILE]\n"
+		"usage: itrace decode [--insn | --summary | --stats | --sideband] [--kernel KERNEL] [FILE]\n"
 		"  (default)   function-level flow: one line per call, return, jump\n"
 		"              between functions and syscall\n"
 		"  --insn      every instruction: address, symbol+offset, bytes, class\n"
 		"  --summary   counts, calls per function, first and last flow lines\n"
 		"  --stats     machine readable counters (used by the tests)\n"
 		"  --sideband  the recorded perf stream records (MMAP2, COMM...)\n"
-		"  --kernel VMLINUX  the kernel's ELF image, to decode kernel code of a\n"
-		"              recording made with record -k (kernel without KASLR)\n"
+		"  --kernel KERNEL  kernel code for a recording made with record -k\n"
+		"              (kernel without KASLR): vmlinux, or the running text as an\n"
+		"              ELF core (/proc/kcore, perf record --kcore's kcore_dir/kcore,\n"
+		"              or that perf.data directory)\n"
 		"  FILE        default itrace.data\n");
 }
 

@@ -2,6 +2,7 @@
 /* Symbols of the traced address space, through elfutils' libdwfl. */
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,10 +12,17 @@
 
 #define NR_CACHE	4096
 
+struct ksym {
+	uint64_t	addr;
+	char		*name;
+};
+
 struct symtab {
 	Dwfl		*dwfl;
 	char		**paths;	/* files already reported */
 	size_t		nr_paths;
+	struct ksym	*ksyms;		/* kallsyms text symbols, by address */
+	size_t		nr_ksyms;
 	struct sym_info	cache[NR_CACHE];	/* direct mapped by ip */
 	uint64_t	cache_ip[NR_CACHE];
 };
@@ -102,6 +110,79 @@ int sym_add_mapping(struct symtab *st, const char *name, const char *path,
 	return 0;
 }
 
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int sym_add_kallsyms(struct symtab *st, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], name[256], type;
+	unsigned long long addr;
+	struct ksym *n;
+	size_t cap = st->nr_ksyms;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr)
+			continue;
+		/* text symbols, global, local or weak */
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		if (st->nr_ksyms == cap) {
+			cap = cap ? 2 * cap : 4096;
+			n = realloc(st->ksyms, cap * sizeof(*n));
+			if (!n)
+				break;
+			st->ksyms = n;
+		}
+		st->ksyms[st->nr_ksyms].addr = addr;
+		st->ksyms[st->nr_ksyms].name = strdup(name);
+		if (!st->ksyms[st->nr_ksyms].name)
+			break;
+		st->nr_ksyms++;
+	}
+	fclose(f);
+	qsort(st->ksyms, st->nr_ksyms, sizeof(*st->ksyms), cmp_ksym);
+	return st->nr_ksyms ? 0 : -1;
+}
+
+/*
+ * The kallsyms symbol holding ip: the last one at or below it; it ends at
+ * the next higher address (the last one is taken to be 1 byte long).
+ */
+static int ksym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si)
+{
+	size_t lo = 0, hi = st->nr_ksyms, i;
+
+	if (!st->nr_ksyms || ip < st->ksyms[0].addr)
+		return -1;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->ksyms[mid].addr <= ip)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	si->name = st->ksyms[lo].name;
+	si->module = "[kernel.kallsyms]";
+	si->start = st->ksyms[lo].addr;
+	si->end = si->start + 1;
+	for (i = lo + 1; i < st->nr_ksyms; i++)
+		if (st->ksyms[i].addr > si->start) {
+			si->end = st->ksyms[i].addr;
+			break;
+		}
+	if (si->end <= ip)
+		si->end = ip + 1;
+	return 0;
+}
+
 void sym_done(struct symtab *st)
 {
 	dwfl_report_end(st->dwfl, NULL, NULL);
@@ -124,6 +205,11 @@ void sym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si)
 	si->name = NULL;
 	si->module = "?";
 	mod = dwfl_addrmodule(st->dwfl, ip);
+	if (!mod && !ksym_lookup(st, ip, si)) {
+		st->cache_ip[h] = ip;
+		st->cache[h] = *si;
+		return;
+	}
 	if (mod) {
 		mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 		if (mname)
@@ -186,5 +272,8 @@ void sym_free(struct symtab *st)
 	for (i = 0; i < st->nr_paths; i++)
 		free(st->paths[i]);
 	free(st->paths);
+	for (i = 0; i < st->nr_ksyms; i++)
+		free(st->ksyms[i].name);
+	free(st->ksyms);
 	free(st);
 }

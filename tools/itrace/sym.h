@@ -18,6 +18,12 @@ struct symtab *sym_new(void);
 /* One executable mapping: file offset pgoff mapped at [addr, addr + len). */
 int sym_add_mapping(struct symtab *st, const char *name, const char *path,
 		    uint64_t addr, uint64_t len, uint64_t pgoff);
+/*
+ * Kernel text symbols from a kallsyms file ("ADDR TYPE NAME" lines, as
+ * /proc/kallsyms and perf's kcore_dir/kallsyms), for addresses no ELF file
+ * covers; module "[kernel.kallsyms]".  0, or -1 (unreadable, no symbol).
+ */
+int sym_add_kallsyms(struct symtab *st, const char *path);
 void sym_done(struct symtab *st);
 void sym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si);
 void sym_free(struct symtab *st);

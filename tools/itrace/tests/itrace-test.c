@@ -51,7 +51,7 @@ static void ok(int cond, const char *fmt, ...)
 /* ---- the tiny ELF ---------------------------------------------------- */
 
 static const char *tiny_path;
-static uint64_t text_vaddr, text_off, text_size, sym_start, sym_g;
+static uint64_t text_vaddr, text_off, text_size, sym_start, sym_f, sym_g;
 
 static int load_tiny(void)
 {
@@ -91,11 +91,13 @@ static int load_tiny(void)
 				sym_start = sym.st_value;
 			if (name && !strcmp(name, "g"))
 				sym_g = sym.st_value;
+			if (name && !strcmp(name, "f"))
+				sym_f = sym.st_value;
 		}
 	}
 	elf_end(elf);
 	close(fd);
-	return text_vaddr && sym_start && sym_g ? 0 : -1;
+	return text_vaddr && sym_start && sym_f && sym_g ? 0 : -1;
 }
 
 /* ---- trace encoding -------------------------------------------------- */
@@ -168,18 +170,26 @@ static size_t enc_end(struct enc *e)
 	return e->err ? 0 : off;
 }
 
-/* The run of tiny.S: see the comment there. */
-static size_t encode_tiny(struct enc *e)
+/*
+ * The run of tiny.S (see the comment there), its code moved by shift bytes
+ * (it is position independent): 0 where the ELF file puts it.
+ */
+static size_t encode_tiny_at(struct enc *e, uint64_t shift)
 {
 	enc_init(e);
 	enc_psb(e);
-	enc_ip(e, ppt_tip_pge, pt_ipc_sext_48, sym_start);
+	enc_ip(e, ppt_tip_pge, pt_ipc_sext_48, sym_start + shift);
 	/* ret f, jnz, ret f, jnz, ret f, jnz not taken */
 	enc_tnt(e, "TTTTTN");
-	enc_ip(e, ppt_tip, pt_ipc_sext_48, sym_g);	/* call *%rax */
+	enc_ip(e, ppt_tip, pt_ipc_sext_48, sym_g + shift);	/* call *%rax */
 	enc_tnt(e, "TT");				/* jz in g, ret */
 	enc_ip(e, ppt_tip_pgd, pt_ipc_suppressed, 0);	/* syscall */
 	return enc_end(e);
+}
+
+static size_t encode_tiny(struct enc *e)
+{
+	return encode_tiny_at(e, 0);
 }
 
 /* ---- synthetic itrace.data ------------------------------------------- */
@@ -265,6 +275,27 @@ static int has_line(const char *text, const char *line)
 		p += n;
 	}
 	return 0;
+}
+
+/* The contents of a file as a string (NULL if unreadable); free() it. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+	int c;
+
+	if (!f)
+		return NULL;
+	m = open_memstream(&buf, &len);
+	if (m) {
+		while ((c = getc(f)) != EOF)
+			putc(c, m);
+		fclose(m);
+	}
+	fclose(f);
+	return buf;
 }
 
 /* mkdtemp() fills in the XXXXXX */
@@ -840,6 +871,149 @@ static void test_cli_kernel(const char *itrace)
 	   paranoid, rc);
 }
 
+/*
+ * decode --kernel with an ELF core file of kernel memory, as perf record
+ * --kcore copies it from /proc/kcore (ET_CORE, the kernel text in a
+ * PT_LOAD segment at its virtual address, no section headers): tiny's
+ * code at a kernel address, traced there.  Segments that cannot hold code
+ * (no contents, contents past the end of the file) are skipped; a
+ * perf.data directory stands for its kcore_dir/kcore, and symbols come from
+ * the kallsyms file beside a core.
+ */
+#define KTEXT	0xffffffff81000000ULL
+
+static int write_kcore(const char *path, const uint8_t *text, size_t size, int with_text)
+{
+	const uint64_t off = 0x1000, rwx = PF_R | PF_W | PF_X;
+	Elf64_Phdr ph[4] = {
+		{ .p_type = PT_NOTE, .p_offset = off },	/* empty, as kcore's may be */
+		/* memory without contents (p_filesz 0) */
+		{ .p_type = PT_LOAD, .p_flags = rwx, .p_vaddr = KTEXT - 0x100000,
+		  .p_memsz = 0x1000 },
+		/* the text; without it, the file ends at the headers */
+		{ .p_type = PT_LOAD, .p_flags = rwx, .p_offset = off, .p_vaddr = KTEXT,
+		  .p_filesz = size, .p_memsz = size },
+		/* a segment longer than the file: contents up to its end */
+		{ .p_type = PT_LOAD, .p_flags = rwx, .p_offset = off,
+		  .p_vaddr = KTEXT + 0x10000000, .p_filesz = 0x100000, .p_memsz = 0x100000 },
+	};
+	Elf64_Ehdr eh = { 0 };
+	FILE *f = fopen(path, "wb");
+	int ok_write;
+
+	if (!f)
+		return -1;
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_CORE;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_phoff = sizeof(eh);
+	eh.e_ehsize = sizeof(eh);
+	eh.e_phentsize = sizeof(ph[0]);
+	eh.e_phnum = ARRAY_SIZE(ph);
+	ok_write = fwrite(&eh, sizeof(eh), 1, f) == 1 &&
+		   fwrite(ph, sizeof(ph), 1, f) == 1 &&
+		   !fseek(f, off, SEEK_SET) &&
+		   (!with_text || fwrite(text, size, 1, f) == 1);
+	return fclose(f) || !ok_write ? -1 : 0;
+}
+
+static void test_kcore(const char *itrace)
+{
+	uint64_t shift = KTEXT - text_vaddr;
+	uint8_t perf[512], *text = malloc(text_size);
+	size_t perf_size, n;
+	char cmd[2048];
+	struct enc e;
+	struct chunk c;
+	int fd, rc, ok_read;
+	char *out, *err;
+	FILE *f;
+
+	fd = open(tiny_path, O_RDONLY);
+	ok_read = fd >= 0 && text && pread(fd, text, text_size, text_off) == (ssize_t)text_size;
+	if (fd >= 0)
+		close(fd);
+	n = encode_tiny_at(&e, shift);
+	perf_size = mmap2_record(perf, tiny_path, text_vaddr, text_size, text_off,
+				 PROT_READ | PROT_EXEC);
+	c = (struct chunk){ 0, e.buf, n };
+	ok(ok_read && n > 0 && !write_file(tmp("ktiny.itrace"), perf, perf_size, &c, 1, 1) &&
+	   !write_kcore(tmp("kcore"), text, text_size, 1) &&
+	   !write_kcore(tmp("kcore-empty"), text, text_size, 0),
+	   "kcore: tiny's run at 0x%llx and an ELF core with its code there",
+	   (unsigned long long)(sym_start + shift));
+	free(text);
+
+	snprintf(cmd, sizeof(cmd), "%s decode --stats %s >/dev/null 2>&1", itrace,
+		 tmp("ktiny.itrace"));
+	ok(run(cmd) == 1, "kcore: without --kernel the kernel addresses do not decode (exit 1)");
+	/* (tmp() has 4 buffers: the commands run in tmpdir instead) */
+	snprintf(cmd, sizeof(cmd), "cd %s && %s decode --stats --kernel kcore ktiny.itrace %s",
+		 tmpdir, itrace, "> kstats.txt 2> kerr.txt");
+	rc = run(cmd);
+	out = slurp(tmp("kstats.txt"));
+	err = slurp(tmp("kerr.txt"));
+	ok(rc == 0 && out && has_line(out, "total insns 21") && has_line(out, "total errors 0") &&
+	   has_line(out, "total calls 4") && err && !*err,
+	   "kcore: decode --kernel with the ELF core: 21 instructions, 4 calls, 0 errors, no warning");
+	free(out);
+	free(err);
+	/* the first 13 hex digits are the page of KTEXT: tiny is one page */
+	snprintf(cmd, sizeof(cmd), "%s decode --insn --kernel %s %s | grep -c %s%013llx%s | %s",
+		 itrace, tmp("kcore"), tmp("ktiny.itrace"), "'^ *[0-9]* ",
+		 (unsigned long long)(KTEXT >> 12), "[0-9a-f]\\{3\\} '", "grep -qx 21");
+	ok(run(cmd) == 0, "kcore: --insn: the 21 instructions at their kernel addresses");
+	snprintf(cmd, sizeof(cmd), "cd %s && mkdir -p kperf.data/kcore_dir && cp kcore %s", tmpdir,
+		 "kperf.data/kcore_dir/kcore");
+	rc = run(cmd);
+	snprintf(cmd, sizeof(cmd), "%s decode --stats --kernel %s %s | grep -qx 'total errors 0'",
+		 itrace, tmp("kperf.data"), tmp("ktiny.itrace"));
+	ok(rc == 0 && run(cmd) == 0, "kcore: --kernel DIR: perf record --kcore's kcore_dir/kcore");
+	/* kallsyms beside the core: text symbols (t, T), others ignored */
+	f = fopen(tmp("kperf.data/kcore_dir/kallsyms"), "w");
+	if (f) {
+		fprintf(f, "%llx T k_start\n%llx d kdata\n%llx t kf\n%llx T kg\n",
+			(unsigned long long)(sym_start + shift),
+			(unsigned long long)(sym_start + shift + 1),
+			(unsigned long long)(sym_f + shift), (unsigned long long)(sym_g + shift));
+		fclose(f);
+	}
+	snprintf(cmd, sizeof(cmd), "cd %s && %s decode --stats --kernel kperf.data ktiny.itrace %s",
+		 tmpdir, itrace, "> kstats.txt 2> kerr.txt");
+	rc = run(cmd);
+	out = slurp(tmp("kstats.txt"));
+	ok(f && rc == 0 && out && has_line(out, "insns [kernel.kallsyms]:k_start 15") &&
+	   has_line(out, "calls [kernel.kallsyms]:kf 3") &&
+	   has_line(out, "insns [kernel.kallsyms]:kg 3") &&
+	   has_line(out, "total kernel_insns 21") && !strstr(out, "kdata"),
+	   "kcore: symbols from kcore_dir/kallsyms: counts per function; 21 kernel instructions");
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s decode --insn --kernel %s %s | grep -q ' kg+0x[0-9a-f]* '",
+		 itrace, tmp("kperf.data"), tmp("ktiny.itrace"));
+	ok(run(cmd) == 0, "kcore: --insn names the kallsyms symbols");
+	snprintf(cmd, sizeof(cmd), "%s decode --stats %s | grep -qx 'total kernel_insns 0'",
+		 itrace, tmp("tiny.itrace"));
+	ok(run(cmd) == 0, "stats of a user-mode trace: total kernel_insns 0");
+	snprintf(cmd, sizeof(cmd), "%s decode --kernel %s %s >/dev/null 2>%s", itrace,
+		 tmp("kcore-empty"), tmp("ktiny.itrace"), tmp("kerr.txt"));
+	rc = run(cmd);
+	snprintf(cmd, sizeof(cmd), "grep -q 'kcore-empty: no PT_LOAD segment with contents' %s",
+		 tmp("kerr.txt"));
+	ok(rc == 2 && run(cmd) == 0,
+	   "kcore: a core whose segments all lie past its end: no contents, says so, exit 2 (%d)",
+	   rc);
+	snprintf(cmd, sizeof(cmd), "%s decode --kernel %s %s >/dev/null 2>%s", itrace,
+		 tmpdir, tmp("ktiny.itrace"), tmp("kerr.txt"));
+	rc = run(cmd);
+	snprintf(cmd, sizeof(cmd), "grep -q 'kcore_dir/kcore: No such file' %s", tmp("kerr.txt"));
+	ok(rc == 2 && run(cmd) == 0,
+	   "kcore: --kernel with a directory without kcore_dir/kcore: says so, exit 2 (%d)", rc);
+}
+
 static void test_cli(const char *itrace)
 {
 	char cmd[1024];
@@ -884,6 +1058,7 @@ static void test_cli(const char *itrace)
 	snprintf(cmd, sizeof(cmd), "%s bogus >/dev/null 2>&1", itrace);
 	ok(run(cmd) == 2, "unknown command: exit 2");
 	test_cli_kernel(itrace);
+	test_kcore(itrace);
 }
 
 /*

@@ -7,6 +7,13 @@
 # (results in BUILD/check/conformance), and compares on the host with
 # verify.sh: each program's decoded instruction addresses against the
 # single-step ground truth.  README says what is compared and what is not.
+# Environment:
+#   CONFORMANCE_PROGS="syscall signal"  only these programs of the corpus
+#                       (targeted runs; default: all of corpus.list)
+#   PERF_KERNEL_PROGS   the programs also traced user+kernel by perf record
+#                       --kcore -e intel_pt//, in one run (default: all the
+#                       programs run); its kernel text (kcore) also serves
+#                       the libipt decode of the itrace record -k traces
 set -u
 BUILD=${1:?usage: check.sh BUILD}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,12 +25,17 @@ if ! make -s -C "$here" O="$corpus" > "$BUILD/conformance-build.log" 2>&1; then
 	echo "1..1"
 	exit 1
 fi
-# the programs also traced user+kernel by perf record -e intel_pt//, all in
-# one perf record (guest.sh): by default the whole corpus
-PERF_KERNEL_PROGS=${PERF_KERNEL_PROGS-$(awk '{ printf "%s%s", s, $1; s = " " }' "$corpus/corpus.list")}
 in=$(mktemp -d "$BUILD/conformance-in-XXXXXX")
 trap 'rm -rf "$in"' EXIT
 cp -a "$corpus" "$in/corpus"
+if [ -n "${CONFORMANCE_PROGS:-}" ]; then
+	awk -v want=" $CONFORMANCE_PROGS " 'index(want, " " $1 " ")' "$corpus/corpus.list" \
+		> "$in/corpus/corpus.list"
+fi
+list=$in/corpus/corpus.list
+# the programs also traced user+kernel by perf record -e intel_pt//, all in
+# one perf record (guest.sh): by default all the programs run
+PERF_KERNEL_PROGS=${PERF_KERNEL_PROGS-$(awk '{ printf "%s%s", s, $1; s = " " }' "$list")}
 echo "$corpus" > "$in/corpus-dir"
 # Debian's perf with its shared libraries, at their paths (merged /usr, as
 # in the guest), for the guest to unpack: the second decoder's recordings.
@@ -45,7 +57,7 @@ case $rc in
 *) echo "not ok $n conformance: guest run # run-vm exit $rc; see $res/console.log" ;;
 esac
 sed 's/^/# /' "$res/cmd.log" 2>/dev/null
-ITRACE=$BUILD/tools/itrace/itrace PERF=$perf VMLINUX=$BUILD/linux-obj/vmlinux \
+ITRACE=$BUILD/tools/itrace/itrace PERF=$perf CORPUS_LIST=$list \
 	PERF_KERNEL_PROGS="$PERF_KERNEL_PROGS" "$here/verify.sh" "$corpus" "$res" |
 	awk -v n=$n '/^(not )?ok [0-9]+/ { n++; sub(/ok [0-9]+/, "ok " n) }
 		/^1\.\./ { next } { print } END { print "1.." n }'

@@ -13,9 +13,11 @@
 #                       messages), NAME.out (the program's output)
 #   $OUT/NAME.rc        "RECORD_RC SSTEP_RC RECORD_K_RC PERF_RC", each the
 #                       program's exit status (perf record's for PERF_RC)
-#   $OUT/all.kperf.data perf record -e intel_pt// of the PERF_KERNEL_PROGS
-#                       run one after the other by sstep -m; their output
-#                       and status in $OUT/kperf/NAME.{out,err,rc}
+#   $OUT/all.kperf.data perf record --kcore -e intel_pt// of the
+#                       PERF_KERNEL_PROGS run one after the other by
+#                       sstep -m (a directory: perf.data and kcore_dir/, the
+#                       live kernel text perf copied from /proc/kcore);
+#                       their output and status in $OUT/kperf/NAME.{out,err,rc}
 set -u
 dir=$(cat /in/corpus-dir)
 if [ ! -d "$dir" ]; then
@@ -77,13 +79,17 @@ done < "$dir/corpus.list"
 # same environment, descriptors and working directory): perf starts once
 # (~4 s here), not once per program.  Outputs and exit statuses in
 # $OUT/kperf/NAME.{out,err,rc}, perf's messages in $OUT/all.kperf-log.
+# --kcore: perf copies the running kernel text (/proc/kcore, after opening
+# its events: alternatives, static keys and jump labels as patched) into
+# all.kperf.data/kcore_dir, which perf script decodes kernel code from; the
+# host's libipt decode of the itrace record -k recordings uses it too.
 if [ -n "$perf" ] && [ -n "$(echo $kprogs)" ]; then
 	mkdir -p "$OUT/kperf"
 	list=
 	for k in $kprogs; do list="$list $dir/$k"; done
 	t0=$(now)
 	env -i PATH=/bin:/usr/bin HOME=/tmp timeout 600 "$dir/sstep" -x -- \
-		$perf record -e intel_pt// -o "$OUT/all.kperf.data" -- "$dir/sstep" -m "$OUT/kperf" -- $list \
+		$perf record --kcore -e intel_pt// -o "$OUT/all.kperf.data" -- "$dir/sstep" -m "$OUT/kperf" -- $list \
 		</dev/null >"$OUT/all.kperf-out" 2>"$OUT/all.kperf-log"
 	echo $? > "$OUT/all.kperf.rc"
 	t1=$(now)

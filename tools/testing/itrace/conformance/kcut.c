@@ -7,9 +7,11 @@
  *   kcut IN.itrace OUT.itrace
  *
  * The running kernel's text is not vmlinux's (alternatives, static keys
- * patched at boot; the test kernel has no /proc/kcore to copy it from), so
- * libipt cannot walk kernel code reliably.  kcut works on packets only,
- * with libipt's packet decoder and encoder, and never looks at code:
+ * patched at boot), so libipt walks kernel code only with a copy of the
+ * live text (perf record --kcore's, which the conformance suite also
+ * decodes through); kcut checks the user-mode part without any kernel
+ * text.  It works on packets only, with libipt's packet decoder and
+ * encoder, and never looks at code:
  *  - the mode comes from the IPs of the packets themselves (bit 63: kernel);
  *  - in user mode every packet is kept, IP packets re-encoded with their
  *    full address (sext-48), since the last-IP compression state changes

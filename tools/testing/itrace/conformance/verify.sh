@@ -16,9 +16,11 @@
 #                         program's thread) equal sstep's, as above
 #   NAME: -k recorded     itrace record -k (user and kernel) ran it, same
 #                         output, and its trace holds kernel instructions
-#                         (itrace decode --kernel VMLINUX);
-#                         a comment gives that decode's error count (the
-#                         running kernel's text is not vmlinux's: README)
+#   NAME: -k libipt decode through the kernel  itrace decode --stats
+#                         --kernel KCORE (the live kernel text perf record
+#                         --kcore copied in the same boot,
+#                         all.kperf.data/kcore_dir/kcore) of that trace:
+#                         exit 0, no error, no gap, kernel instructions > 0
 #   NAME: kcut of the user-only recording  kcut (below) changes nothing
 #                         libipt decodes in a trace without kernel packets;
 #                         the MODE.Exec packets it counts: a 32-bit program
@@ -30,22 +32,25 @@
 #   NAME: perf -e intel_pt// (PERF_KERNEL_PROGS, by default all) perf
 #                         record of user and kernel mode, all the programs
 #                         in one run (guest.sh): exit 0, same output
-#   NAME: perf user+kernel insns  perf script without a kernel image: every
-#                         error of the program's thread is at a kernel
-#                         address, the decoder resumes at the return to
-#                         user mode, and the user-mode addresses equal
-#                         sstep's, as above
-# and at the end: that whole recording, every error at a kernel address;
-# the checks of -k refused by perf_event_paranoid.
+#   NAME: perf user+kernel insns  perf script with the kernel text perf
+#                         record --kcore copied: no error in the program's
+#                         thread, kernel instructions decoded there; and
+#                         the user-mode addresses (perf script of the
+#                         perf.data file alone, below) equal sstep's
+# and at the end: that whole recording, no error and kernel instructions
+# decoded; the checks of -k refused by perf_event_paranoid.
 # Consecutive equal addresses count once on both sides (a REP string
 # instruction is one PT instruction, one single-step trap per iteration).
 set -u
 ITRACE=${ITRACE:?}
 KCUT=${KCUT:-$1/kcut}
 PERF=${PERF:-/usr/bin/perf}
-VMLINUX=${VMLINUX:-}
 PERF_KERNEL_PROGS=" ${PERF_KERNEL_PROGS:-} "
 corpus=$1 res=$(cd "$2" && pwd)
+# the programs: CORPUS_LIST (check.sh's CONFORMANCE_PROGS), or all
+list=${CORPUS_LIST:-$corpus/corpus.list}
+# the live kernel text for libipt: perf record --kcore's copy (guest.sh)
+KCORE=${KCORE:-$res/all.kperf.data/kcore_dir/kcore}
 n=0
 tap() {	# tap OK|FAIL DESCRIPTION
 	n=$((n + 1))
@@ -81,24 +86,46 @@ compare() {
 }
 have_perf=false
 [ -x "$PERF" ] && [ -n "$(ls "$res"/*.perf.data 2>/dev/null)" ] && have_perf=true
-kopt=()
-[ -n "$VMLINUX" ] && kopt=(--kernel "$VMLINUX")
 nk=0
 for k in $PERF_KERNEL_PROGS; do nk=$((nk + 1)); done
 nall=0
 [ "$nk" -gt 0 ] && nall=1
-echo "1..$(($(wc -l < "$corpus/corpus.list") * 10 + nk * 2 + nall + 2))"
-# perf record -e intel_pt// of PERF_KERNEL_PROGS, all in one recording:
-# decoded once, without a kernel image (kernel symbols only: the guest's
-# kallsyms in the build-id cache); instructions and errors in one pass
-kirc=$(cat "$res/all.kperf.rc" 2>/dev/null) ksrc=none
-if [ "$nk" -gt 0 ] && [ -s "$res/all.kperf.data" ]; then
+echo "1..$(($(wc -l < "$list") * 11 + nk * 2 + nall + 2))"
+# perf record --kcore -e intel_pt// of PERF_KERNEL_PROGS, all in one
+# recording (a directory: perf.data and kcore_dir/), decoded twice:
+#  - with the kernel text perf copied (perf script takes kcore_dir/ by
+#    itself): every instruction walked, kernel code included; errors, and
+#    an instruction sample every KPERIOD instructions (all.kperf-ksamples:
+#    "TID IP"), the kernel ones counted per thread (all.kperf-kcount: "TID
+#    N"): a sample of each is enough to show that kernel code decodes,
+#    every instruction would cost minutes (~10^9 of them, most in the
+#    KASAN and lockdep kernel);
+#  - the perf.data file alone, without kernel code: perf loses its way at
+#    each kernel entry and resumes at the return to user mode, so its
+#    user-mode instructions come cheaply (all.kperf-insns: "COMM TID IP"),
+#    compared with sstep's below; they are the same in the decode through
+#    the kernel, which has no error to leave them.
+KPERIOD=${KPERIOD:-10000}
+kirc=$(cat "$res/all.kperf.rc" 2>/dev/null) ksrc=none usrc=none
+: > "$res/all.kperf-errors"
+: > "$res/all.kperf-insns"
+: > "$res/all.kperf-kcount"
+if [ "$nk" -gt 0 ] && [ -d "$res/all.kperf.data" ]; then
 	(cd "$res" && "$PERF" --buildid-dir "$res/perf-buildid" script -i "$res/all.kperf.data" \
-		--itrace=i1ie -F tid,comm,ip > "$res/all.kperf-insns" 2> "$res/all.kperf-stderr")
+		--itrace=i${KPERIOD}ie -F tid,ip 2> "$res/all.kperf-stderr" |
+		awk -v err="$res/all.kperf-errors" -v kc="$res/all.kperf-kcount" '
+			/instruction trace error/ { print > err; next }
+			{ print }
+			$2 ~ /^ffff/ { k[$1]++ }
+			END { for (t in k) print t, k[t] > kc }' > "$res/all.kperf-ksamples"
+		exit "${PIPESTATUS[0]}")
 	ksrc=$?
+	(cd "$res" && "$PERF" --buildid-dir "$res/perf-buildid" script -i "$res/all.kperf.data/data" \
+		--itrace=i1ie -F tid,comm,ip 2> "$res/all.kperf-ustderr" |
+		awk '!/instruction trace error/ && $3 !~ /^ffff/' > "$res/all.kperf-insns"
+		exit "${PIPESTATUS[0]}")
+	usrc=$?
 fi
-grep 'instruction trace error' "$res/all.kperf-insns" > "$res/all.kperf-errors" 2>/dev/null
-sed -i '/instruction trace error/d' "$res/all.kperf-insns" 2>/dev/null
 while read -r name start end; do
 	set -- $(cat "$res/$name.rc" 2>/dev/null)
 	rec=${1:-none} ss=${2:-none} krec=${3:-none} prec=${4:-none}
@@ -158,24 +185,35 @@ while read -r name start end; do
 		compare "$name" "perf insns" "$res/$name.perf-pt" "$end"
 	fi
 
-	# user and kernel mode: itrace record -k.  Decoded through the kernel
-	# with the guest's vmlinux: errors where the running text differs from
-	# it (a comment, not a test: README).  Its user-mode part, cut out by
-	# kcut at the packet level, decoded by libipt against sstep.
-	"$ITRACE" decode --insn "${kopt[@]}" "$res/$name.kitrace" > "$res/$name.kinsn" 2>"$res/$name.kdecode-err"
-	kerrs=$(grep -c 'decode error at' "$res/$name.kdecode-err")
-	read -r ku kk < <(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && length($2) == 16 {
-		if ($2 ~ /^0/) u++; else k++ } END { print u + 0, k + 0 }' "$res/$name.kinsn")
-	rm -f "$res/$name.kinsn"
-	# (user mode is checked below: libipt loses its way in the kernel and
-	# may find no user code again before the next PSB)
+	# user and kernel mode: itrace record -k, decoded through the kernel
+	# from the live kernel text (KCORE): every instruction walked, ~5*10^7
+	# of them, counted (--stats; printing them would take minutes).  Its
+	# user-mode part is compared with sstep's below (kcut).
+	if [ -f "$KCORE" ]; then
+		kstats=$("$ITRACE" decode --stats --kernel "$KCORE" "$res/$name.kitrace" \
+			2>"$res/$name.kdecode-err")
+		kdrc=$?
+	else
+		echo "no kernel text: $KCORE missing (perf record --kcore did not run?)" > "$res/$name.kdecode-err"
+		kstats= kdrc=none
+	fi
+	kerrs=$(awk '$1 == "total" && $2 == "errors" { print $3 }' <<<"$kstats")
+	kgaps=$(awk '$1 == "total" && $2 == "gaps" { print $3 }' <<<"$kstats")
+	kall=$(awk '$1 == "total" && $2 == "insns" { print $3 }' <<<"$kstats")
+	kk=$(awk '$1 == "total" && $2 == "kernel_insns" { print $3 }' <<<"$kstats")
+	kk=${kk:-0}
+	ku=$((${kall:-0} - kk))
 	if [ "$krec" = 0 ] && [ -s "$res/$name.kitrace" ] && cmp -s "$res/$name.kout" "$res/$name.out" &&
 		[ "$kk" -gt 0 ]; then
 		tap ok "$name: -k recorded: itrace record -k exit 0, the program's output as without -k; kernel code in the trace"
 	else
 		tap FAIL "$name: -k recorded # itrace record -k exit $krec, $ku user + $kk kernel instructions decoded: $(tail -n1 "$res/$name.klog" 2>/dev/null)"
 	fi
-	echo "# $name: -k: itrace decode --kernel vmlinux: $ku user + $kk kernel instructions, $kerrs decode errors"
+	if [ "$kdrc" = 0 ] && [ "${kerrs:-x}" = 0 ] && [ "${kgaps:-x}" = 0 ] && [ "$kk" -gt 0 ]; then
+		tap ok "$name: -k libipt decode through the kernel (kcore): $ku user + $kk kernel instructions, 0 errors, 0 gaps"
+	else
+		tap FAIL "$name: -k libipt decode through the kernel (kcore) # exit $kdrc, errors ${kerrs:-?}, gaps ${kgaps:-?}, $ku user + $kk kernel instructions: $(grep -m1 -v 'warning' "$res/$name.kdecode-err")"
+	fi
 	# kcut itself: on the user-only recording (no kernel packets) it must
 	# change nothing that libipt decodes
 	"$KCUT" "$res/$name.itrace" "$res/$name.ucut" 2>"$res/$name.ucut-log"
@@ -218,10 +256,10 @@ while read -r name start end; do
 	compare "$name" "-k insns (user mode)" "$res/$name.kpt" "$end"
 
 	# upstream perf, user and kernel mode (all.kperf.data: the programs run
-	# one after the other under one perf record, decoded above): no kernel
-	# image on the host, so perf cannot walk kernel code; it must resume at
-	# the return to user mode, with the user-mode instructions exactly
-	# those of sstep.  The program's thread: the first with its name.
+	# one after the other under one perf record, decoded above with the
+	# kernel text perf copied): no error in the program's thread, kernel
+	# code decoded in it, the user-mode instructions exactly those of
+	# sstep.  The program's thread: the first with its name.
 	case $PERF_KERNEL_PROGS in *" $name "*) ;; *) continue ;; esac
 	kprc=$(cat "$res/kperf/$name.rc" 2>/dev/null)
 	if [ "$kprc" = 0 ] && [ "${kirc:-}" = 0 ] && cmp -s "$res/kperf/$name.out" "$res/$name.out"; then
@@ -230,37 +268,30 @@ while read -r name start end; do
 		tap FAIL "$name: perf record -e intel_pt// # perf record exit ${kirc:-?}, program exit ${kprc:-?}: $(tail -n1 "$res/kperf/$name.err" 2>/dev/null)"
 	fi
 	ktid=$(awk -v c="$name" '$1 == c { print $2; exit }' "$res/all.kperf-insns")
-	uerrs=$(grep " tid ${ktid:-none} " "$res/all.kperf-errors" | grep -v -c ' ip 0xffff')
 	kerrs=$(grep -c " tid ${ktid:-none} " "$res/all.kperf-errors")
-	read -r ku kk < <(awk -v t="${ktid:-none}" '$2 == t { if ($3 ~ /^ffff/) k++; else u++ }
-		END { print u + 0, k + 0 }' "$res/all.kperf-insns")
-	awk -v t="${ktid:-none}" '$2 == t && $3 !~ /^ffff/ { print $3 }' "$res/all.kperf-insns" |
+	ku=$(awk -v t="${ktid:-none}" '$2 == t { u++ } END { print u + 0 }' "$res/all.kperf-insns")
+	kk=$(awk -v t="${ktid:-none}" '$1 == t { print $2 }' "$res/all.kperf-kcount")
+	kk=${kk:-0}	# samples: one every KPERIOD instructions
+	awk -v t="${ktid:-none}" '$2 == t { print $3 }' "$res/all.kperf-insns" |
 		window "$start" > "$res/$name.kperf-pt"
-	if [ -n "$ktid" ] && [ "$uerrs" = 0 ] && [ "$ku" -gt 0 ]; then
-		compare "$name" "perf user+kernel insns (user mode; $ku user instructions in its thread, sstep -m's before the exec included, $ptotal with //u; $kerrs errors, all at kernel addresses: no kernel image)" \
+	if [ -n "$ktid" ] && [ "$kerrs" = 0 ] && [ "$ku" -gt 0 ] && [ "$kk" -gt 0 ]; then
+		compare "$name" "perf user+kernel insns (user mode; its thread: $ku user instructions, sstep -m's before the exec included, $ptotal with //u; ~$((kk * KPERIOD)) kernel instructions, 0 errors through the kernel)" \
 			"$res/$name.kperf-pt" "$end"
 	else
-		tap FAIL "$name: perf user+kernel insns # thread ${ktid:-not found}, $uerrs errors outside the kernel, $ku user instructions: $(grep " tid ${ktid:-none} " "$res/all.kperf-errors" | grep -v -m1 ' ip 0xffff')"
+		tap FAIL "$name: perf user+kernel insns # thread ${ktid:-not found}, $kerrs errors, $ku user instructions, $kk samples of kernel ones (1 in $KPERIOD): $(grep -m1 " tid ${ktid:-none} " "$res/all.kperf-errors")"
 	fi
-done < "$corpus/corpus.list"
+done < "$list"
 
-# the whole perf user+kernel recording: every error at a kernel address
-# (sstep -m's own code included); with the vmlinux the guest ran, kernel
-# code decodes where its text is the running one's: a comment (README)
+# the whole perf user+kernel recording (sstep -m's own code and every
+# other thread included): no error, kernel code decoded
 if [ "$nk" -gt 0 ]; then
 	kerrs=$(wc -l < "$res/all.kperf-errors")
-	uerrs=$(grep -v -c ' ip 0xffff' "$res/all.kperf-errors")
-	ktotal=$(wc -l < "$res/all.kperf-insns")
-	if [ "$kirc" = 0 ] && [ "$ksrc" = 0 ] && [ "$uerrs" = 0 ] && [ "$ktotal" -gt 0 ]; then
-		tap ok "perf record -e intel_pt// of$PERF_KERNEL_PROGS in one run: exit 0; perf script: $ktotal instructions, $kerrs errors, all at kernel addresses"
+	nsamp=$(wc -l < "$res/all.kperf-ksamples")
+	kk=$(awk '{ k += $2 } END { print k + 0 }' "$res/all.kperf-kcount")
+	if [ "$kirc" = 0 ] && [ "$ksrc" = 0 ] && [ "$usrc" = 0 ] && [ "$kerrs" = 0 ] && [ "$kk" -gt 0 ]; then
+		tap ok "perf record --kcore -e intel_pt// of$PERF_KERNEL_PROGS in one run: exit 0; perf script through the kernel: ~$((nsamp * KPERIOD)) instructions, ~$((kk * KPERIOD)) of them kernel (samples 1 in $KPERIOD), 0 errors"
 	else
-		tap FAIL "perf record -e intel_pt// of$PERF_KERNEL_PROGS # perf record exit ${kirc:-?}, perf script exit $ksrc, $ktotal instructions, $uerrs errors outside the kernel: $(grep -v -m1 ' ip 0xffff' "$res/all.kperf-errors"; tail -n1 "$res/all.kperf-log")"
-	fi
-	if [ -n "$VMLINUX" ]; then
-		"$PERF" --buildid-dir "$res/perf-buildid" script -i "$res/all.kperf.data" --vmlinux "$VMLINUX" \
-			--itrace=i1ie -F ip > "$res/all.kperf-vmlinux" 2>/dev/null
-		echo "# perf script --vmlinux of all.kperf.data: $(grep -c -v 'instruction trace error' "$res/all.kperf-vmlinux") instructions, $(grep -c 'instruction trace error' "$res/all.kperf-vmlinux") errors"
-		rm -f "$res/all.kperf-vmlinux"
+		tap FAIL "perf record --kcore -e intel_pt// of$PERF_KERNEL_PROGS # perf record exit ${kirc:-?}, perf script exit $ksrc and $usrc (without the kernel), $nsamp samples, $kk of them kernel, $kerrs errors: $(head -n1 "$res/all.kperf-errors"; tail -n1 "$res/all.kperf-log")"
 	fi
 fi
 
