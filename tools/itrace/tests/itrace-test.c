@@ -26,6 +26,7 @@
 #include "itrace.h"
 #include "itrace-file.h"
 #include "record.h"
+#include "elfcore.h"
 /* after itrace-file.h: its enum has the same ITRACE_CPU_* values */
 #include <linux/itrace.h>
 
@@ -897,23 +898,13 @@ static int write_kcore(const char *path, const uint8_t *text, size_t size, int w
 		{ .p_type = PT_LOAD, .p_flags = rwx, .p_offset = off,
 		  .p_vaddr = KTEXT + 0x10000000, .p_filesz = 0x100000, .p_memsz = 0x100000 },
 	};
-	Elf64_Ehdr eh = { 0 };
+	Elf64_Ehdr eh;
 	FILE *f = fopen(path, "wb");
 	int ok_write;
 
 	if (!f)
 		return -1;
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_CORE;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_phoff = sizeof(eh);
-	eh.e_ehsize = sizeof(eh);
-	eh.e_phentsize = sizeof(ph[0]);
-	eh.e_phnum = ARRAY_SIZE(ph);
+	elfcore_ehdr(&eh, ARRAY_SIZE(ph));
 	ok_write = fwrite(&eh, sizeof(eh), 1, f) == 1 &&
 		   fwrite(ph, sizeof(ph), 1, f) == 1 &&
 		   !fseek(f, off, SEEK_SET) &&

@@ -45,6 +45,7 @@
 
 #include "itrace.h"
 #include "itrace-file.h"
+#include "elfcore.h"
 /* after itrace-file.h: its enum has the same ITRACE_CPU_* values */
 #include <linux/itrace.h>
 
@@ -390,17 +391,7 @@ static int write_core(const char *path, pid_t pid, int memfd, const char *cmd,
 	f = fopen(path, "wb");
 	if (!f)
 		return -1;
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_CORE;
-	eh.e_machine = EM_X86_64;
-	eh.e_version = EV_CURRENT;
-	eh.e_phoff = sizeof(eh);
-	eh.e_ehsize = sizeof(eh);
-	eh.e_phentsize = sizeof(Elf64_Phdr);
-	eh.e_phnum = 1 + nv;
+	elfcore_ehdr(&eh, 1 + nv);
 	fwrite(&eh, sizeof(eh), 1, f);
 	{
 		Elf64_Phdr ph = { .p_type = PT_NOTE, .p_offset = sizeof(eh) +
