@@ -645,6 +645,8 @@ static __poll_t itrace_poll(struct file *file, poll_table *wait)
 /*
  * PERF_EVENT_IOC_ENABLE and PERF_EVENT_IOC_DISABLE act on the event, as on
  * its fd: a reader in stop mode re-enables tracing after moving data_tail.
+ * ENABLE also restarts an event whose PMU stopped when the buffer filled
+ * while its task kept running on another CPU (_perf_event_itrace_enable()).
  */
 static long itrace_ioctl(struct file *file, unsigned int cmd,
 			 unsigned long arg)

@@ -320,11 +320,10 @@ static int drain_all(struct recorder *rec)
 }
 
 /*
- * poll() timed out with the trace fd in stop mode.  On a multiprocessor a
- * stop can leave the trace stopped after the reader's drain: the disable
- * it asks for takes effect when the traced task is next switched out, and
- * a PERF_EVENT_IOC_ENABLE that comes before that does nothing
- * (Documentation/userspace-api/itrace.rst, "The read protocol (stop mode)").  So
+ * poll() timed out with the trace fd in stop mode.  A drain and one
+ * PERF_EVENT_IOC_ENABLE restart a stopped trace wherever the task runs
+ * (Documentation/userspace-api/itrace.rst, "The read protocol (stop
+ * mode)"); this is only the safety net for a wake-up that never came.  So
  * when data_head has not moved since the last timeout, drain and enable
  * again; enabling an enabled event does nothing.  While the trace moves,
  * nothing is done, so that trace below the watermark is not copied while
