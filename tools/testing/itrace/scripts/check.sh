@@ -119,6 +119,26 @@ done
 "$here/e2e-verify.sh" "$gs/e2e" > "$res/e2e-single.tap" 2>&1
 tap "$res/e2e-single.tap" topa-single
 
+echo "== two vCPUs (run-vm.sh -c 2): kselftests and end-to-end recordings"
+gm=$res/smp
+"$here/run-vm.sh" -t 900 -c 2 -o "$gm" "$t/guest/smp.sh"
+vm_result smp $? "$gm"
+if grep -qx 'nproc 2' "$gm/cpus.txt" 2>/dev/null; then
+	result ok "smp/cpus: 2 online"
+else
+	result fail "smp/cpus" "$(tr '\n' ' ' < "$gm/cpus.txt" 2>/dev/null)"
+fi
+if grep -q '^cpus 2 moves 15 ' "$gm/e2e/migrate.out" 2>/dev/null; then
+	result ok "smp/migrate: the traced thread moved 15 times between the CPUs"
+else
+	result fail "smp/migrate" "$(head -1 "$gm/e2e/migrate.out" 2>/dev/null)"
+fi
+for f in "$gm"/kselftest/*.tap; do
+	[ -f "$f" ] && tap "$f" "smp/kselftest/$(basename "$f" .tap)"
+done
+"$here/e2e-verify.sh" "$gm/e2e" > "$res/e2e-smp.tap" 2>&1
+tap "$res/e2e-smp.tap" smp
+
 echo "== layer 3: end-to-end decode on the host"
 "$here/e2e-verify.sh" "$g/e2e" > "$res/e2e.tap" 2>&1
 tap "$res/e2e.tap" ""

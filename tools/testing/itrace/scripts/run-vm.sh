@@ -3,7 +3,11 @@
 # the guest.  Files the script leaves in $OUT come back to the host.
 #
 # usage: [ITRACE_CPU_OPTS=PROP=VAL,...] run-vm.sh [-t SECONDS] [-o RESULTDIR]
-#        [-m MEM] SCRIPT [FILE...]
+#        [-m MEM] [-c CPUS] SCRIPT [FILE...]
+#   CPUS    vCPUs (default 1), each its own socket: SeaBIOS's MP table lists
+#           only the first logical CPU of a package and the guest kernel has
+#           no ACPI, so "-smp 2" with two cores would boot one CPU.  TCG
+#           runs them multi-threaded (MTTCG, QEMU's default for x86_64).
 #   SCRIPT  a busybox-sh script run in the guest as /in/cmd.sh;
 #   FILE    extra files handed in as /in/<basename>.
 # RESULTDIR receives cmd.log, cmd.rc, dmesg.txt, console.log and the
@@ -13,16 +17,20 @@ set -euo pipefail
 : "${BUILD:?}"
 here=$(cd "$(dirname "$0")" && pwd)
 t=$(cd "$here/.." && pwd)
-timeout=600 res=$BUILD/vm/last mem=2G
-while getopts "t:o:m:" o; do
+timeout=600 res=$BUILD/vm/last mem=2G cpus=1
+while getopts "t:o:m:c:" o; do
 	case $o in
 	t) timeout=$OPTARG ;;
 	o) res=$OPTARG ;;
 	m) mem=$OPTARG ;;
+	c) cpus=$OPTARG ;;
 	*) exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
+case $cpus in
+''|0|*[!0-9]*) echo "run-vm: -c wants a number of CPUs, not '$cpus'" >&2; exit 2 ;;
+esac
 script=$1
 shift
 qemu=$BUILD/qemu-obj/qemu-system-x86_64
@@ -51,7 +59,7 @@ start=$(date +%s.%N)
 rc=0
 timeout --foreground -k 5 "$timeout" "$qemu" \
 	-L /usr/share/qemu -L /usr/share/seabios \
-	-machine pc -cpu "$cpu" -m "$mem" -smp 1 \
+	-machine pc -cpu "$cpu" -m "$mem" -smp "$cpus,sockets=$cpus" \
 	-nographic -no-reboot -monitor none -serial stdio -nic none \
 	-kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 oops=panic nmi_watchdog=0 tsc=reliable kmemleak=on printk.time=1 ${ITRACE_CMDLINE:-}" \

@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest half of the two-vCPU run of `make check` (busybox sh; the guest
+# boots with run-vm.sh -c 2, TCG running one host thread per vCPU): the
+# emulated Intel PT of each CPU beside the other's, PMIs and wake-ups
+# between CPUs, and traced threads that move from CPU to CPU.  Leaves in
+# $OUT:
+#   cpus.txt              online CPUs and where the intel_pt PMU is
+#   kselftest/<name>.tap  every itrace kselftest
+#   e2e/                  recordings of the end-to-end programs, migrate
+#                         among them (it moves itself across the CPUs
+#                         while the reader runs where the scheduler puts it)
+set -u
+. /etc/itrace.env
+
+{
+	echo "online $(cat /sys/devices/system/cpu/online)"
+	echo "nproc $(nproc)"
+	echo "pt_cpus $(cat /sys/bus/event_source/devices/intel_pt/cpus 2>/dev/null ||
+		cat /sys/bus/event_source/devices/intel_pt/cpumask 2>/dev/null || echo all)"
+} > "$OUT/cpus.txt" 2>&1
+
+mkdir -p "$OUT/kselftest"
+for t in "$ITRACE_BUILD"/selftests/itrace/*; do
+	[ -x "$t" ] && [ -f "$t" ] || continue
+	n=$(basename "$t")
+	echo "guest: kselftest $n"
+	timeout 300 "$t" > "$OUT/kselftest/$n.tap" 2>&1
+	echo "# exit status $?" >> "$OUT/kselftest/$n.tap"
+done
+
+mkdir -p "$OUT/e2e"
+echo "guest: end-to-end recordings"
+sh "$ITRACE_SRC/tools/testing/itrace/guest/e2e-record.sh" "$OUT/e2e"
+
+exit 0
