@@ -3,12 +3,16 @@
  * CPU-bound workload for `make bench`: calls, indirect calls, data-dependent
  * conditional branches and loops, no system calls inside the timed part.
  *
- *   work [ROUNDS]
+ *   work [ROUNDS [CPU]]
  *
+ * With CPU, it first moves itself to that CPU alone (sched_setaffinity),
+ * so a reader pinned elsewhere never shares its CPU.
  * prints one line "work rounds=R ns=NANOSECONDS sum=S", NANOSECONDS being
  * the guest's CLOCK_MONOTONIC around the work (under TCG the guest clock
  * follows host time).
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -97,6 +101,17 @@ int main(int argc, char **argv)
 	long rounds = argc > 1 ? atol(argv[1]) : 1000, r, sum = 0;
 	struct timespec t0, t1;
 
+	if (argc > 2) {
+		int cpu = atoi(argv[2]);
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			perror("work: sched_setaffinity");
+			return 1;
+		}
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (r = 0; r < rounds; r++) {
 		sum += fib(12);
