@@ -1064,7 +1064,7 @@ static void test_sim(const char *itrace, const char *ptsim, const char *progs,
 	static const char * const runs[][3] = {
 		{ "demo", "demo", "" }, { "fib", "fib", "" }, { "fptr", "fptr", "" },
 		{ "loop", "loop", "" }, { "vdso", "vdso", "" },
-		{ "fib-noretcomp", "fib", "-R" },
+		{ "migrate", "migrate", "" }, { "fib-noretcomp", "fib", "-R" },
 	};
 	char cmd[2048], line[512];
 	size_t i;

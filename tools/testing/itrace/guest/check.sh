@@ -17,24 +17,11 @@ pt=/sys/bus/event_source/devices/intel_pt
 	grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -x intel_pt
 } > "$OUT/pt-sysfs.txt" 2>&1
 
-mkdir -p "$OUT/kselftest"
-for t in "$ITRACE_BUILD"/selftests/itrace/*; do
-	[ -x "$t" ] && [ -f "$t" ] || continue
-	n=$(basename "$t")
-	echo "guest: kselftest $n"
-	timeout 300 "$t" > "$OUT/kselftest/$n.tap" 2>&1
-	echo "# exit status $?" >> "$OUT/kselftest/$n.tap"
-done
-
+ks=$ITRACE_SRC/tools/testing/itrace/guest/kselftests.sh
+sh "$ks" "$ITRACE_BUILD/selftests/itrace" "$OUT/kselftest"
 # Old binaries still work: upstream's perf_events selftests, unchanged and
 # built against the C library's uAPI headers (the Makefile says which).
-for t in "$ITRACE_BUILD"/selftests/perf_events/*; do
-	[ -x "$t" ] && [ -f "$t" ] || continue
-	n=perf_events-$(basename "$t")
-	echo "guest: kselftest $n"
-	timeout 300 "$t" > "$OUT/kselftest/$n.tap" 2>&1
-	echo "# exit status $?" >> "$OUT/kselftest/$n.tap"
-done
+sh "$ks" "$ITRACE_BUILD/selftests/perf_events" "$OUT/kselftest" perf_events-
 
 mkdir -p "$OUT/e2e"
 echo "guest: end-to-end recordings"

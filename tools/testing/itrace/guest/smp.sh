@@ -20,14 +20,8 @@ set -u
 		cat /sys/bus/event_source/devices/intel_pt/cpumask 2>/dev/null || echo all)"
 } > "$OUT/cpus.txt" 2>&1
 
-mkdir -p "$OUT/kselftest"
-for t in "$ITRACE_BUILD"/selftests/itrace/*; do
-	[ -x "$t" ] && [ -f "$t" ] || continue
-	n=$(basename "$t")
-	echo "guest: kselftest $n"
-	timeout 300 "$t" > "$OUT/kselftest/$n.tap" 2>&1
-	echo "# exit status $?" >> "$OUT/kselftest/$n.tap"
-done
+sh "$ITRACE_SRC/tools/testing/itrace/guest/kselftests.sh" \
+	"$ITRACE_BUILD/selftests/itrace" "$OUT/kselftest"
 
 mkdir -p "$OUT/e2e"
 echo "guest: end-to-end recordings"
