@@ -62,6 +62,25 @@ else
 fi
 tap "$res/series.tap" host/series
 
+# run-vm.sh's bad input: a clear message and a non-zero exit, no guest
+rv() {	# rv NAME WANT_RC WANT_TEXT ARGS...: one run-vm.sh call
+	local name=$1 want=$2 text=$3 out rc
+	shift 3
+	out=$("$here/run-vm.sh" -t 60 -o "$res/run-vm-bad" "$@" 2>&1) && rc=0 || rc=$?
+	if [ "$rc" = "$want" ] && echo "$out" | grep -q "$text"; then
+		result ok "host/run-vm: $name: exit $rc, \"$text\""
+	else
+		result fail "host/run-vm: $name" "exit $rc: $(echo "$out" | head -2 | tr '\n' ' ')"
+	fi
+}
+echo 'echo never > "$OUT/never"' > "$res/run-vm-bad.sh"
+rv "-c 0" 2 "wants 1 to 4 CPUs" -c 0 "$res/run-vm-bad.sh"
+rv "-c x" 2 "wants 1 to 4 CPUs" -c x "$res/run-vm-bad.sh"
+rv "no script" 2 "usage:"
+rv "missing script" 2 "no such file" "$res/no-such-script.sh"
+ITRACE_CPU_OPTS=no-such-property=on rv "QEMU does not start" 1 "guest returned no results" \
+	"$res/run-vm-bad.sh"
+
 echo "== emulated Intel PT against the upstream driver, libipt and perf"
 "$t/pt-packets/check.sh" "$BUILD" > "$res/pt-packets.tap" 2>&1
 tap "$res/pt-packets.tap" pt

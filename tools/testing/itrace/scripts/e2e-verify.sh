@@ -13,7 +13,9 @@
 # Every recording must also decode with exit 0, no gap and no error.
 #
 # Environment: ITRACE (the itrace binary, default build/tools/itrace/itrace),
-# PROGS_SRC (directory of the .expect files).
+# PROGS_SRC (directory of the .expect files; every one of them needs its
+# recording, so to check one program point PROGS_SRC at a directory that
+# holds only its .expect).
 
 set -u
 here=$(cd "$(dirname "$0")" && pwd)

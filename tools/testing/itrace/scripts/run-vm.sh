@@ -4,10 +4,11 @@
 #
 # usage: [ITRACE_CPU_OPTS=PROP=VAL,...] run-vm.sh [-t SECONDS] [-o RESULTDIR]
 #        [-m MEM] [-c CPUS] SCRIPT [FILE...]
-#   CPUS    vCPUs (default 1), each its own socket: SeaBIOS's MP table lists
-#           only the first logical CPU of a package and the guest kernel has
-#           no ACPI, so "-smp 2" with two cores would boot one CPU.  TCG
-#           runs them multi-threaded (MTTCG, QEMU's default for x86_64).
+#   CPUS    vCPUs, 1 to 4 (default 1; the guest kernel has NR_CPUS=4),
+#           each its own socket: SeaBIOS's MP table lists only the first
+#           logical CPU of a package and the guest kernel has no ACPI, so
+#           "-smp 2" with two cores would boot one CPU.  TCG runs them
+#           multi-threaded (MTTCG, QEMU's default for x86_64).
 #   SCRIPT  a busybox-sh script run in the guest as /in/cmd.sh;
 #   FILE    extra files handed in as /in/<basename>.
 # RESULTDIR receives cmd.log, cmd.rc, dmesg.txt, console.log and the
@@ -29,10 +30,18 @@ while getopts "t:o:m:c:" o; do
 done
 shift $((OPTIND - 1))
 case $cpus in
-''|0|*[!0-9]*) echo "run-vm: -c wants a number of CPUs, not '$cpus'" >&2; exit 2 ;;
+[1-4]) ;;
+*) echo "run-vm: -c wants 1 to 4 CPUs, not '$cpus'" >&2; exit 2 ;;
 esac
+if [ $# -lt 1 ]; then
+	echo "usage: run-vm.sh [-t SECONDS] [-o RESULTDIR] [-m MEM] [-c CPUS] SCRIPT [FILE...]" >&2
+	exit 2
+fi
 script=$1
 shift
+for f in "$script" "$@"; do
+	[ -e "$f" ] || { echo "run-vm: no such file: $f" >&2; exit 2; }
+done
 qemu=$BUILD/qemu-obj/qemu-system-x86_64
 kernel=$BUILD/linux-obj/arch/x86/boot/bzImage
 initrd=$BUILD/initramfs.cpio
@@ -73,12 +82,16 @@ if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 	echo "run-vm: guest timed out after $timeout s (log: $res/console.log)" >&2
 	exit 124
 fi
-tar -xf "$out" -C "$res" 2>/dev/null || {
-	echo "run-vm: guest returned no results (log: $res/console.log)" >&2
-	tail -20 "$res/console.log" >&2
-	exit 1
-}
+# An image the guest never wrote is all zeros, which tar reads as an empty
+# archive: no cmd.rc means no results, whatever tar says (QEMU may not even
+# have started: a bad -cpu property, memory size, ...).
+tar -xf "$out" -C "$res" 2>/dev/null || true
 if "$here/kernel-health.sh" "$res/console.log"; then :; else
 	exit 125
 fi
-exit "$(cat "$res/cmd.rc" 2>/dev/null || echo 1)"
+if [ ! -f "$res/cmd.rc" ]; then
+	echo "run-vm: guest returned no results (QEMU exit status $rc; log: $res/console.log)" >&2
+	tail -20 "$res/console.log" >&2
+	exit 1
+fi
+exit "$(cat "$res/cmd.rc")"
