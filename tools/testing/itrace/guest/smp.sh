@@ -5,7 +5,7 @@
 # emulated Intel PT of each CPU beside the other's, PMIs and wake-ups
 # between CPUs, and traced threads that move from CPU to CPU.  Leaves in
 # $OUT:
-#   cpus.txt              online CPUs and where the intel_pt PMU is
+#   cpus.txt              the online CPUs
 #   kselftest/<name>.tap  every itrace kselftest
 #   e2e/                  recordings of the end-to-end programs, migrate
 #                         among them (it moves itself across the CPUs
@@ -16,8 +16,6 @@ set -u
 {
 	echo "online $(cat /sys/devices/system/cpu/online)"
 	echo "nproc $(nproc)"
-	echo "pt_cpus $(cat /sys/bus/event_source/devices/intel_pt/cpus 2>/dev/null ||
-		cat /sys/bus/event_source/devices/intel_pt/cpumask 2>/dev/null || echo all)"
 } > "$OUT/cpus.txt" 2>&1
 
 sh "$ITRACE_SRC/tools/testing/itrace/guest/kselftests.sh" \
