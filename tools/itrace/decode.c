@@ -27,7 +27,7 @@
 #include "sym.h"
 
 #ifndef PERF_RECORD_ITRACE_LOST
-#define PERF_RECORD_ITRACE_LOST	22
+#define PERF_RECORD_ITRACE_LOST	23
 #endif
 
 #define NR_KEEP		8	/* flow lines kept for the summary */

@@ -34,7 +34,7 @@
 #define PERF_FLAG_FD_ITRACE	BIT(4)
 #endif
 #ifndef PERF_RECORD_ITRACE_LOST
-#define PERF_RECORD_ITRACE_LOST	22
+#define PERF_RECORD_ITRACE_LOST	23
 #endif
 
 #define PT_SYSFS	"/sys/bus/event_source/devices/intel_pt"
