@@ -57,6 +57,7 @@ int itrace_pmu_register(struct pmu *pmu, const struct itrace_pmu_ops *ops);
 void itrace_pmu_unregister(struct pmu *pmu);
 bool itrace_aux_counts_wraps(struct perf_event *event);
 void itrace_aux_publish(struct perf_output_handle *handle, unsigned long head);
+void itrace_aux_lost(struct perf_output_handle *handle);
 
 int itrace_rlimit_begin(struct task_struct *tsk,
 			const struct rlimit *new_rlim,
@@ -107,6 +108,8 @@ static inline void itrace_aux_publish(struct perf_output_handle *handle,
 				      unsigned long head)
 {
 }
+
+static inline void itrace_aux_lost(struct perf_output_handle *handle) { }
 
 static inline int itrace_rlimit_begin(struct task_struct *tsk,
 				      const struct rlimit *new_rlim,

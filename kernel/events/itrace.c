@@ -275,6 +275,31 @@ void itrace_aux_publish(struct perf_output_handle *handle, unsigned long head)
 }
 EXPORT_SYMBOL_GPL(itrace_aux_publish);
 
+/**
+ * itrace_aux_lost() - an overwrite-mode writer lost trace
+ * @handle:	the output handle of the running transaction
+ *
+ * A PMU driver that counts every byte of a trace fd's overwrite buffer
+ * (itrace_aux_counts_wraps()) and stopped writing for a while (intel_pt:
+ * at the STOP it keeps a lap after its last look at the write position,
+ * when a PMI came late) calls this once it counted up to where it stopped
+ * and before it starts again: the reader gets a PERF_RECORD_ITRACE_LOST at
+ * the AUX head, size 0 (the trace of the stopped time is not known).
+ * Does nothing for other buffers.
+ *
+ * Context: as itrace_aux_publish().
+ */
+void itrace_aux_lost(struct perf_output_handle *handle)
+{
+	struct perf_buffer *rb = handle->rb;
+
+	if (!rb || !rb->aux_overwrite || !rb_aux_is_itrace(rb))
+		return;
+
+	perf_event_itrace_lost(handle->event, rb->aux_head, 0);
+}
+EXPORT_SYMBOL_GPL(itrace_aux_lost);
+
 static void itrace_init_user_page(struct perf_event_mmap_page *userpg,
 				  unsigned long nr_pages)
 {

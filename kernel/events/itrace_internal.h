@@ -52,8 +52,9 @@ void itrace_kowner_put(struct itrace_kowner *owner);
 int itrace_kevent_allowed(const struct perf_event_attr *attr,
 			  struct task_struct *task);
 int itrace_kevent_check_memory(unsigned long nr_pages);
+void itrace_kevent_attr(struct perf_event_attr *attr, u32 type, u64 config);
 struct perf_event *itrace_kevent_create(const struct itrace_kowner *owner,
-					u32 type, u64 config, int cpu,
+					struct perf_event_attr *attr, int cpu,
 					struct task_struct *task,
 					unsigned long nr_pages);
 void itrace_kevent_release(const struct itrace_kowner *owner,

@@ -194,40 +194,51 @@ static void itrace_uncharge(const struct itrace_kowner *owner,
 }
 
 /**
- * itrace_kevent_create() - create a kernel-owned trace event
- * @owner: who it works for, charged for its buffer
+ * itrace_kevent_attr() - the attributes of a kernel-owned trace event
+ * @attr: filled in
  * @type: perf_event_attr::type of an itrace PMU
  * @config: perf_event_attr::config of the event
+ *
+ * A disabled event of user mode only; the caller may change the exclude_*
+ * bits before itrace_kevent_create().
+ */
+void itrace_kevent_attr(struct perf_event_attr *attr, u32 type, u64 config)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = type;
+	attr->size = sizeof(*attr);
+	attr->config = config;
+	attr->disabled = 1;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+}
+
+/**
+ * itrace_kevent_create() - create a kernel-owned trace event
+ * @owner: who it works for, charged for its buffer
+ * @attr: its attributes, from itrace_kevent_attr()
  * @cpu: the CPU to trace, or -1 with @task
  * @task: the task to trace, or NULL for a CPU-wide event on @cpu
  * @nr_pages: size of its buffer in pages, a power of two
  *
- * The event traces user mode only, into an overwrite-mode AUX buffer of
- * @nr_pages that keeps the newest trace; perf_event_enable() starts it.
- * It yields the
+ * The event traces into an overwrite-mode AUX buffer of @nr_pages that
+ * keeps the newest trace; perf_event_enable() starts it. It yields the
  * PMU: a user's own event of the PMU on the same task or CPU never fails
  * with EBUSY because of it, and wins when both want to run; the
  * kernel-owned event then pauses (itrace_kevent_pauses()). The caller
  * makes the permission checks (itrace_kevent_allowed()).
  *
  * Context: process context, may sleep.
- * Return: the event; ERR_PTR(-EINVAL) if @type is no itrace PMU or
- * @nr_pages is not a power of two, -EPERM or -ENOMEM (see itrace_charge()),
- * -ESRCH if @task exits, or the PMU's error for the event.
+ * Return: the event; ERR_PTR(-EINVAL) if its type is no itrace PMU (also
+ * when there is no such PMU) or @nr_pages is not a power of two, -EPERM or
+ * -ENOMEM (see itrace_charge()), -ESRCH if @task exits, or the PMU's error
+ * for the event.
  */
 struct perf_event *itrace_kevent_create(const struct itrace_kowner *owner,
-					u32 type, u64 config, int cpu,
+					struct perf_event_attr *attr, int cpu,
 					struct task_struct *task,
 					unsigned long nr_pages)
 {
-	struct perf_event_attr attr = {
-		.type		= type,
-		.size		= sizeof(attr),
-		.config		= config,
-		.disabled	= 1,
-		.exclude_kernel	= 1,
-		.exclude_hv	= 1,
-	};
 	struct mem_cgroup *old_memcg;
 	struct perf_event *event;
 	int ret;
@@ -239,9 +250,12 @@ struct perf_event *itrace_kevent_create(const struct itrace_kowner *owner,
 	if (ret)
 		return ERR_PTR(ret);
 
-	event = perf_event_create_kernel_trace(&attr, cpu, task);
-	if (IS_ERR(event))
+	event = perf_event_create_kernel_trace(attr, cpu, task);
+	if (IS_ERR(event)) {
+		if (PTR_ERR(event) == -ENOENT)
+			event = ERR_PTR(-EINVAL);
 		goto uncharge;
+	}
 
 	ret = -EINVAL;
 	if (!is_itrace_event(event))

@@ -161,6 +161,7 @@ static struct itrace_dump *itrace_dump_create(struct task_struct *tsk,
 					      u32 type, u64 config,
 					      unsigned long nr_pages, u64 gen)
 {
+	struct perf_event_attr attr;
 	struct itrace_dump *d;
 	int ret;
 
@@ -173,8 +174,8 @@ static struct itrace_dump *itrace_dump_create(struct task_struct *tsk,
 	INIT_LIST_HEAD(&d->list);
 
 	/* A user's own event of the PMU wins: see ITRACE_NOTE_PAUSED */
-	d->event = itrace_kevent_create(&d->owner, type, config, -1, tsk,
-					nr_pages);
+	itrace_kevent_attr(&attr, type, config);
+	d->event = itrace_kevent_create(&d->owner, &attr, -1, tsk, nr_pages);
 	if (IS_ERR(d->event)) {
 		ret = PTR_ERR(d->event);
 		itrace_kowner_put(&d->owner);
@@ -296,10 +297,12 @@ static bool itrace_proc_owned(struct itrace_proc *proc,
 	return ret;
 }
 
-/* The events are those itrace_kevent_create() makes */
+/* The events are those itrace_kevent_attr() describes: user mode only */
 static int itrace_rlimit_allowed(struct task_struct *tsk)
 {
-	struct perf_event_attr attr = { .exclude_kernel = 1 };
+	struct perf_event_attr attr;
+
+	itrace_kevent_attr(&attr, 0, 0);
 
 	return itrace_kevent_allowed(&attr, tsk);
 }

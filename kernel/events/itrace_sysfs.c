@@ -207,16 +207,10 @@ static ssize_t coredump_config_show(struct device *dev,
  */
 static int itrace_check_config(struct pmu *pmu, u64 config)
 {
-	struct perf_event_attr attr = {
-		.type		= pmu->type,
-		.size		= sizeof(attr),
-		.config		= config,
-		.disabled	= 1,
-		.exclude_kernel	= 1,
-		.exclude_hv	= 1,
-	};
+	struct perf_event_attr attr;
 	struct perf_event *event;
 
+	itrace_kevent_attr(&attr, pmu->type, config);
 	event = perf_event_create_kernel_counter(&attr, -1, current, NULL, NULL);
 	if (IS_ERR(event))
 		return PTR_ERR(event) == -ENOENT ||

@@ -9,6 +9,7 @@
  * When mainline takes another value, it goes into its table, and this
  * test fails until ours moves.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,6 +25,12 @@
 
 /* perf_event_open() flags: FD_NO_GROUP, FD_OUTPUT, PID_CGROUP, FD_CLOEXEC */
 #define MAINLINE_FLAGS		0xfUL
+
+/* PERF_SAMPLE_IP (bit 0) to PERF_SAMPLE_WEIGHT_STRUCT (bit 24) */
+#define MAINLINE_SAMPLE_BITS	((1U << 25) - 1)
+
+/* struct perf_event_attr ends with config4 at 136 (PERF_ATTR_SIZE_VER9) */
+#define MAINLINE_ATTR_SIZE	144
 
 /* RLIMIT_CPU (0) to RLIMIT_RTTIME (15) */
 #define MAINLINE_RLIMIT_MAX	15
@@ -67,6 +74,23 @@ TEST(open_flag_is_free)
 {
 	EXPECT_EQ(0, PERF_FLAG_FD_ITRACE & MAINLINE_FLAGS);
 	EXPECT_EQ(1, __builtin_popcountl(PERF_FLAG_FD_ITRACE));
+}
+
+TEST(sample_bit_is_free)
+{
+	EXPECT_EQ(0, PERF_SAMPLE_ITRACE & MAINLINE_SAMPLE_BITS);
+	EXPECT_EQ(1, __builtin_popcount(PERF_SAMPLE_ITRACE));
+	EXPECT_GT(PERF_SAMPLE_MAX, PERF_SAMPLE_ITRACE);
+}
+
+TEST(attr_fields_are_free)
+{
+	/* mainline's last field, which this kernel keeps at 0 */
+	EXPECT_EQ(136, offsetof(struct perf_event_attr, config4));
+	EXPECT_LE(MAINLINE_ATTR_SIZE,
+		  offsetof(struct perf_event_attr, itrace_config));
+	EXPECT_EQ(PERF_ATTR_SIZE_VER10, sizeof(struct perf_event_attr));
+	EXPECT_EQ(MAINLINE_ATTR_SIZE, PERF_ATTR_SIZE_VER9);
 }
 
 TEST(rlimit_is_free)
