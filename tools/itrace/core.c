@@ -121,8 +121,9 @@ struct ctx {
 	struct core		*c;
 	const struct core_opts	*o;
 	struct symtab		*st;
-	struct pt_image		*image;
+	struct itrace_image	im;
 	const char		*exe;		/* module name of the program */
+	int			vdso_fd;
 	char			vdso_path[64];
 	struct missing		*miss;
 	size_t			nr_miss;
@@ -470,7 +471,7 @@ static void build_image(struct ctx *x)
 		else
 			snprintf(path, sizeof(path), "%s%s", x->o->sysroot ? x->o->sysroot : "",
 				 m->name);
-		err = itrace_image_add(x->image, x->st, itrace_base_name(m->name), path,
+		err = itrace_image_add(&x->im, x->st, itrace_base_name(m->name), path,
 				       m->start, m->end - m->start, m->pgoff);
 		if (err < 0)
 			add_missing(x, path, -err);
@@ -482,17 +483,17 @@ static void build_image(struct ctx *x)
 		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) || !p->p_filesz ||
 		    p->p_offset > c->size || p->p_filesz > c->size - p->p_offset)
 			continue;
-		err = pt_image_add_file(x->image, c->path, p->p_offset, p->p_filesz, NULL,
-					p->p_vaddr);
+		err = itrace_image_add_section(&x->im, c->path, p->p_offset, p->p_filesz,
+					       p->p_vaddr);
 		if (err < 0)
 			fprintf(stderr, "itrace: warning: %s: segment at 0x%llx: %s\n", c->path,
 				(unsigned long long)p->p_vaddr, pt_errstr(pt_errcode(err)));
-		if (p->p_vaddr != c->vdso || x->vdso_path[0])
+		if (p->p_vaddr != c->vdso || x->vdso_fd >= 0)
 			continue;
-		err = itrace_tmp_image(c->buf + p->p_offset, p->p_filesz, x->vdso_path,
-				       sizeof(x->vdso_path));
-		if (err || sym_add_mapping(x->st, "[vdso]", x->vdso_path, p->p_vaddr,
-					   p->p_filesz, 0))
+		x->vdso_fd = itrace_mem_image("itrace-vdso", c->buf + p->p_offset, p->p_filesz,
+					      x->vdso_path, sizeof(x->vdso_path));
+		if (x->vdso_fd < 0 || sym_add_mapping(x->st, "[vdso]", x->vdso_path, p->p_vaddr,
+						      p->p_filesz, 0))
 			fprintf(stderr, "itrace: warning: no symbols for the vdso\n");
 	}
 	sym_done(x->st);
@@ -534,14 +535,13 @@ static enum ent_kind kind_of(const struct pt_insn *in)
 	case ptic_far_call:
 	case ptic_far_return:
 	case ptic_far_jump:
-		return in->size >= 2 && in->raw[0] == 0x0f && in->raw[1] == 0x05 ?
-			E_SYSCALL : E_FAR;
+		return itrace_is_syscall(in->raw, in->size) ? E_SYSCALL : E_FAR;
 	default:
 		return E_INSN;
 	}
 }
 
-static void tail_insn(void *ctx, const struct pt_insn *in)
+static void tail_insn(void *ctx, struct pt_insn_decoder *dec, const struct pt_insn *in)
 {
 	struct ctx *x = ctx;
 	struct core_thread *t = x->t;
@@ -632,7 +632,7 @@ static int decode_thread(struct ctx *x, struct core_thread *t)
 	cfg.nom_freq = t->note.nom_freq;
 	cfg.cpuid_0x15_eax = t->note.tsc_ctc_den;
 	cfg.cpuid_0x15_ebx = t->note.tsc_ctc_num;
-	t->walk = itrace_pt_walk(&cfg, x->image, &ops, x);
+	t->walk = itrace_pt_walk(&cfg, x->im.image, &ops, x);
 	if (t->pend)		/* the trace ends on a branch */
 		resolve(x, t->how == END_ASYNC ? t->end_ip : 0);
 	if (t->how == END_NONE && t->have_last)
@@ -965,8 +965,7 @@ static int run_core(struct ctx *x)
 	int ret = 0;
 
 	x->st = sym_new();
-	x->image = pt_image_alloc("core");
-	if (!x->st || !x->image) {
+	if (!x->st || itrace_image_init(&x->im, "core")) {
 		fprintf(stderr, "itrace: out of memory\n");
 		return 1;
 	}
@@ -1011,7 +1010,7 @@ int cmd_core(int argc, char **argv)
 	};
 	struct core_opts o = { .n = CORE_DEFAULT_N };
 	struct core c = { 0 };
-	struct ctx x = { .c = &c, .o = &o, .out = stdout };
+	struct ctx x = { .c = &c, .o = &o, .out = stdout, .vdso_fd = -1 };
 	char err[512], *end;
 	struct stat sb;
 	size_t i;
@@ -1070,10 +1069,9 @@ int cmd_core(int argc, char **argv)
 	}
 	if (fflush(stdout))
 		ret = 1;
-	if (x.vdso_path[0])
-		unlink(x.vdso_path);
-	if (x.image)
-		pt_image_free(x.image);
+	if (x.vdso_fd >= 0)
+		close(x.vdso_fd);
+	itrace_image_fini(&x.im);
 	sym_free(x.st);
 	for (i = 0; i < x.nr_miss; i++)
 		free(x.miss[i].path);

@@ -3,40 +3,44 @@
  * itrace decode: rebuild the instruction flow of a recording with libipt.
  *
  * The image is built from the executable mappings of the perf stream
- * (MMAP/MMAP2; [vdso] from the bytes saved in the file).  Every contiguous
- * segment of trace gets its own pt_insn decoder.  Decode errors are
- * reported with their trace offset, the decoder resynchronizes at the next
- * PSB and the command exits non-zero: there is never a silent gap.
+ * (MMAP/MMAP2; [vdso] from the bytes saved in the file), through one image
+ * section cache.  Every contiguous segment of trace gets its own decoder:
+ * the block decoder for the function-level flow (the default view), the
+ * instruction decoder for the views that look at every instruction.
+ * Decode errors are reported with their trace offset, the decoder
+ * resynchronizes at the next PSB and the command exits with
+ * EXIT_DECODE_ERRORS: there is never a silent gap.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <getopt.h>
 #include <intel-pt.h>
-#include <linux/perf_event.h>
+#include <search.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "itrace.h"
 #include "itrace-file.h"
+#include "json.h"
+#include "perf-event.h"
 #include "sym.h"
-
-#ifndef PERF_RECORD_ITRACE_LOST
-#define PERF_RECORD_ITRACE_LOST	23
-#endif
+#include "disasm.h"
 
 #define NR_KEEP		8	/* flow lines kept for the summary */
 #define NR_PROG		40	/* calls into the program kept for it */
-#define LINE_MAX_LEN	256
+#define NR_JSON_ERRORS	100	/* errors listed in a JSON report */
 
 struct fstat {
 	char		*key;		/* name, or module:name outside the program */
-	uint64_t	start;
+	char		*module;	/* NULL: the program's */
+	char		*sym;		/* NULL: no symbol there */
 	uint64_t	insns, calls, taken, not_taken, syscalls;
 };
 
@@ -47,17 +51,22 @@ struct dstate {
 	FILE		*out;
 	struct itrace_data *d;
 	struct symtab	*st;
-	struct pt_image	*image;
+	struct itrace_image im;
+	struct disasm	*dis;		/* --insn: capstone, if it is there */
 	char		*exe;		/* module name of the program */
+	char		*exe_path;	/* its path in the recording */
+	int		vdso_fd;
 	char		vdso_path[64];
 
 	/* totals */
 	uint64_t	insns, cond, taken, not_taken, calls, rets, jumps;
 	uint64_t	syscalls, gaps, errors, far;
 	uint64_t	kernel_insns;	/* at addresses of the upper half */
+	bool		truncated;	/* the file was cut short */
 
-	/* per function, open addressing */
-	struct fstat	*fs;
+	/* per function: a tsearch() tree by key, and the list */
+	void		*fs_tree;
+	struct fstat	**fsv;
 	size_t		nr_fs, cap_fs;
 
 	/* current function */
@@ -76,60 +85,62 @@ struct dstate {
 	uint64_t	*splits;
 	size_t		nr_splits;
 
-	/* flow lines for the summary */
-	char		first[NR_KEEP][LINE_MAX_LEN];
-	char		last[NR_KEEP][LINE_MAX_LEN];
+	/* flow lines for the summary (malloc'd) */
+	char		*first[NR_KEEP];
+	char		*last[NR_KEEP];
 	uint64_t	nr_lines;
-	char		prog[NR_PROG][LINE_MAX_LEN];	/* calls into the program */
+	char		*prog[NR_PROG];		/* calls into the program */
 	uint64_t	nr_prog;
 	uint64_t	seg_base;	/* stream offset of the current segment */
+	size_t		seg_buf;	/* its position in d->trace */
+
+	/* JSON */
+	struct json_object *jerrors;	/* the report's "errors" */
+
+	/* progress on stderr */
+	uint64_t	next_check;
+	struct timespec	start, shown;
+	bool		progress_shown;
 };
 
 /* ---- per-function counters ------------------------------------------- */
 
-static uint64_t hash_str(const char *s)
+static int cmp_fs_key(const void *a, const void *b)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
+	return strcmp(((const struct fstat *)a)->key, ((const struct fstat *)b)->key);
 }
 
-static struct fstat *fs_get(struct dstate *s, const char *key, uint64_t start)
+static void oom(void)
 {
-	size_t i;
+	fprintf(stderr, "itrace: out of memory\n");
+	exit(1);
+}
 
-	if (2 * (s->nr_fs + 1) > s->cap_fs) {
-		size_t ncap = s->cap_fs ? 2 * s->cap_fs : 1024, j;
-		struct fstat *n = calloc(ncap, sizeof(*n));
+static struct fstat *fs_get(struct dstate *s, const char *key, const struct sym_info *si,
+			    bool prog)
+{
+	struct fstat k = { .key = (char *)key }, *f, **found;
 
-		if (!n) {
-			fprintf(stderr, "itrace: out of memory\n");
-			exit(1);
-		}
-		for (j = 0; j < s->cap_fs; j++) {
-			if (!s->fs[j].key)
-				continue;
-			i = hash_str(s->fs[j].key) & (ncap - 1);
-			while (n[i].key)
-				i = (i + 1) & (ncap - 1);
-			n[i] = s->fs[j];
-		}
-		free(s->fs);
-		s->fs = n;
-		s->cap_fs = ncap;
+	found = tfind(&k, &s->fs_tree, cmp_fs_key);
+	if (found)
+		return *found;
+	f = calloc(1, sizeof(*f));
+	if (!f || !(f->key = strdup(key)))
+		oom();
+	if (!prog && !(f->module = strdup(si->module)))
+		oom();
+	if (si->name && !(f->sym = strndup(si->name, sym_name_len(si->name))))
+		oom();
+	if (!tsearch(f, &s->fs_tree, cmp_fs_key))
+		oom();
+	if (s->nr_fs == s->cap_fs) {
+		s->cap_fs = s->cap_fs ? 2 * s->cap_fs : 256;
+		s->fsv = realloc(s->fsv, s->cap_fs * sizeof(*s->fsv));
+		if (!s->fsv)
+			oom();
 	}
-	i = hash_str(key) & (s->cap_fs - 1);
-	while (s->fs[i].key) {
-		if (!strcmp(s->fs[i].key, key))
-			return &s->fs[i];
-		i = (i + 1) & (s->cap_fs - 1);
-	}
-	s->fs[i].key = strdup(key);
-	s->fs[i].start = start;
-	s->nr_fs++;
-	return &s->fs[i];
+	s->fsv[s->nr_fs++] = f;
+	return f;
 }
 
 static int in_exe(struct dstate *s, const struct sym_info *si)
@@ -139,65 +150,97 @@ static int in_exe(struct dstate *s, const struct sym_info *si)
 
 static struct fstat *fs_of(struct dstate *s, const struct sym_info *si)
 {
-	char key[LINE_MAX_LEN];
+	struct fstat *f;
+	char *key;
+	int n;
 
 	if (si->name && in_exe(s, si))
-		snprintf(key, sizeof(key), "%.*s", sym_name_len(si->name), si->name);
+		n = asprintf(&key, "%.*s", sym_name_len(si->name), si->name);
 	else if (si->name)
-		snprintf(key, sizeof(key), "%s:%.*s", si->module, sym_name_len(si->name), si->name);
+		n = asprintf(&key, "%s:%.*s", si->module, sym_name_len(si->name), si->name);
 	else
-		snprintf(key, sizeof(key), "%s:[unknown]", si->module);
-	return fs_get(s, key, si->start);
+		n = asprintf(&key, "%s:[unknown]", si->module);
+	if (n < 0)
+		oom();
+	f = fs_get(s, key, si, si->name && in_exe(s, si));
+	free(key);
+	return f;
 }
 
 /* ---- output ---------------------------------------------------------- */
 
-static void fmt_sym(struct dstate *s, char *buf, size_t len, uint64_t ip,
-		    const struct sym_info *si)
+/* "name+0xoff [module]": the module only outside the program */
+static void print_sym(struct dstate *s, FILE *f, uint64_t ip, const struct sym_info *si)
 {
 	const char *mod = in_exe(s, si) || !si->module ? "" : si->module;
 	const char *sep = *mod ? " [" : "", *end = *mod ? "]" : "";
 
 	if (!si->name)
-		snprintf(buf, len, "0x%llx%s%s%s", (unsigned long long)ip, sep, mod, end);
+		fprintf(f, "0x%llx%s%s%s", (unsigned long long)ip, sep, mod, end);
 	else if (ip != si->start)
-		snprintf(buf, len, "%.*s+0x%llx%s%s%s", sym_name_len(si->name), si->name,
-			 (unsigned long long)(ip - si->start), sep, mod, end);
+		fprintf(f, "%.*s+0x%llx%s%s%s", sym_name_len(si->name), si->name,
+			(unsigned long long)(ip - si->start), sep, mod, end);
 	else
-		snprintf(buf, len, "%.*s%s%s%s", sym_name_len(si->name), si->name, sep, mod, end);
+		fprintf(f, "%.*s%s%s%s", sym_name_len(si->name), si->name, sep, mod, end);
+}
+
+static void keep(char **slot, char *line)
+{
+	free(*slot);
+	*slot = line;
 }
 
 /* One line of the function-level flow. */
 static void flow_line(struct dstate *s, const char *what, uint64_t ip,
 		      const struct sym_info *si)
 {
-	char sym[LINE_MAX_LEN - 64], line[LINE_MAX_LEN];
 	int indent = s->depth < 0 ? 0 : (s->depth > 30 ? 30 : s->depth);
+	char *line = NULL;
+	size_t len;
+	FILE *m;
 
-	/* only the flow and the summary show lines: not worth formatting */
-	if (s->o->mode != DECODE_FLOW && s->o->mode != DECODE_SUMMARY) {
-		s->nr_lines++;
+	s->nr_lines++;
+	if (s->o->mode == DECODE_FLOW && s->o->json) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "kind", json_object_new_string(what));
+		json_object_object_add(o, "insns", json_object_new_uint64(s->insns));
+		json_object_object_add(o, "depth", json_object_new_int(s->depth));
+		json_object_object_add(o, "at", ip ? jloc(s->st, ip) : NULL);
+		jprint(s->out, o, 0);
+		json_object_put(o);
 		return;
 	}
-	fmt_sym(s, sym, sizeof(sym), ip, si);
-	snprintf(line, sizeof(line), "%10llu %-7s %*s%s",
-		 (unsigned long long)s->insns, what, 2 * indent, "", sym);
-	if (s->nr_lines < NR_KEEP)
-		memcpy(s->first[s->nr_lines], line, sizeof(line));
-	memcpy(s->last[s->nr_lines % NR_KEEP], line, sizeof(line));
-	s->nr_lines++;
+	if (s->o->mode == DECODE_FLOW) {
+		fprintf(s->out, "%10llu %-7s %*s", (unsigned long long)s->insns, what,
+			2 * indent, "");
+		print_sym(s, s->out, ip, si);
+		fputc('\n', s->out);
+		return;
+	}
+	/* only the summary keeps lines: the other views do not format them */
+	if (s->o->mode != DECODE_SUMMARY)
+		return;
+	m = open_memstream(&line, &len);
+	if (!m)
+		oom();
+	fprintf(m, "%10llu %-7s %*s", (unsigned long long)s->insns, what, 2 * indent, "");
+	print_sym(s, m, ip, si);
+	if (fclose(m))
+		oom();
+	if (s->nr_lines <= NR_KEEP)
+		keep(&s->first[s->nr_lines - 1], strdup(line));
 	if (in_exe(s, si) && (!strcmp(what, "call") || !strcmp(what, "syscall"))) {
 		if (s->nr_prog < NR_PROG)
-			memcpy(s->prog[s->nr_prog], line, sizeof(line));
+			keep(&s->prog[s->nr_prog], strdup(line));
 		s->nr_prog++;
 	}
-	if (s->o->mode == DECODE_FLOW)
-		fprintf(s->out, "%s\n", line);
+	keep(&s->last[(s->nr_lines - 1) % NR_KEEP], line);
 }
 
 static void note(struct dstate *s, const char *what, uint64_t ip)
 {
-	struct sym_info si = { .name = "", .module = "", .start = ip };
+	struct sym_info si = { .name = NULL, .module = "", .start = ip };
 
 	if (ip)
 		sym_lookup(s->st, ip, &si);
@@ -220,6 +263,32 @@ static const char *iclass_name(enum pt_insn_class c)
 	}
 }
 
+/* Progress on stderr, at most twice a second, once decoding took a second. */
+static void progress(struct dstate *s, uint64_t off)
+{
+	struct timespec now;
+	double el, done;
+
+	if (!s->o->progress)
+		return;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	el = now.tv_sec - s->start.tv_sec + (now.tv_nsec - s->start.tv_nsec) / 1e9;
+	if (el < 1 || now.tv_sec - s->shown.tv_sec + (now.tv_nsec - s->shown.tv_nsec) / 1e9 < 0.5)
+		return;
+	s->shown = now;
+	done = s->d->trace_size ? 100.0 * (s->seg_buf + off) / s->d->trace_size : 100;
+	fprintf(stderr, "\ritrace: decoding %s: %3.0f%% of %.1f MiB of trace, %llu instructions\033[K",
+		s->o->name, done > 100 ? 100 : done, s->d->trace_size / 1048576.0,
+		(unsigned long long)s->insns);
+	s->progress_shown = true;
+}
+
+static void progress_done(struct dstate *s)
+{
+	if (s->progress_shown)
+		fprintf(stderr, "\r\033[K");
+}
+
 /* ---- the instruction flow -------------------------------------------- */
 
 /* The previous instruction was a branch: next_ip tells where it went. */
@@ -233,15 +302,18 @@ static void resolve(struct dstate *s, uint64_t next_ip)
 	case P_COND:
 		if (next_ip == s->pend_next) {
 			s->not_taken++;
-			s->pend_fs->not_taken++;
+			if (s->pend_fs)
+				s->pend_fs->not_taken++;
 		} else {
 			s->taken++;
-			s->pend_fs->taken++;
+			if (s->pend_fs)
+				s->pend_fs->taken++;
 		}
 		break;
 	case P_CALL:
 		sym_lookup(s->st, next_ip, &t);
-		fs_of(s, &t)->calls++;
+		if (s->o->mode != DECODE_FLOW)
+			fs_of(s, &t)->calls++;
 		s->depth++;
 		flow_line(s, "call", next_ip, &t);
 		break;
@@ -263,15 +335,54 @@ static void resolve(struct dstate *s, uint64_t next_ip)
 }
 
 /* A system call: SYSCALL, SYSENTER, or INT 0x80 (32-bit programs). */
-static int is_syscall(const struct pt_insn *in)
+bool itrace_is_syscall(const uint8_t *raw, size_t size)
 {
-	if (in->size < 2)
-		return 0;
-	return (in->raw[0] == 0x0f && (in->raw[1] == 0x05 || in->raw[1] == 0x34)) ||
-	       (in->raw[0] == 0xcd && in->raw[1] == 0x80);
+	if (size < 2)
+		return false;
+	return (raw[0] == 0x0f && (raw[1] == 0x05 || raw[1] == 0x34)) ||
+	       (raw[0] == 0xcd && raw[1] == 0x80);
 }
 
-static void on_insn(void *ctx, const struct pt_insn *in)
+static void print_insn(struct dstate *s, const struct pt_insn *in)
+{
+	uint8_t i;
+
+	if (s->o->json) {
+		struct json_object *o = json_object_new_object();
+		char hex[2 * sizeof(in->raw) + 1];
+		const char *text;
+
+		for (i = 0; i < in->size; i++)
+			snprintf(hex + 2 * i, 3, "%02x", in->raw[i]);
+		hex[2 * in->size] = 0;
+		json_object_object_add(o, "kind", json_object_new_string("insn"));
+		json_object_object_add(o, "insns", json_object_new_uint64(s->insns));
+		json_object_object_add(o, "at", jloc(s->st, in->ip));
+		json_object_object_add(o, "bytes", json_object_new_string(hex));
+		json_object_object_add(o, "class", json_object_new_string(iclass_name(in->iclass)));
+		text = s->dis ? disasm_insn(s->dis, in->raw, in->size, in->ip, in->mode) : NULL;
+		if (text)
+			json_object_object_add(o, "asm", json_object_new_string(text));
+		jprint(s->out, o, 0);
+		json_object_put(o);
+		return;
+	}
+	fprintf(s->out, "%10llu %016llx ", (unsigned long long)s->insns,
+		(unsigned long long)in->ip);
+	print_sym(s, s->out, in->ip, &s->cur);
+	fputc(' ', s->out);
+	for (i = 0; i < in->size; i++)
+		fprintf(s->out, "%02x", in->raw[i]);
+	if (s->dis) {
+		const char *text = disasm_insn(s->dis, in->raw, in->size, in->ip, in->mode);
+
+		fprintf(s->out, "  %s", text ? text : "(bad)");
+	}
+	fprintf(s->out, "%s%s\n", *iclass_name(in->iclass) ? "  # " : "",
+		iclass_name(in->iclass));
+}
+
+static void on_insn(void *ctx, struct pt_insn_decoder *dec, const struct pt_insn *in)
 {
 	struct dstate *s = ctx;
 
@@ -286,18 +397,16 @@ static void on_insn(void *ctx, const struct pt_insn *in)
 	s->cur_fs->insns++;
 	if (in->ip >> 63)
 		s->kernel_insns++;
+	if (s->insns >= s->next_check) {
+		uint64_t off = 0;
 
-	if (s->o->mode == DECODE_INSN) {
-		char sym[LINE_MAX_LEN];
-		uint8_t i;
-
-		fmt_sym(s, sym, sizeof(sym), in->ip, &s->cur);
-		fprintf(s->out, "%10llu %016llx %-40s ", (unsigned long long)s->insns,
-			(unsigned long long)in->ip, sym);
-		for (i = 0; i < in->size; i++)
-			fprintf(s->out, "%02x", in->raw[i]);
-		fprintf(s->out, " %s\n", iclass_name(in->iclass));
+		s->next_check = s->insns + (1 << 18);
+		pt_insn_get_offset(dec, &off);
+		progress(s, off);
 	}
+
+	if (s->o->mode == DECODE_INSN)
+		print_insn(s, in);
 
 	switch (in->iclass) {
 	case ptic_cond_jump:
@@ -323,7 +432,7 @@ static void on_insn(void *ctx, const struct pt_insn *in)
 	case ptic_far_return:
 	case ptic_far_jump:
 		s->far++;
-		if (is_syscall(in)) {
+		if (itrace_is_syscall(in->raw, in->size)) {
 			s->syscalls++;
 			s->cur_fs->syscalls++;
 			flow_line(s, "syscall", in->ip, &s->cur);
@@ -334,34 +443,175 @@ static void on_insn(void *ctx, const struct pt_insn *in)
 	}
 }
 
+/*
+ * The class of a block's last instruction, from its bytes, where libipt's
+ * block decoder does not give it (ptic_error: blocks it served from its
+ * cache that end in an indirect branch).  Only the branches matter.
+ */
+static enum pt_insn_class classify(const uint8_t *b, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0x2e || b[i] == 0x3e ||
+			 b[i] == 0x26 || b[i] == 0x36 || b[i] == 0x64 || b[i] == 0x65 ||
+			 b[i] == 0xf0 || b[i] == 0xf2 || b[i] == 0xf3))
+		i++;
+	if (i < n && b[i] >= 0x40 && b[i] <= 0x4f)
+		i++;
+	if (i >= n)
+		return ptic_other;
+	switch (b[i]) {
+	case 0x70 ... 0x7f:
+	case 0xe0 ... 0xe3:
+		return ptic_cond_jump;
+	case 0xe8:
+		return ptic_call;
+	case 0xe9: case 0xeb:
+		return ptic_jump;
+	case 0xc2: case 0xc3:
+		return ptic_return;
+	case 0xca: case 0xcb: case 0xcf:
+		return ptic_far_return;
+	case 0xcc: case 0xcd: case 0xce:
+		return ptic_far_call;
+	case 0xea:
+		return ptic_far_jump;
+	case 0x0f:
+		if (i + 1 >= n)
+			return ptic_other;
+		if (b[i + 1] >= 0x80 && b[i + 1] <= 0x8f)
+			return ptic_cond_jump;
+		if (b[i + 1] == 0x05 || b[i + 1] == 0x34)
+			return ptic_far_call;
+		if (b[i + 1] == 0x07 || b[i + 1] == 0x35)
+			return ptic_far_return;
+		return ptic_other;
+	case 0xff:
+		if (i + 1 >= n)
+			return ptic_other;
+		switch ((b[i + 1] >> 3) & 7) {
+		case 2: return ptic_call;
+		case 3: return ptic_far_call;
+		case 4: return ptic_jump;
+		case 5: return ptic_far_jump;
+		}
+		return ptic_other;
+	}
+	return ptic_other;
+}
+
+/*
+ * The block decoder's view (the default flow): only the last instruction
+ * of a block can branch, so only it is looked at.
+ */
+static void on_block(void *ctx, struct pt_block_decoder *dec, const struct pt_block *b)
+{
+	struct dstate *s = ctx;
+	enum pt_insn_class iclass = b->iclass;
+	uint8_t raw[pt_max_insn_size];
+	int n = -1;
+
+	if (s->pend)
+		resolve(s, b->ip);
+	s->insns += b->ninsn;
+	if (b->ip >> 63)
+		s->kernel_insns += b->ninsn;
+	if (s->insns >= s->next_check) {
+		uint64_t off = 0;
+
+		s->next_check = s->insns + (1 << 18);
+		pt_blk_get_offset(dec, &off);
+		progress(s, off);
+	}
+
+	if (b->truncated) {
+		memcpy(raw, b->raw, b->size);
+		n = b->size;
+	} else if (iclass == ptic_error || iclass == ptic_far_call || iclass == ptic_far_jump ||
+		   iclass == ptic_far_return) {
+		n = pt_iscache_read(s->im.iscache, raw, sizeof(raw), b->isid, b->end_ip);
+	}
+	if (iclass == ptic_error)
+		iclass = n > 0 ? classify(raw, n) : ptic_other;
+	switch (iclass) {
+	case ptic_cond_jump:
+		s->cond++;
+		break;
+	case ptic_call:
+		s->calls++;
+		s->pend = P_CALL;
+		break;
+	case ptic_return:
+		s->rets++;
+		s->pend = P_RET;
+		break;
+	case ptic_jump:
+		s->jumps++;
+		s->pend = P_JUMP;
+		sym_lookup(s->st, b->end_ip, &s->pend_from);
+		break;
+	case ptic_far_call:
+	case ptic_far_return:
+	case ptic_far_jump:
+		s->far++;
+		if (n >= 2 && itrace_is_syscall(raw, n)) {
+			struct sym_info si;
+
+			s->syscalls++;
+			sym_lookup(s->st, b->end_ip, &si);
+			flow_line(s, "syscall", b->end_ip, &si);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void report_error(struct dstate *s, uint64_t off, uint64_t ip, const char *msg)
+{
+	struct sym_info si;
+
+	sym_lookup(s->st, ip, &si);
+	fprintf(stderr, "itrace: %s: decode error at trace offset 0x%llx (after %llu instructions, last ip ",
+		s->o->name, (unsigned long long)off, (unsigned long long)s->insns);
+	print_sym(s, stderr, ip, &si);
+	fprintf(stderr, "): %s\n", msg);
+	s->errors++;
+	s->pend = P_NONE;
+	s->have_cur = 0;
+	if (s->o->json && s->jerrors && json_object_array_length(s->jerrors) < NR_JSON_ERRORS) {
+		struct json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "offset", json_object_new_uint64(off));
+		json_object_object_add(e, "message", json_object_new_string(msg));
+		json_object_object_add(e, "last", ip ? jloc(s->st, ip) : NULL);
+		json_object_array_add(s->jerrors, e);
+	}
+	flow_line(s, "[error]", ip, &si);
+}
+
 static void decode_error(void *ctx, struct pt_insn_decoder *dec, int err, uint64_t ip)
 {
 	struct dstate *s = ctx;
 	uint64_t off = 0;
-	struct sym_info si;
-	char sym[LINE_MAX_LEN];
 
 	pt_insn_get_offset(dec, &off);
-	sym_lookup(s->st, ip, &si);
-	fmt_sym(s, sym, sizeof(sym), ip, &si);
-	fprintf(stderr,
-		"itrace: %s: decode error at trace offset 0x%llx (after %llu instructions, last ip %s): %s\n",
-		s->o->name, (unsigned long long)(s->seg_base + off),
-		(unsigned long long)s->insns, sym, pt_errstr(pt_errcode(err)));
-	s->errors++;
-	s->pend = P_NONE;
-	s->have_cur = 0;
-	flow_line(s, "[error]", ip, &si);
+	report_error(s, s->seg_base + off, ip, pt_errstr(pt_errcode(err)));
 }
 
-static void on_event(void *ctx, struct pt_insn_decoder *dec, const struct pt_event *ev)
+static void blk_error(void *ctx, struct pt_block_decoder *dec, int err, uint64_t ip)
 {
 	struct dstate *s = ctx;
 	uint64_t off = 0;
 
+	pt_blk_get_offset(dec, &off);
+	report_error(s, s->seg_base + off, ip, pt_errstr(pt_errcode(err)));
+}
+
+static void event(struct dstate *s, uint64_t off, const struct pt_event *ev)
+{
 	switch (ev->type) {
 	case ptev_overflow:
-		pt_insn_get_offset(dec, &off);
 		fprintf(stderr,
 			"itrace: %s: trace overflow (hardware lost trace) at trace offset 0x%llx\n",
 			s->o->name, (unsigned long long)(s->seg_base + off));
@@ -372,13 +622,13 @@ static void on_event(void *ctx, struct pt_insn_decoder *dec, const struct pt_eve
 	case ptev_enabled:
 		if (!s->nr_lines)
 			note(s, "start", ev->variant.enabled.ip);
-		if (s->o->mode == DECODE_INSN)
+		if (s->o->mode == DECODE_INSN && !s->o->json)
 			fprintf(s->out, "           [enabled at 0x%llx]\n",
 				(unsigned long long)ev->variant.enabled.ip);
 		break;
 	case ptev_disabled:
 	case ptev_async_disabled:
-		if (s->o->mode == DECODE_INSN)
+		if (s->o->mode == DECODE_INSN && !s->o->json)
 			fprintf(s->out, "           [disabled]\n");
 		break;
 	default:
@@ -386,70 +636,22 @@ static void on_event(void *ctx, struct pt_insn_decoder *dec, const struct pt_eve
 	}
 }
 
-void itrace_pt_config(struct pt_config *cfg, const uint8_t *trace, size_t size,
-		      uint32_t vendor, uint32_t family, uint32_t model, uint32_t stepping)
+static void on_event(void *ctx, struct pt_insn_decoder *dec, const struct pt_event *ev)
 {
-	pt_config_init(cfg);
-	cfg->begin = (uint8_t *)trace;
-	cfg->end = cfg->begin + size;
-	if (vendor == ITRACE_CPU_INTEL) {
-		cfg->cpu.vendor = pcv_intel;
-		cfg->cpu.family = family;
-		cfg->cpu.model = model;
-		cfg->cpu.stepping = stepping;
-		if (pt_cpu_errata(&cfg->errata, &cfg->cpu) < 0)
-			memset(&cfg->errata, 0, sizeof(cfg->errata));
-	}
+	uint64_t off = 0;
+
+	if (ev->type == ptev_overflow)
+		pt_insn_get_offset(dec, &off);
+	event(ctx, off, ev);
 }
 
-int itrace_pt_walk(const struct pt_config *cfg, struct pt_image *image,
-		   const struct pt_walk_ops *ops, void *ctx)
+static void blk_event(void *ctx, struct pt_block_decoder *dec, const struct pt_event *ev)
 {
-	struct pt_insn_decoder *dec = pt_insn_alloc_decoder(cfg);
-	uint64_t last_ip = 0;
-	struct pt_event ev;
-	struct pt_insn in;
-	int status;
+	uint64_t off = 0;
 
-	if (!dec)
-		return -pte_nomem;
-	pt_insn_set_image(dec, image);
-	status = pt_insn_sync_forward(dec);
-	if (status == -pte_eos) {
-		pt_insn_free_decoder(dec);
-		return 1;
-	}
-	while (status != -pte_eos) {
-		if (status < 0) {
-			ops->error(ctx, dec, status, last_ip);
-			status = pt_insn_sync_forward(dec);
-			continue;
-		}
-		while (status & pts_event_pending) {
-			status = pt_insn_event(dec, &ev, sizeof(ev));
-			if (status < 0)
-				break;
-			ops->event(ctx, dec, &ev);
-		}
-		if (status < 0)
-			continue;
-		if (status & pts_eos)
-			break;
-		memset(&in, 0, sizeof(in));
-		status = pt_insn_next(dec, &in, sizeof(in));
-		if (status < 0) {
-			if (status == -pte_eos)
-				break;
-			/* in.ip is set when the instruction itself failed */
-			if (in.ip)
-				last_ip = in.ip;
-			continue;
-		}
-		last_ip = in.ip;
-		ops->insn(ctx, &in);
-	}
-	pt_insn_free_decoder(dec);
-	return 0;
+	if (ev->type == ptev_overflow)
+		pt_blk_get_offset(dec, &off);
+	event(ctx, off, ev);
 }
 
 static void decode_segment(struct dstate *s, const struct itrace_segment *seg)
@@ -459,6 +661,11 @@ static void decode_segment(struct dstate *s, const struct itrace_segment *seg)
 		.event = on_event,
 		.error = decode_error,
 	};
+	static const struct blk_walk_ops bops = {
+		.block = on_block,
+		.event = blk_event,
+		.error = blk_error,
+	};
 	const struct itrace_file_header *h = &s->d->hdr;
 	struct pt_config cfg;
 	int ret;
@@ -466,7 +673,18 @@ static void decode_segment(struct dstate *s, const struct itrace_segment *seg)
 	itrace_pt_config(&cfg, s->d->trace + seg->buf_offset, seg->size, h->cpu_vendor,
 			 h->cpu_family, h->cpu_model, h->cpu_stepping);
 	s->seg_base = seg->stream_offset;
-	ret = itrace_pt_walk(&cfg, s->image, &ops, s);
+	s->seg_buf = seg->buf_offset;
+	/*
+	 * The flow shows every call and every jump out of a function: blocks
+	 * must end at them (libipt otherwise follows direct ones inside a
+	 * block).
+	 */
+	cfg.flags.variant.block.end_on_call = 1;
+	cfg.flags.variant.block.end_on_jump = 1;
+	if (s->o->mode == DECODE_FLOW)
+		ret = itrace_blk_walk(&cfg, s->im.image, &bops, s);
+	else
+		ret = itrace_pt_walk(&cfg, s->im.image, &ops, s);
 	if (ret < 0) {
 		fprintf(stderr, "itrace: cannot allocate the libipt decoder\n");
 		s->errors++;
@@ -517,87 +735,94 @@ static void decode_split(struct dstate *s, const struct itrace_segment *seg)
 
 /* ---- sideband: the address space ------------------------------------- */
 
-const char *itrace_base_name(const char *p)
+static void hex_id(char *buf, const uint8_t *id, size_t n)
 {
-	const char *b = strrchr(p, '/');
+	size_t i;
 
-	return b ? b + 1 : p;
+	for (i = 0; i < n; i++)
+		sprintf(buf + 2 * i, "%02x", id[i]);
+	buf[2 * n] = 0;
 }
 
-int itrace_tmp_image(const void *buf, size_t size, char *path, size_t len)
+/*
+ * The file at path against the build-id the recording saw: a mismatch
+ * means the file changed after recording, and code decoded through it is
+ * not what ran.
+ */
+static void check_build_id(struct dstate *s, const char *path, const uint8_t *want, size_t n)
 {
-	const char *tmp = getenv("TMPDIR");
-	int fd, err = 0;
+	uint8_t got[PEV_BUILD_ID_MAX];
+	char a[2 * PEV_BUILD_ID_MAX + 1], b[2 * PEV_BUILD_ID_MAX + 1];
+	int len;
 
-	snprintf(path, len, "%.40s/itrace-image-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	fd = mkstemp(path);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, buf, size) != (ssize_t)size)
-		err = errno ? -errno : -EIO;
-	close(fd);
-	if (err) {
-		unlink(path);
-		path[0] = 0;
+	if (!n)
+		return;
+	len = sym_build_id(path, got, sizeof(got));
+	hex_id(a, want, n);
+	if (len < 0) {
+		fprintf(stderr,
+			"itrace: %s: warning: %s has no build-id; the recording's is %s: the file may not be the one that ran\n",
+			s->o->name, path, a);
+		return;
 	}
-	return err;
+	if ((size_t)len == n && !memcmp(got, want, n))
+		return;
+	hex_id(b, got, len);
+	fprintf(stderr,
+		"itrace: %s: warning: %s: build-id %s, but the recording's is %s: the file changed since it was recorded and its code decodes wrongly (--sysroot, --exe: the file that ran)\n",
+		s->o->name, path, b, a);
 }
 
-int itrace_image_add(struct pt_image *image, struct symtab *st, const char *name,
-		     const char *path, uint64_t addr, uint64_t len, uint64_t pgoff)
+static void add_mapping(struct dstate *s, const struct pev *ev)
 {
-	struct stat sb;
+	char *file = strndup(ev->mmap.name, ev->mmap.name_len), *alt = NULL;
+	const char *path = file, *name;
 	int err;
 
-	if (stat(path, &sb))
-		return -errno;
-	if ((uint64_t)sb.st_size <= pgoff)
-		return 1;
-	if (len > (uint64_t)sb.st_size - pgoff)
-		len = sb.st_size - pgoff;
-	err = pt_image_add_file(image, path, pgoff, len, NULL, addr);
-	if (err < 0)
-		fprintf(stderr, "itrace: warning: %s at 0x%llx: %s\n", path,
-			(unsigned long long)addr, pt_errstr(pt_errcode(err)));
-	if (sym_add_mapping(st, name, path, addr, len, pgoff))
-		fprintf(stderr, "itrace: warning: no symbols for %s\n", path);
-	return 0;
-}
-
-static void add_mapping(struct dstate *s, const char *file, uint64_t addr,
-			uint64_t len, uint64_t pgoff)
-{
-	const char *path = file, *name = itrace_base_name(file);
-	int err;
-
+	if (!file)
+		oom();
+	name = itrace_base_name(file);
 	if (!strcmp(file, "[vdso]")) {
 		if (!s->d->vdso_size) {
 			fprintf(stderr,
 				"itrace: warning: [vdso] mapped but not saved in the file\n");
-			return;
+			goto out;
 		}
-		if (!s->vdso_path[0]) {
-			err = itrace_tmp_image(s->d->vdso, s->d->vdso_size, s->vdso_path,
-					       sizeof(s->vdso_path));
-			if (err) {
-				fprintf(stderr, "itrace: cannot write the vdso image to %s: %s\n",
-					s->vdso_path, strerror(-err));
-				return;
+		if (s->vdso_fd < 0) {
+			s->vdso_fd = itrace_mem_image("itrace-vdso", s->d->vdso, s->d->vdso_size,
+						      s->vdso_path, sizeof(s->vdso_path));
+			if (s->vdso_fd < 0) {
+				fprintf(stderr, "itrace: cannot hold the vdso image: %s\n",
+					strerror(-s->vdso_fd));
+				goto out;
 			}
 		}
 		path = s->vdso_path;
 		name = "[vdso]";
 	} else if (file[0] != '/') {
-		return;		/* //anon, [uprobes]...: no file to decode from */
+		goto out;	/* //anon, [uprobes]...: no file to decode from */
+	} else if (s->o->exe && (!s->exe_path || !strcmp(s->exe_path, file))) {
+		/* --exe: the program, the first file mapped executable */
+		path = s->o->exe;
+	} else if (s->o->sysroot) {
+		if (asprintf(&alt, "%s%s", s->o->sysroot, file) < 0)
+			oom();
+		path = alt;
 	}
-	err = itrace_image_add(s->image, s->st, name, path, addr, len, pgoff);
+	if (path != s->vdso_path)
+		check_build_id(s, path, ev->mmap.build_id, ev->mmap.build_id_size);
+	err = itrace_image_add(&s->im, s->st, name, path, ev->mmap.addr, ev->mmap.len,
+			       ev->mmap.pgoff);
 	if (err < 0)
 		fprintf(stderr, "itrace: warning: %s: %s (code there cannot be decoded)\n",
 			path, strerror(-err));
-	if (err)
-		return;
-	if (!s->exe)
+	if (!s->exe && path != s->vdso_path && file[0] == '/') {
 		s->exe = strdup(name);
+		s->exe_path = strdup(file);
+	}
+out:
+	free(alt);
+	free(file);
 }
 
 /*
@@ -652,7 +877,7 @@ static int add_kernel(struct dstate *s, const char *path)
 			continue;
 		if (!core) {
 			if ((ph.p_flags & PF_X) &&
-			    !itrace_image_add(s->image, s->st, itrace_base_name(path), path,
+			    !itrace_image_add(&s->im, s->st, itrace_base_name(path), path,
 					      ph.p_vaddr, ph.p_filesz, ph.p_offset))
 				added++;
 			continue;
@@ -662,8 +887,8 @@ static int add_kernel(struct dstate *s, const char *path)
 			continue;
 		if (ph.p_filesz > (uint64_t)sb.st_size - ph.p_offset)
 			ph.p_filesz = sb.st_size - ph.p_offset;
-		err = pt_image_add_file(s->image, path, ph.p_offset, ph.p_filesz, NULL,
-					ph.p_vaddr);
+		err = itrace_image_add_section(&s->im, path, ph.p_offset, ph.p_filesz,
+					       ph.p_vaddr);
 		if (err < 0)
 			fprintf(stderr, "itrace: warning: %s at 0x%llx: %s\n", path,
 				(unsigned long long)ph.p_vaddr, pt_errstr(pt_errcode(err)));
@@ -703,48 +928,23 @@ static bool has_split(const struct dstate *s, uint64_t split)
 /* Walk the perf stream: mappings, losses. */
 static int scan_sideband(struct dstate *s)
 {
-	const uint8_t *p = s->d->perf;
-	size_t len = s->d->perf_size, pos = 0;
+	struct pev_iter it;
+	struct pev ev;
+	char err[256];
+	int r;
 
-	while (pos < len) {
-		struct perf_event_header h;
-		uint64_t v[3], split, *ns;
+	pev_iter_init(&it, s->d->perf, s->d->perf_size);
+	while ((r = pev_next(&it, &ev, err, sizeof(err))) > 0) {
+		uint64_t split, *ns;
 
-		if (len - pos < sizeof(h)) {
-			fprintf(stderr,
-				"itrace: %s: truncated perf record at sideband offset 0x%zx\n",
-				s->o->name, pos);
-			return -1;
-		}
-		memcpy(&h, p + pos, sizeof(h));
-		if (h.size < sizeof(h) || h.size > len - pos) {
-			fprintf(stderr,
-				"itrace: %s: bad perf record (type %u size %u) at sideband offset 0x%zx\n",
-				s->o->name, h.type, h.size, pos);
-			return -1;
-		}
-		switch (h.type) {
-		case PERF_RECORD_MMAP:	/* hdr, pid, tid, addr, len, pgoff, filename */
-			if (h.size <= 40 || (h.misc & PERF_RECORD_MISC_MMAP_DATA))
-				break;
-			memcpy(v, p + pos + 16, sizeof(v));
-			add_mapping(s, strndupa((const char *)p + pos + 40, h.size - 40),
-				    v[0], v[1], v[2]);
+		if (pev_short(&ev))
+			continue;
+		switch (ev.type) {
+		case PERF_RECORD_MMAP:
+		case PERF_RECORD_MMAP2:
+			if (ev.mmap.prot & PROT_EXEC)
+				add_mapping(s, &ev);
 			break;
-		/* MMAP2: ..., maj/min/ino or build id, prot, flags, filename */
-		case PERF_RECORD_MMAP2: {
-			uint32_t prot;
-
-			if (h.size <= 72)
-				break;
-			memcpy(v, p + pos + 16, sizeof(v));
-			memcpy(&prot, p + pos + 64, sizeof(prot));
-			if (!(prot & PROT_EXEC))
-				break;
-			add_mapping(s, strndupa((const char *)p + pos + 72, h.size - 72),
-				    v[0], v[1], v[2]);
-			break;
-		}
 		case PERF_RECORD_LOST:
 			fprintf(stderr,
 				"itrace: %s: warning: sideband records were lost while recording; mappings may be missing\n",
@@ -752,21 +952,19 @@ static int scan_sideband(struct dstate *s)
 			break;
 		case PERF_RECORD_ITRACE_LOST:
 		case PERF_RECORD_AUX:
-			if (h.size < sizeof(h) + 24)
-				break;
-			memcpy(v, p + pos + sizeof(h), sizeof(v));
-			if (h.type == PERF_RECORD_AUX && !(v[2] & PERF_AUX_FLAG_TRUNCATED))
+			if (ev.type == PERF_RECORD_AUX && !(ev.aux.flags & PERF_AUX_FLAG_TRUNCATED))
 				break;
 			/*
 			 * ITRACE_LOST: trace stopped and resumed at offset.
 			 * AUX TRUNCATED: the buffer filled after the data it
 			 * reports; what follows was written after a gap.
 			 */
-			split = h.type == PERF_RECORD_AUX ? v[0] + v[1] : v[0];
+			split = ev.type == PERF_RECORD_AUX ? ev.aux.offset + ev.aux.size :
+							     ev.aux.offset;
 			/* One stop may be told by both records: one gap. */
 			if (has_split(s, split))
 				break;
-			if (h.type == PERF_RECORD_AUX)
+			if (ev.type == PERF_RECORD_AUX)
 				fprintf(stderr,
 					"itrace: %s: trace lost at trace offset 0x%llx (buffer full)\n",
 					s->o->name, (unsigned long long)split);
@@ -774,7 +972,8 @@ static int scan_sideband(struct dstate *s)
 				fprintf(stderr,
 					"itrace: %s: trace lost at trace offset 0x%llx (%llu bytes%s)\n",
 					s->o->name, (unsigned long long)split,
-					(unsigned long long)v[1], v[1] ? "" : ", size unknown");
+					(unsigned long long)ev.aux.size,
+					ev.aux.size ? "" : ", size unknown");
 			s->gaps++;
 			ns = realloc(s->splits, (s->nr_splits + 1) * sizeof(*ns));
 			if (ns) {
@@ -785,103 +984,147 @@ static int scan_sideband(struct dstate *s)
 		default:
 			break;
 		}
-		pos += h.size;
+	}
+	if (r < 0) {
+		fprintf(stderr, "itrace: %s: sideband: %s\n", s->o->name, err);
+		return -1;
 	}
 	return 0;
 }
 
-/* One line per record of the perf stream. */
-static int dump_sideband(struct itrace_data *d, const char *name, FILE *out)
+/* One line (or JSON object) per record of the perf stream. */
+static int dump_sideband(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 {
-	const uint8_t *p = d->perf;
-	size_t len = d->perf_size, pos = 0;
+	struct pev_iter it;
+	struct pev ev;
+	char err[256], tbuf[32];
+	int r;
 
-	while (pos < len) {
-		struct perf_event_header h;
-		const uint8_t *r = p + pos;
-		uint32_t u[4];
-		uint64_t v[3];
+	pev_iter_init(&it, d->perf, d->perf_size);
+	while ((r = pev_next(&it, &ev, err, sizeof(err))) > 0) {
+		const char *type = pev_type_name(ev.type, tbuf, sizeof(tbuf));
+		struct json_object *j = NULL;
 
-		if (len - pos < sizeof(h))
-			break;
-		memcpy(&h, r, sizeof(h));
-		if (h.size < sizeof(h) || h.size > len - pos) {
-			fprintf(stderr,
-				"itrace: %s: bad perf record (type %u size %u) at sideband offset 0x%zx\n",
-				name, h.type, h.size, pos);
-			return 1;
+		if (o->json) {
+			j = json_object_new_object();
+			json_object_object_add(j, "offset", json_object_new_uint64(ev.pos));
+			json_object_object_add(j, "type", json_object_new_string(type));
+			json_object_object_add(j, "misc", json_object_new_int(ev.misc));
+			json_object_object_add(j, "size", json_object_new_int(ev.size));
+		} else {
+			fprintf(out, "%8zx ", ev.pos);
 		}
-		fprintf(out, "%8zx ", pos);
-		memset(u, 0, sizeof(u));
-		memcpy(u, r + 8, h.size >= 24 ? 16 : h.size - 8);
-		switch (h.type) {
+		if (pev_short(&ev))
+			goto other;
+		switch (ev.type) {
 		case PERF_RECORD_MMAP:
-		case PERF_RECORD_MMAP2: {
-			size_t fo = h.type == PERF_RECORD_MMAP ? 40 : 72;
-			uint32_t prot = 0;
+		case PERF_RECORD_MMAP2:
+			if (j) {
+				json_object_object_add(j, "pid", json_object_new_int64(ev.mmap.pid));
+				json_object_object_add(j, "tid", json_object_new_int64(ev.mmap.tid));
+				json_object_object_add(j, "start", jaddr(ev.mmap.addr));
+				json_object_object_add(j, "end", jaddr(ev.mmap.addr + ev.mmap.len));
+				json_object_object_add(j, "pgoff", json_object_new_uint64(ev.mmap.pgoff));
+				json_object_object_add(j, "prot", json_object_new_int(ev.mmap.prot));
+				json_object_object_add(j, "file", jstrn(ev.mmap.name, ev.mmap.name_len));
+				if (ev.mmap.build_id_size) {
+					char id[2 * PEV_BUILD_ID_MAX + 1];
 
-			if (h.size <= fo)
-				goto other;
-			memcpy(v, r + 16, sizeof(v));
-			if (h.type == PERF_RECORD_MMAP2)
-				memcpy(&prot, r + 64, sizeof(prot));
-			fprintf(out, "%s pid %u tid %u 0x%llx-0x%llx pgoff 0x%llx %c%c%c %s\n",
-				h.type == PERF_RECORD_MMAP ? "MMAP " : "MMAP2", u[0], u[1],
-				(unsigned long long)v[0], (unsigned long long)(v[0] + v[1]),
-				(unsigned long long)v[2],
-				h.type == PERF_RECORD_MMAP || (prot & PROT_READ) ? 'r' : '-',
-				prot & PROT_WRITE ? 'w' : '-',
-				h.type == PERF_RECORD_MMAP || (prot & PROT_EXEC) ? 'x' : '-',
-				strndupa((const char *)r + fo, h.size - fo));
+					hex_id(id, ev.mmap.build_id, ev.mmap.build_id_size);
+					json_object_object_add(j, "build_id", json_object_new_string(id));
+				}
+				break;
+			}
+			fprintf(out, "%-5s pid %u tid %u 0x%llx-0x%llx pgoff 0x%llx %c%c%c %.*s",
+				type, ev.mmap.pid, ev.mmap.tid, (unsigned long long)ev.mmap.addr,
+				(unsigned long long)(ev.mmap.addr + ev.mmap.len),
+				(unsigned long long)ev.mmap.pgoff,
+				ev.mmap.prot & PROT_READ ? 'r' : '-',
+				ev.mmap.prot & PROT_WRITE ? 'w' : '-',
+				ev.mmap.prot & PROT_EXEC ? 'x' : '-',
+				(int)ev.mmap.name_len, ev.mmap.name);
+			if (ev.mmap.build_id_size) {
+				char id[2 * PEV_BUILD_ID_MAX + 1];
+
+				hex_id(id, ev.mmap.build_id, ev.mmap.build_id_size);
+				fprintf(out, " build-id %s", id);
+			}
+			fputc('\n', out);
 			break;
-		}
 		case PERF_RECORD_COMM:
-			if (h.size <= 16)
-				goto other;
-			fprintf(out, "COMM%s pid %u tid %u %s\n",
-				h.misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "", u[0], u[1],
-				strndupa((const char *)r + 16, h.size - 16));
+			if (j) {
+				json_object_object_add(j, "pid", json_object_new_int64(ev.comm.pid));
+				json_object_object_add(j, "tid", json_object_new_int64(ev.comm.tid));
+				json_object_object_add(j, "comm", jstrn(ev.comm.name, ev.comm.name_len));
+				json_object_object_add(j, "exec", json_object_new_boolean(
+						ev.misc & PERF_RECORD_MISC_COMM_EXEC));
+				break;
+			}
+			fprintf(out, "COMM%s pid %u tid %u %.*s\n",
+				ev.misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "", ev.comm.pid,
+				ev.comm.tid, (int)ev.comm.name_len, ev.comm.name);
 			break;
 		case PERF_RECORD_EXIT:
 		case PERF_RECORD_FORK:
-			fprintf(out, "%s pid %u ppid %u tid %u\n",
-				h.type == PERF_RECORD_EXIT ? "EXIT" : "FORK", u[0], u[1], u[2]);
+			if (j) {
+				json_object_object_add(j, "pid", json_object_new_int64(ev.task.pid));
+				json_object_object_add(j, "ppid", json_object_new_int64(ev.task.ppid));
+				json_object_object_add(j, "tid", json_object_new_int64(ev.task.tid));
+				break;
+			}
+			fprintf(out, "%s pid %u ppid %u tid %u\n", type, ev.task.pid, ev.task.ppid,
+				ev.task.tid);
 			break;
 		case PERF_RECORD_LOST:
+			if (j) {
+				json_object_object_add(j, "lost", json_object_new_uint64(ev.lost.lost));
+				break;
+			}
 			fprintf(out, "LOST (sideband records lost)\n");
 			break;
 		case PERF_RECORD_ITRACE_START:
-			fprintf(out, "ITRACE_START pid %u tid %u\n", u[0], u[1]);
+			if (j) {
+				json_object_object_add(j, "pid", json_object_new_int64(ev.start.pid));
+				json_object_object_add(j, "tid", json_object_new_int64(ev.start.tid));
+				break;
+			}
+			fprintf(out, "ITRACE_START pid %u tid %u\n", ev.start.pid, ev.start.tid);
 			break;
 		case PERF_RECORD_ITRACE_LOST:
 		case PERF_RECORD_AUX:
-			if (h.size < 32)
-				goto other;
-			memcpy(v, r + 8, sizeof(v));
-			fprintf(out, "%s offset 0x%llx size %llu flags 0x%llx\n",
-				h.type == PERF_RECORD_AUX ? "AUX" : "ITRACE_LOST",
-				(unsigned long long)v[0], (unsigned long long)v[1],
-				h.type == PERF_RECORD_AUX ? (unsigned long long)v[2] : 0ULL);
+			if (j) {
+				json_object_object_add(j, "aux_offset", json_object_new_uint64(ev.aux.offset));
+				json_object_object_add(j, "aux_size", json_object_new_uint64(ev.aux.size));
+				json_object_object_add(j, "flags", json_object_new_uint64(ev.aux.flags));
+				break;
+			}
+			fprintf(out, "%s offset 0x%llx size %llu flags 0x%llx\n", type,
+				(unsigned long long)ev.aux.offset, (unsigned long long)ev.aux.size,
+				(unsigned long long)ev.aux.flags);
 			break;
 		default:
 other:
-			fprintf(out, "type %u misc 0x%x size %u\n", h.type, h.misc, h.size);
+			if (!j)
+				fprintf(out, "%s misc 0x%x size %u\n", type, ev.misc, ev.size);
 			break;
 		}
-		pos += h.size;
+		if (j) {
+			jprint(out, j, 0);
+			json_object_put(j);
+		}
+	}
+	if (r < 0) {
+		fprintf(stderr, "itrace: %s: sideband: %s\n", o->name, err);
+		return EXIT_DECODE_ERRORS;
 	}
 	return 0;
 }
 
 /* ---- reports --------------------------------------------------------- */
 
-static int cmp_fs(const void *a, const void *b)
+static int cmp_fsp(const void *a, const void *b)
 {
-	const struct fstat *x = a, *y = b;
-
-	if (!x->key || !y->key)
-		return !x->key - !y->key;
-	return strcmp(x->key, y->key);
+	return strcmp((*(struct fstat * const *)a)->key, (*(struct fstat * const *)b)->key);
 }
 
 static void print_stats(struct dstate *s)
@@ -898,10 +1141,10 @@ static void print_stats(struct dstate *s)
 	fprintf(s->out, "total gaps %llu\n", (unsigned long long)s->gaps);
 	fprintf(s->out, "total errors %llu\n", (unsigned long long)s->errors);
 	fprintf(s->out, "total kernel_insns %llu\n", (unsigned long long)s->kernel_insns);
-	if (s->fs)
-		qsort(s->fs, s->cap_fs, sizeof(*s->fs), cmp_fs);
+	if (s->nr_fs)
+		qsort(s->fsv, s->nr_fs, sizeof(*s->fsv), cmp_fsp);
 	for (i = 0; i < s->nr_fs; i++) {
-		const struct fstat *f = &s->fs[i];
+		const struct fstat *f = s->fsv[i];
 
 		fprintf(s->out, "insns %s %llu\n", f->key, (unsigned long long)f->insns);
 		if (f->calls)
@@ -918,6 +1161,61 @@ static void print_stats(struct dstate *s)
 			fprintf(s->out, "syscalls %s %llu\n", f->key,
 				(unsigned long long)f->syscalls);
 	}
+}
+
+static struct json_object *ju64(uint64_t v)
+{
+	return json_object_new_uint64(v);
+}
+
+/* --stats --json, --summary --json: one document */
+static void print_json_report(struct dstate *s)
+{
+	struct json_object *doc = jdoc("itrace-decode"), *t, *fa, *cmd;
+	const char *c;
+	size_t i;
+
+	json_object_object_add(doc, "file", jstr(s->o->name));
+	cmd = json_object_new_array();
+	for (c = s->d->cmdline; c && c < s->d->cmdline + s->d->cmdline_size; c += strlen(c) + 1)
+		json_object_array_add(cmd, jstr(c));
+	json_object_object_add(doc, "command", cmd);
+	json_object_object_add(doc, "program", s->exe ? jstr(s->exe) : NULL);
+	json_object_object_add(doc, "truncated", json_object_new_boolean(s->truncated));
+	t = json_object_new_object();
+	json_object_object_add(t, "insns", ju64(s->insns));
+	json_object_object_add(t, "kernel_insns", ju64(s->kernel_insns));
+	json_object_object_add(t, "cond", ju64(s->cond));
+	json_object_object_add(t, "taken", ju64(s->taken));
+	json_object_object_add(t, "not_taken", ju64(s->not_taken));
+	json_object_object_add(t, "calls", ju64(s->calls));
+	json_object_object_add(t, "returns", ju64(s->rets));
+	json_object_object_add(t, "jumps", ju64(s->jumps));
+	json_object_object_add(t, "syscalls", ju64(s->syscalls));
+	json_object_object_add(t, "gaps", ju64(s->gaps));
+	json_object_object_add(t, "errors", ju64(s->errors));
+	json_object_object_add(doc, "totals", t);
+	if (s->nr_fs)
+		qsort(s->fsv, s->nr_fs, sizeof(*s->fsv), cmp_fsp);
+	fa = json_object_new_array();
+	for (i = 0; i < s->nr_fs; i++) {
+		const struct fstat *f = s->fsv[i];
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "symbol", f->sym ? jstr(f->sym) : NULL);
+		json_object_object_add(o, "module", f->module ? jstr(f->module) :
+				       s->exe ? jstr(s->exe) : NULL);
+		json_object_object_add(o, "insns", ju64(f->insns));
+		json_object_object_add(o, "calls", ju64(f->calls));
+		json_object_object_add(o, "taken", ju64(f->taken));
+		json_object_object_add(o, "not_taken", ju64(f->not_taken));
+		json_object_object_add(o, "syscalls", ju64(f->syscalls));
+		json_object_array_add(fa, o);
+	}
+	json_object_object_add(doc, "functions", fa);
+	json_object_object_add(doc, "errors", json_object_get(s->jerrors));
+	jprint(s->out, doc, 1);
+	json_object_put(doc);
 }
 
 static int cmp_calls(const void *a, const void *b)
@@ -946,8 +1244,9 @@ static void print_summary(struct dstate *s)
 	fprintf(s->out, "  cpu:           %s family %u model %u stepping %u\n",
 		s->d->hdr.cpu_vendor == ITRACE_CPU_INTEL ? "GenuineIntel" : "unknown",
 		s->d->hdr.cpu_family, s->d->hdr.cpu_model, s->d->hdr.cpu_stepping);
-	fprintf(s->out, "  trace:         %zu bytes in %zu segment(s)%s\n", s->d->trace_size,
-		s->d->nr_segs, s->d->hdr.flags & ITRACE_FLAG_SNAPSHOT ? ", snapshot" : "");
+	fprintf(s->out, "  trace:         %zu bytes in %zu segment(s)%s%s\n", s->d->trace_size,
+		s->d->nr_segs, s->d->hdr.flags & ITRACE_FLAG_SNAPSHOT ? ", snapshot" : "",
+		s->truncated ? ", FILE TRUNCATED" : "");
 	if (s->kernel_insns)
 		fprintf(s->out, "  instructions:  %llu (%llu in kernel mode)\n",
 			(unsigned long long)s->insns, (unsigned long long)s->kernel_insns);
@@ -965,10 +1264,10 @@ static void print_summary(struct dstate *s)
 	fprintf(s->out, "  decode errors: %llu%s\n", (unsigned long long)s->errors,
 		s->errors ? "  (SEE ABOVE)" : "");
 
-	for (i = 0; v && i < s->cap_fs; i++)
-		if (s->fs[i].key && !strchr(s->fs[i].key, ':') && s->fs[i].insns)
-			v[n++] = &s->fs[i];
-		else if (s->fs[i].key)
+	for (i = 0; v && i < s->nr_fs; i++)
+		if (!s->fsv[i]->module && s->fsv[i]->insns)
+			v[n++] = s->fsv[i];
+		else
 			other++;
 	if (v && n)
 		qsort(v, n, sizeof(*v), cmp_calls);
@@ -1000,32 +1299,53 @@ static void print_summary(struct dstate *s)
 	}
 }
 
+static void free_fstat(void *p)
+{
+	struct fstat *f = p;
+
+	free(f->key);
+	free(f->module);
+	free(f->sym);
+	free(f);
+}
+
 int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 {
-	struct dstate *s = calloc(1, sizeof(*s));
+	struct dstate *s;
 	uint64_t expect = 0;
 	size_t i;
-	int ret = 1;
+	int ret = EXIT_DECODE_ERRORS;
 
+	if (o->mode == DECODE_SIDEBAND)
+		return dump_sideband(d, o, out);
+	s = calloc(1, sizeof(*s));
 	if (!s)
 		return 1;
-	if (o->mode == DECODE_SIDEBAND) {
-		free(s);
-		return dump_sideband(d, o->name, out);
-	}
 	s->o = o;
 	s->out = out;
 	s->d = d;
+	s->vdso_fd = -1;
+	s->truncated = d->truncated;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &s->start);
 	s->st = sym_new();
-	s->image = pt_image_alloc("itrace");
-	if (!s->st || !s->image) {
+	if (!s->st || itrace_image_init(&s->im, "itrace")) {
 		fprintf(stderr, "itrace: out of memory\n");
 		goto out;
+	}
+	sym_set_demangle(s->st, !o->no_demangle);
+	if (o->json)
+		s->jerrors = json_object_new_array();
+	if (o->mode == DECODE_INSN)
+		s->dis = disasm_open();
+	if (d->truncated) {
+		fprintf(stderr, "itrace: %s: warning: %s: decoding what is there\n", o->name,
+			d->truncated_why);
+		s->errors++;
 	}
 	if (scan_sideband(s))
 		s->errors++;
 	if (o->kernel && add_kernel(s, o->kernel)) {
-		ret = 2;
+		ret = EXIT_USAGE;
 		goto out;
 	}
 	sym_done(s->st);
@@ -1037,6 +1357,16 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	if (!d->trace_size) {
 		fprintf(stderr, "itrace: %s: the file holds no trace\n", o->name);
 		s->errors++;
+	}
+	if (o->json && o->mode != DECODE_STATS && o->mode != DECODE_SUMMARY) {
+		struct json_object *h = jdoc(o->mode == DECODE_INSN ? "itrace-decode-insn" :
+					     "itrace-decode-flow");
+
+		json_object_object_add(h, "kind", json_object_new_string("header"));
+		json_object_object_add(h, "file", jstr(o->name));
+		json_object_object_add(h, "program", s->exe ? jstr(s->exe) : NULL);
+		jprint(out, h, 0);
+		json_object_put(h);
 	}
 
 	for (i = 0; i < d->nr_segs; i++) {
@@ -1056,56 +1386,94 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 		decode_split(s, seg);
 		expect = seg->stream_offset + seg->size;
 	}
+	progress_done(s);
 
-	if (o->mode == DECODE_SUMMARY)
+	if (o->json && (o->mode == DECODE_STATS || o->mode == DECODE_SUMMARY)) {
+		print_json_report(s);
+	} else if (o->json) {
+		struct json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "kind", json_object_new_string("end"));
+		json_object_object_add(e, "insns", ju64(s->insns));
+		json_object_object_add(e, "gaps", ju64(s->gaps));
+		json_object_object_add(e, "errors", ju64(s->errors));
+		jprint(out, e, 0);
+		json_object_put(e);
+	} else if (o->mode == DECODE_SUMMARY) {
 		print_summary(s);
-	else if (o->mode == DECODE_STATS)
+	} else if (o->mode == DECODE_STATS) {
 		print_stats(s);
-	ret = s->errors ? 1 : 0;
+	}
+	ret = s->errors ? EXIT_DECODE_ERRORS : 0;
 out:
-	if (s->vdso_path[0])
-		unlink(s->vdso_path);
-	if (s->image)
-		pt_image_free(s->image);
+	if (s->vdso_fd >= 0)
+		close(s->vdso_fd);
+	itrace_image_fini(&s->im);
 	sym_free(s->st);
-	for (i = 0; i < s->cap_fs; i++)
-		free(s->fs[i].key);
-	free(s->fs);
+	disasm_close(s->dis);
+	tdestroy(s->fs_tree, free_fstat);
+	free(s->fsv);
+	for (i = 0; i < NR_KEEP; i++) {
+		free(s->first[i]);
+		free(s->last[i]);
+	}
+	for (i = 0; i < NR_PROG; i++)
+		free(s->prog[i]);
+	json_object_put(s->jerrors);
 	free(s->exe);
+	free(s->exe_path);
 	free(s->splits);
 	free(s);
 	return ret;
 }
 
-static void usage_decode(void)
+static void usage_decode(FILE *f)
 {
-	fprintf(stderr,
-		"usage: itrace decode [--insn | --summary | --stats | --sideband] [--kernel KERNEL] [FILE]\n"
+	fprintf(f,
+		"usage: itrace decode [--insn | --summary | --stats | --sideband] [--json]\n"
+		"                     [--kernel KERNEL] [--sysroot DIR] [--exe PATH] [FILE | -]\n"
 		"  (default)   function-level flow: one line per call, return, jump\n"
 		"              between functions and syscall\n"
-		"  --insn      every instruction: address, symbol+offset, bytes, class\n"
+		"  --insn      every instruction: address, symbol+offset, bytes, disassembly\n"
+		"              (capstone), class\n"
 		"  --summary   counts, calls per function, first and last flow lines\n"
 		"  --stats     machine readable counters (used by the tests)\n"
 		"  --sideband  the recorded perf stream records (MMAP2, COMM...)\n"
+		"  --json      JSON: one document for --stats and --summary, one object\n"
+		"              per line otherwise (tools/itrace/itrace.schema.json)\n"
 		"  --kernel KERNEL  kernel code for a recording made with record -k\n"
 		"              (kernel without KASLR): vmlinux, or the running text as an\n"
 		"              ELF core (/proc/kcore, perf record --kcore's kcore_dir/kcore,\n"
 		"              or that perf.data directory)\n"
-		"  FILE        default itrace.data\n");
+		"  --sysroot DIR    read the recorded files under DIR\n"
+		"  --exe PATH       the program's file, if not at its recorded path\n"
+		"  --no-demangle    C++ symbols as they are in the ELF file\n"
+		"  --progress, --no-progress  progress on stderr (default: when it is a\n"
+		"              terminal)\n"
+		"  FILE        default itrace.data; - reads standard input\n"
+		"exit status: 0 decoded, 1 unusable input, 2 usage, 3 decoded with errors\n"
+		"(decode errors, a file cut short; all that could be decoded is printed)\n");
 }
 
 int cmd_decode(int argc, char **argv)
 {
+	enum { O_SYSROOT = 256, O_EXE, O_NO_DEMANGLE, O_PROGRESS, O_NO_PROGRESS };
 	static const struct option opts[] = {
 		{ "insn",    no_argument, NULL, 'i' },
 		{ "summary", no_argument, NULL, 's' },
 		{ "stats",   no_argument, NULL, 'S' },
 		{ "sideband", no_argument, NULL, 'b' },
+		{ "json",    no_argument, NULL, 'j' },
 		{ "kernel",  required_argument, NULL, 'k' },
+		{ "sysroot", required_argument, NULL, O_SYSROOT },
+		{ "exe",     required_argument, NULL, O_EXE },
+		{ "no-demangle", no_argument, NULL, O_NO_DEMANGLE },
+		{ "progress", no_argument, NULL, O_PROGRESS },
+		{ "no-progress", no_argument, NULL, O_NO_PROGRESS },
 		{ "help",    no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct decode_opts o = { .mode = DECODE_FLOW };
+	struct decode_opts o = { .mode = DECODE_FLOW, .progress = -1 };
 	struct itrace_data d;
 	char err[512];
 	int c, ret;
@@ -1125,26 +1493,51 @@ int cmd_decode(int argc, char **argv)
 		case 'b':
 			o.mode = DECODE_SIDEBAND;
 			break;
+		case 'j':
+			o.json = 1;
+			break;
 		case 'k':
 			o.kernel = optarg;
 			break;
+		case O_SYSROOT:
+			o.sysroot = optarg;
+			break;
+		case O_EXE:
+			o.exe = optarg;
+			break;
+		case O_NO_DEMANGLE:
+			o.no_demangle = 1;
+			break;
+		case O_PROGRESS:
+			o.progress = 1;
+			break;
+		case O_NO_PROGRESS:
+			o.progress = 0;
+			break;
+		case 'h':
+			usage_decode(stdout);
+			return 0;
 		default:
-			usage_decode();
-			return c == 'h' ? 0 : 2;
+			usage_decode(stderr);
+			return EXIT_USAGE;
 		}
 	}
 	if (argc - optind > 1) {
-		usage_decode();
-		return 2;
+		usage_decode(stderr);
+		return EXIT_USAGE;
 	}
+	if (o.progress < 0)
+		o.progress = isatty(STDERR_FILENO);
 	o.name = optind < argc ? argv[optind] : "itrace.data";
 	if (itrace_read_file(o.name, &d, err, sizeof(err))) {
 		fprintf(stderr, "itrace: %s\n", err);
 		return 1;
 	}
+	if (!strcmp(o.name, "-"))
+		o.name = "<stdin>";
 	ret = itrace_decode(&d, &o, stdout);
 	itrace_data_free(&d);
-	if (fflush(stdout))
+	if (fflush(stdout) && !ret)
 		ret = 1;
 	return ret;
 }

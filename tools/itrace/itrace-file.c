@@ -98,6 +98,21 @@ static int add_trace(struct itrace_data *d, const struct itrace_section *sec,
 	return 0;
 }
 
+/* Bytes of whole perf records at the start of buf. */
+static size_t whole_records(const uint8_t *buf, size_t size)
+{
+	size_t pos = 0;
+	uint16_t rs;
+
+	while (size - pos >= 8) {
+		memcpy(&rs, buf + pos + 6, sizeof(rs));
+		if (rs < 8 || rs > size - pos)
+			break;
+		pos += rs;
+	}
+	return pos;
+}
+
 int itrace_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 		 char *err, size_t errlen)
 {
@@ -127,16 +142,27 @@ int itrace_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 		size_t padded;
 
 		if (size - pos < sizeof(sec)) {
-			fail(err, errlen, "truncated section header at file offset 0x%zx", pos);
-			goto err;
+			d->truncated = 1;
+			snprintf(d->truncated_why, sizeof(d->truncated_why),
+				 "file truncated in a section header at file offset 0x%zx", pos);
+			break;
 		}
 		memcpy(&sec, buf + pos, sizeof(sec));
-		if (sec.size > ITRACE_SEC_MAX ||
-		    sec.size > size - pos - sizeof(sec)) {
-			fail(err, errlen,
-			     "section type %u at file offset 0x%zx: size %llu exceeds the file (truncated?)",
+		if (sec.size > ITRACE_SEC_MAX) {
+			fail(err, errlen, "section type %u at file offset 0x%zx: size %llu is not plausible",
 			     sec.type, pos, (unsigned long long)sec.size);
 			goto err;
+		}
+		if (sec.size > size - pos - sizeof(sec)) {
+			/* cut short: keep what is there (trace, sideband) */
+			d->truncated = 1;
+			snprintf(d->truncated_why, sizeof(d->truncated_why),
+				 "file truncated: section type %u at file offset 0x%zx has %zu of its %llu bytes",
+				 sec.type, pos, size - pos - sizeof(sec),
+				 (unsigned long long)sec.size);
+			sec.size = size - pos - sizeof(sec);
+			if (sec.type != ITRACE_SEC_TRACE && sec.type != ITRACE_SEC_PERF)
+				break;
 		}
 		p = buf + pos + sizeof(sec);
 		padded = (sec.size + 7) & ~(size_t)7;
@@ -177,10 +203,14 @@ int itrace_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 		if (seen_end)
 			break;
 	}
-	if (!seen_end) {
-		fail(err, errlen, "file truncated: no end section (recording interrupted?)");
-		goto err;
+	if (!seen_end && !d->truncated) {
+		d->truncated = 1;
+		snprintf(d->truncated_why, sizeof(d->truncated_why),
+			 "file truncated: no end section (recording interrupted?)");
 	}
+	/* the sideband may end in the middle of a record: keep whole ones */
+	if (d->truncated)
+		d->perf_size = whole_records(d->perf, d->perf_size);
 	return 0;
 nomem:
 	fail(err, errlen, "out of memory");
@@ -189,14 +219,50 @@ err:
 	return -1;
 }
 
+/* Read all of f (a pipe too) into a malloc'd buffer. */
+static int slurp(FILE *f, uint8_t **buf, size_t *size)
+{
+	size_t cap = 1 << 16, len = 0, n;
+	uint8_t *b = malloc(cap), *nb;
+
+	if (!b)
+		return -1;
+	while ((n = fread(b + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len == cap) {
+			nb = realloc(b, cap *= 2);
+			if (!nb) {
+				free(b);
+				return -1;
+			}
+			b = nb;
+		}
+	}
+	if (ferror(f)) {
+		free(b);
+		return -1;
+	}
+	*buf = b;
+	*size = len;
+	return 0;
+}
+
 int itrace_read_file(const char *path, struct itrace_data *d,
 		     char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f;
 	struct stat st;
 	uint8_t *buf;
+	size_t size;
 	int ret;
 
+	if (!strcmp(path, "-")) {
+		if (slurp(stdin, &buf, &size))
+			return fail(err, errlen, "standard input: %s", strerror(errno));
+		path = "<stdin>";
+		goto parse;
+	}
+	f = fopen(path, "rb");
 	if (!f)
 		return fail(err, errlen, "%s: %s", path, strerror(errno));
 	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
@@ -214,7 +280,9 @@ int itrace_read_file(const char *path, struct itrace_data *d,
 		return fail(err, errlen, "%s: read error", path);
 	}
 	fclose(f);
-	ret = itrace_parse(buf, st.st_size, d, err, errlen);
+	size = st.st_size;
+parse:
+	ret = itrace_parse(buf, size, d, err, errlen);
 	if (ret) {
 		size_t n = strlen(err);
 		char tmp[256];

@@ -111,6 +111,9 @@ struct itrace_data {
 	size_t		vdso_size;
 	char		*cmdline;	/* NUL separated */
 	size_t		cmdline_size;
+	/* the file ends early (no END section, a section cut short) */
+	int		truncated;
+	char		truncated_why[160];
 };
 
 /* Writing (record). */
@@ -122,7 +125,11 @@ int itrace_write_section2(FILE *f, uint32_t type, uint64_t offset,
 			  const void *a, size_t asz, const void *b, size_t bsz);
 
 /*
- * Reading.  Returns 0, or -1 with a message (no newline) in err.
+ * Reading.  Returns 0, or -1 with a message (no newline) in err.  A file
+ * that ends early (a recording that was interrupted) is read as far as it
+ * goes, a section cut short included: d->truncated says so and why.  Only a
+ * file whose header is incomplete or wrong is refused.  path "-" reads
+ * standard input.
  */
 int itrace_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 		 char *err, size_t errlen);

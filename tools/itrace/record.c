@@ -28,13 +28,11 @@
 
 #include "itrace.h"
 #include "itrace-file.h"
+#include "perf-event.h"
 #include "record.h"
 
 #ifndef PERF_FLAG_FD_ITRACE
 #define PERF_FLAG_FD_ITRACE	BIT(4)
-#endif
-#ifndef PERF_RECORD_ITRACE_LOST
-#define PERF_RECORD_ITRACE_LOST	23
 #endif
 
 #define PT_SYSFS	"/sys/bus/event_source/devices/intel_pt"
@@ -179,49 +177,38 @@ static int ring_map(struct ring *r, int fd, size_t pages, int writable)
 /* React to records of the perf stream that matter while recording. */
 void scan_perf(struct recorder *rec, const uint8_t *p, size_t len)
 {
-	size_t pos = 0;
+	struct pev_iter it;
+	struct pev ev;
+	char err[128];
 
-	while (len - pos >= sizeof(struct perf_event_header)) {
-		struct perf_event_header h;
-
-		memcpy(&h, p + pos, sizeof(h));
-		if (h.size < sizeof(h) || h.size > len - pos)
-			break;
-		switch (h.type) {
+	pev_iter_init(&it, p, len);
+	while (pev_next(&it, &ev, err, sizeof(err)) > 0) {
+		if (pev_short(&ev))
+			continue;
+		switch (ev.type) {
 		case PERF_RECORD_COMM:
-			if (h.misc & PERF_RECORD_MISC_COMM_EXEC)
+			if (ev.misc & PERF_RECORD_MISC_COMM_EXEC)
 				rec->exec_seen = 1;
 			break;
 		case PERF_RECORD_LOST:
 			fprintf(stderr,
 				"itrace: warning: the kernel lost sideband records (perf stream full)\n");
 			break;
-		case PERF_RECORD_ITRACE_LOST: {
-			/* u64 offset, u64 size: bytes dropped, 0 = unknown */
-			uint64_t size = 0;
-
-			if (h.size >= sizeof(h) + 16)
-				memcpy(&size, p + pos + sizeof(h) + 8, 8);
+		case PERF_RECORD_ITRACE_LOST:
+			/* size: bytes dropped, 0 = unknown */
 			rec->lost = 1;
 			rec->nr_lost++;
 			rec->nr_itrace_lost++;
-			rec->lost_bytes += size;
+			rec->lost_bytes += ev.aux.size;
 			break;
-		}
-		case PERF_RECORD_AUX: {
-			uint64_t flags = 0;
-
-			if (h.size >= sizeof(h) + 24)
-				memcpy(&flags, p + pos + sizeof(h) + 16, 8);
-			if (flags & PERF_AUX_FLAG_TRUNCATED) {
+		case PERF_RECORD_AUX:
+			if (ev.aux.flags & PERF_AUX_FLAG_TRUNCATED) {
 				rec->lost = 1;
 				rec->nr_lost++;
 				rec->nr_aux_truncated++;
 			}
 			break;
 		}
-		}
-		pos += h.size;
 	}
 }
 
@@ -426,9 +413,9 @@ static void report_kernel_denied(int err)
 			paranoid);
 }
 
-static void usage_record(void)
+static void usage_record(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: itrace record [-o FILE] [-m PAGES] [--snapshot] [-k] -- CMD [ARGS...]\n"
 		"  -o FILE      output file (default itrace.data)\n"
 		"  -m PAGES     trace buffer pages, a power of two (default 1024)\n"
@@ -480,14 +467,17 @@ int cmd_record(int argc, char **argv)
 		case 'k':
 			kernel = 1;
 			break;
+		case 'h':
+			usage_record(stdout);
+			return 0;
 		default:
-			usage_record();
-			return c == 'h' ? 0 : 2;
+			usage_record(stderr);
+			return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
-		usage_record();
-		return 2;
+		usage_record(stderr);
+		return EXIT_USAGE;
 	}
 
 	/*
@@ -549,6 +539,11 @@ int cmd_record(int argc, char **argv)
 	attr.comm_exec = 1;
 	attr.task = 1;
 	attr.sample_id_all = 1;
+	/*
+	 * MMAP2 records carry the file's build-id (Linux 5.12+), so that
+	 * decode can tell a file rebuilt since from the one that ran.
+	 */
+	attr.build_id = 1;
 	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 	/*
 	 * Stop mode: wake the reader (the trace fd's POLLIN) when a quarter

@@ -25,6 +25,7 @@
 
 #include "itrace.h"
 #include "itrace-file.h"
+#include "perf-event.h"
 #include "record.h"
 #include "elfcore.h"
 /* after itrace-file.h: its enum has the same ITRACE_CPU_* values */
@@ -365,7 +366,7 @@ static void test_decode_tiny(void)
 		struct {
 			struct perf_event_header h;
 			uint64_t v[3];
-		} lost = { { 22, 0, 32 }, { n, 0, 0 } },
+		} lost = { { PERF_RECORD_ITRACE_LOST, 0, 32 }, { n, 0, 0 } },
 		  aux = { { PERF_RECORD_AUX, 0, 32 }, { 0, n, PERF_AUX_FLAG_TRUNCATED } };
 		uint8_t p2[1024];
 		uint8_t both[8192];
@@ -415,8 +416,8 @@ static void test_decode_tiny(void)
 
 		write_file(tmp("noimg.itrace"), p2, n2, &c, 1, 1);
 		out = decode_stats(tmp("noimg.itrace"), &ret);
-		ok(ret == 1 && out && !has_line(out, "total errors 0"),
-		   "missing image: decode error, exit 1");
+		ok(ret == EXIT_DECODE_ERRORS && out && !has_line(out, "total errors 0"),
+		   "missing image: decode error, exit 3");
 		free(out);
 	}
 
@@ -428,7 +429,7 @@ static void test_decode_tiny(void)
 		memset(junk, 0x55, sizeof(junk));
 		write_file(tmp("junk.itrace"), perf, perf_size, &j, 1, 1);
 		out = decode_stats(tmp("junk.itrace"), &ret);
-		ok(ret == 1, "trace without PSB: exit 1");
+		ok(ret == EXIT_DECODE_ERRORS, "trace without PSB: exit 3");
 		free(out);
 	}
 
@@ -439,7 +440,7 @@ static void test_decode_tiny(void)
 		bad[0] = PERF_RECORD_MMAP2;
 		write_file(tmp("badrec.itrace"), bad, sizeof(bad), &c, 1, 1);
 		out = decode_stats(tmp("badrec.itrace"), &ret);
-		ok(ret == 1, "perf record of size 0: error, no hang");
+		ok(ret == EXIT_DECODE_ERRORS, "perf record of size 0: error, no hang");
 		free(out);
 	}
 }
@@ -492,20 +493,25 @@ static void test_parser(void)
 	if (!r)
 		itrace_data_free(&d);
 
-	/* every truncation fails cleanly with a message */
+	/*
+	 * Every truncation: inside the header refused with a message, after
+	 * it read as far as it goes, marked truncated with the reason.
+	 */
 	for (i = 0; i < size; i++) {
 		uint8_t *cut = malloc(i ? i : 1);
 
 		memcpy(cut, buf, i);
 		err[0] = 0;
-		if (!itrace_parse(cut, i, &d, err, sizeof(err)) || !err[0]) {
+		r = itrace_parse(cut, i, &d, err, sizeof(err));
+		if (i < sizeof(struct itrace_file_header) ? !r || !err[0] :
+		    r || !d.truncated || !strstr(d.truncated_why, "truncated"))
 			bad++;
-			if (!itrace_parse(cut, i, &d, err, sizeof(err)))
-				itrace_data_free(&d);
-		}
+		if (!r)
+			itrace_data_free(&d);
 		free(cut);
 	}
-	ok(bad == 0, "all %zu truncations rejected with a message", size);
+	ok(bad == 0, "all %zu truncations: the header's refused, the others read with a warning",
+	   size);
 
 	err[0] = 0;
 	buf[0] ^= 1;
@@ -553,8 +559,11 @@ static void test_parser(void)
 		struct chunk c = { 0, "x", 1 };
 
 		write_file(tmp("noend.itrace"), NULL, 0, &c, 1, 0);
-		ok(parse_file(tmp("noend.itrace"), err, sizeof(err)) < 0 &&
-		   strstr(err, "truncated"), "missing end section: %s", err);
+		r = itrace_read_file(tmp("noend.itrace"), &d, err, sizeof(err));
+		ok(r == 0 && d.truncated && strstr(d.truncated_why, "no end section") &&
+		   d.trace_size == 1, "missing end section: read, marked truncated");
+		if (!r)
+			itrace_data_free(&d);
 	}
 	free(buf);
 }
@@ -632,7 +641,7 @@ static void test_rings(void)
 		struct perf_event_header comm = {
 			PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 104
 		};
-		struct perf_event_header lost = { 22, 0, 32 };
+		struct perf_event_header lost = { PERF_RECORD_ITRACE_LOST, 0, 32 };
 		uint64_t i;
 
 		uint64_t lost_at = 5000, lost_size = 4096;
@@ -676,7 +685,7 @@ static void test_rings(void)
 			{ { PERF_RECORD_AUX, 0, 40 }, 100, 50, PERF_AUX_FLAG_PARTIAL },
 			{ { PERF_RECORD_AUX, 0, 24 }, 150, 50, PERF_AUX_FLAG_TRUNCATED },
 		};
-		struct perf_event_header lost0 = { 22, 0, 24 };
+		struct perf_event_header lost0 = { PERF_RECORD_ITRACE_LOST, 0, 24 };
 		uint8_t b[3 * 40 + 24 + 24];
 		size_t n = 0;
 
@@ -941,7 +950,7 @@ static void test_kcore(const char *itrace)
 
 	snprintf(cmd, sizeof(cmd), "%s decode --stats %s >/dev/null 2>&1", itrace,
 		 tmp("ktiny.itrace"));
-	ok(run(cmd) == 1, "kcore: without --kernel the kernel addresses do not decode (exit 1)");
+	ok(run(cmd) == 3, "kcore: without --kernel the kernel addresses do not decode (exit 3)");
 	/* (tmp() has 4 buffers: the commands run in tmpdir instead) */
 	snprintf(cmd, sizeof(cmd), "cd %s && %s decode --stats --kernel kcore ktiny.itrace %s",
 		 tmpdir, itrace, "> kstats.txt 2> kerr.txt");
@@ -1026,7 +1035,7 @@ static void test_cli(const char *itrace)
 		 itrace, tmp("noimg.itrace"));
 	ok(run(cmd) == 0, "decode error message names the trace offset");
 	snprintf(cmd, sizeof(cmd), "%s decode %s >/dev/null 2>&1", itrace, tmp("noend.itrace"));
-	ok(run(cmd) == 1, "truncated file: exit 1");
+	ok(run(cmd) == 3, "truncated file: decoded, exit 3");
 	snprintf(cmd, sizeof(cmd),
 		 "%s record -o %s -- /bin/true >/dev/null 2>&1; test $? -ne 0 -o -d /sys/bus/event_source/devices/intel_pt",
 		 itrace, tmp("rec.itrace"));
@@ -1119,10 +1128,10 @@ static void test_sim(const char *itrace, const char *ptsim, const char *progs,
 		snprintf(cmd, sizeof(cmd),
 			 "s=$(%s decode --sideband %s/sb.itrace) &&\n"
 			 "echo \"$s\" | grep -q '^ *0 COMM exec pid [0-9]* tid [0-9]* fib$' &&\n"
-			 "echo \"$s\" | grep -q 'MMAP2 .* r-x %s/fib$' &&\n"
-			 "echo \"$s\" | grep -q 'MMAP2 .* r-x .*/ld-linux-x86-64.so.2$' &&\n"
-			 "echo \"$s\" | grep -q 'MMAP2 .* r-x .*/libc.so.6$' &&\n"
-			 "echo \"$s\" | grep -q 'MMAP2 .* r-x \\[vdso\\]$' &&\n"
+			 "echo \"$s\" | grep -q 'MMAP2 .* r-x %s/fib build-id [0-9a-f]\\{40\\}$' &&\n"
+			 "echo \"$s\" | grep -q 'MMAP2 .* r-x .*/ld-linux-x86-64.so.2\\( build-id .*\\)\\?$' &&\n"
+			 "echo \"$s\" | grep -q 'MMAP2 .* r-x .*/libc.so.6\\( build-id .*\\)\\?$' &&\n"
+			 "echo \"$s\" | grep -q 'MMAP2 .* r-x \\[vdso\\]\\( build-id .*\\)\\?$' &&\n"
 			 "echo \"$s\" | grep -q 'EXIT pid'",
 			 itrace, tmpdir, progs);
 		ok(run(cmd) == 0,
