@@ -1402,9 +1402,11 @@ static void test_core(const char *itrace, const char *ptsim)
 		 "e = t[\"end\"]\n"
 		 "assert len(d[\"threads\"]) == 1 and t[\"crashed\"] and t[\"signal\"] == 11\n"
 		 "assert e[\"how\"] == \"fault\" and e[\"matches_rip\"]\n"
-		 "assert e[\"at\"][\"sym\"] == \"level3\" and e[\"at\"][\"line\"] == 7\n"
+		 "assert e[\"at\"][\"symbol\"] == \"level3\" and e[\"at\"][\"line\"] == 7\n"
 		 "assert len(b) == 16 and b[-1][\"kind\"] == \"call\"\n"
-		 "assert b[-1][\"to\"][\"sym\"] == \"level3\"\n"
+		 "assert b[-1][\"to\"][\"symbol\"] == \"level3\" and b[-1][\"to\"][\"offset\"] == 0\n"
+		 "assert d[\"format\"] == \"itrace-core\" and d[\"version\"] == 1\n"
+		 "assert [f[\"symbol\"] for f in t[\"stack\"]][:3] == [\"level2\", \"level1\", \"main\"]\n"
 		 "assert t[\"trace\"][\"flags\"] == [] and d[\"missing\"] == []' %s\n",
 		 itrace, tmp("crashnull.core"), tmp("crashnull.json"), tmp("crashnull.json"));
 	ret = run(cmd);
