@@ -172,7 +172,7 @@ static struct fstat *fs_of(struct dstate *s, const struct sym_info *si)
 /* "name+0xoff [module]": the module only outside the program */
 static void print_sym(struct dstate *s, FILE *f, uint64_t ip, const struct sym_info *si)
 {
-	const char *mod = in_exe(s, si) || !si->module ? "" : si->module;
+	const char *mod = in_exe(s, si) || !si->module || !strcmp(si->module, "?") ? "" : si->module;
 	const char *sep = *mod ? " [" : "", *end = *mod ? "]" : "";
 
 	if (!si->name)

@@ -26,6 +26,7 @@
 #include "itrace.h"
 #include "itrace-file.h"
 #include "perf-event.h"
+#include "sym.h"
 #include "record.h"
 #include "elfcore.h"
 /* after itrace-file.h: its enum has the same ITRACE_CPU_* values */
@@ -1062,6 +1063,168 @@ static void test_cli(const char *itrace)
 }
 
 /*
+ * The conventions of the command line (itrace(1)), and what decode does
+ * with files that are elsewhere or changed: --help, --version, exit
+ * status, '-', long names, build-ids, --sysroot, --exe, JSON against its
+ * schema, disassembly, demangling.
+ */
+static char *dir_of(const char *path)
+{
+	char *d = strdup(path), *slash = strrchr(d, '/');
+
+	if (slash)
+		*slash = 0;
+	return d;
+}
+
+/* an itrace.data of tiny's trace whose one MMAP2 is (path, build-id) */
+static void write_tiny_as(const char *out, const char *path, const uint8_t *bid, int bid_len)
+{
+	struct pev_buf b = { 0 };
+	struct enc e;
+	struct chunk c;
+	size_t n = encode_tiny(&e);
+
+	pev_put_mmap2(&b, 42, 42, text_vaddr, text_size, text_off, PROT_READ | PROT_EXEC,
+		      MAP_PRIVATE, bid, bid_len, path);
+	c = (struct chunk){ 0, e.buf, n };
+	write_file(out, b.buf, b.len, &c, 1, 1);
+	free(b.buf);
+}
+
+static void test_conventions(const char *itrace)
+{
+	const char *src = getenv("ITRACE_SRC");
+	char cmd[4096], *dir = dir_of(tiny_path), *longname;
+	uint8_t bid[20];
+	int rc, n;
+
+	/* --help on stdout, exit 0; --version */
+	snprintf(cmd, sizeof(cmd),
+		 "%1$s --help 2>/dev/null | grep -q '^usage: itrace record' &&\n"
+		 "%1$s decode --help 2>/dev/null | grep -q -- '--sysroot DIR' &&\n"
+		 "%1$s core --help 2>/dev/null | grep -q -- '--all' &&\n"
+		 "%1$s record --help 2>/dev/null | grep -q -- '--snapshot' &&\n"
+		 "%1$s --version | grep -q '^itrace [0-9.]* (libipt [0-9.]*)$'", itrace);
+	ok(run(cmd) == 0, "--help of every command on stdout, exit 0; --version");
+	snprintf(cmd, sizeof(cmd), "%s decode --bogus >/dev/null 2>&1", itrace);
+	ok(run(cmd) == 2, "decode --bogus: usage, exit 2");
+
+	/* '-': standard input */
+	snprintf(cmd, sizeof(cmd),
+		 "%s decode --stats - < %s | grep -qx 'total insns 21' &&\n"
+		 "cat %s | %s decode --stats - | grep -qx 'total calls 4'",
+		 itrace, tmp("tiny.itrace"), tmp("tiny.itrace"), itrace);
+	ok(run(cmd) == 0, "decode -: reads the recording from standard input (a file, a pipe)");
+
+	/* a 60000-byte file name (once crashed decode with strndupa) */
+	longname = malloc(60001);
+	memset(longname, 'a', 60000);
+	longname[0] = '/';
+	longname[60000] = 0;
+	write_tiny_as(tmp("long.itrace"), longname, NULL, 0);
+	free(longname);
+	snprintf(cmd, sizeof(cmd), "%s decode --sideband %s > /dev/null 2>&1 &&\n"
+		 "%s decode %s > /dev/null 2>&1; test $? = 3", itrace, tmp("long.itrace"),
+		 itrace, tmp("long.itrace"));
+	ok(run(cmd) == 0, "a 60000-byte file name: --sideband exit 0, decode exit 3 (no such file)");
+
+	/* --sysroot and --exe: the program is not at its recorded path */
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %1$s/root/nonexistent && cp %2$s %1$s/root/nonexistent/tiny &&\n"
+		 "%3$s decode --stats --sysroot %1$s/root %1$s/noimg.itrace | grep -qx 'total insns 21' &&\n"
+		 "%3$s decode --stats --exe %2$s %1$s/noimg.itrace | grep -qx 'total errors 0'",
+		 tmpdir, tiny_path, itrace);
+	ok(run(cmd) == 0, "decode --sysroot DIR, --exe PATH: the files found there decode");
+
+	/* build-ids: the one that ran, another one, a file without one */
+	snprintf(cmd, sizeof(cmd), "%s/tiny-bid", dir);
+	n = sym_build_id(cmd, bid, sizeof(bid));
+	ok(n == 20, "tiny-bid has a 20-byte build-id (%d)", n);
+	if (n == 20) {
+		char bidpath[4096];
+
+		snprintf(bidpath, sizeof(bidpath), "%s/tiny-bid", dir);
+		write_tiny_as(tmp("bid-ok.itrace"), bidpath, bid, n);
+		snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1 | grep -c build-id | grep -qx 0",
+			 itrace, tmp("bid-ok.itrace"));
+		ok(run(cmd) == 0, "build-id as recorded: no warning");
+		bid[3] ^= 0xff;
+		write_tiny_as(tmp("bid-bad.itrace"), bidpath, bid, n);
+		snprintf(cmd, sizeof(cmd),
+			 "%s decode --stats %s 2>&1 | grep -q 'warning: %s: build-id [0-9a-f]*, but the recording.s is [0-9a-f]*: the file changed'",
+			 itrace, tmp("bid-bad.itrace"), bidpath);
+		ok(run(cmd) == 0, "build-id mismatch: a warning naming the file and both ids");
+		write_tiny_as(tmp("bid-none.itrace"), tiny_path, bid, n);
+		snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1 | grep -q '%s has no build-id'",
+			 itrace, tmp("bid-none.itrace"), tiny_path);
+		ok(run(cmd) == 0, "a recorded build-id, a file without one: a warning");
+	}
+
+	/* --insn: capstone's text */
+	snprintf(cmd, sizeof(cmd),
+		 "%s decode --insn %s | grep -q '^ *1 0000000000401000 _start b903000000  movl \\$3, %%ecx$'",
+		 itrace, tmp("tiny.itrace"));
+	ok(run(cmd) == 0, "--insn disassembles (libcapstone)");
+
+	/* JSON: every output against tools/itrace/itrace.schema.json */
+	if (!src || access("/usr/bin/python3", X_OK)) {
+		printf("ok %d JSON schema # SKIP no ITRACE_SRC or /usr/bin/python3\n", ++nr_test);
+	} else {
+		static const char * const modes[][2] = {
+			{ "--stats", "" }, { "--summary", "" }, { "", "--lines" },
+			{ "--insn", "--lines" }, { "--sideband", "--lines" },
+		};
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(modes); i++) {
+			snprintf(cmd, sizeof(cmd),
+				 "%s decode --json %s %s > %s && /usr/bin/python3 %s/tests/check-json.py %s/itrace.schema.json %s %s",
+				 itrace, modes[i][0], tmp("tiny.itrace"), tmp("j.json"), src, src,
+				 tmp("j.json"), modes[i][1]);
+			rc = run(cmd);
+			ok(rc == 0, "decode --json %s: valid against itrace.schema.json (%d)",
+			   modes[i][0], rc);
+		}
+		snprintf(cmd, sizeof(cmd),
+			 "%s decode --json --insn %s | head -2 | tail -1 | grep -q '\"asm\":\"movl \\$3, %%ecx\"' &&\n"
+			 "%s decode --json --stats %s | /usr/bin/python3 -c 'import json, sys\n"
+			 "d = json.load(sys.stdin)\n"
+			 "assert d[\"format\"] == \"itrace-decode\" and d[\"version\"] == 1\n"
+			 "assert d[\"totals\"][\"insns\"] == 21 and d[\"totals\"][\"calls\"] == 4\n"
+			 "f = {x[\"symbol\"]: x for x in d[\"functions\"]}\n"
+			 "assert f[\"f\"][\"calls\"] == 3 and f[\"g\"][\"insns\"] == 3 and f[\"f\"][\"module\"] == \"tiny\"'",
+			 itrace, tmp("tiny.itrace"), itrace, tmp("tiny.itrace"));
+		ok(run(cmd) == 0, "decode --json: the counts of --stats, separate symbol and module");
+		/* a file name that is not UTF-8 still gives valid JSON */
+		write_tiny_as(tmp("latin1.itrace"), "/tmp/caf\xe9", NULL, 0);
+		snprintf(cmd, sizeof(cmd),
+			 "%s decode --json --sideband %s | /usr/bin/python3 -c 'import json, sys\n"
+			 "d = json.loads(sys.stdin.buffer.read().decode(\"utf-8\"))\n"
+			 "assert d[\"file\"] == \"/tmp/caf\\ufffd\", d[\"file\"]'",
+			 itrace, tmp("latin1.itrace"));
+		ok(run(cmd) == 0, "--json of a file name that is not UTF-8: valid, U+FFFD");
+	}
+
+	free(dir);
+}
+
+/* C++: names demangled as perf and gdb show them; --no-demangle */
+static void test_cxx(const char *itrace, const char *ptsim)
+{
+	char cmd[2048], *dir = dir_of(tiny_path);
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && %2$s -o cxx.itrace -- %3$s/cxx > /dev/null 2>&1 &&\n"
+		 "%4$s decode --stats cxx.itrace | grep -qx 'calls ns::twice(int) 1' &&\n"
+		 "%4$s decode cxx.itrace | grep -q ' call  *ns::twice(int)$' &&\n"
+		 "%4$s decode --stats --no-demangle cxx.itrace | grep -qx 'calls _ZN2ns5twiceEi 1'",
+		 tmpdir, ptsim, dir, itrace);
+	ok(run(cmd) == 0, "C++: ns::twice(int) in --stats and the flow, _ZN2ns5twiceEi with --no-demangle");
+	free(dir);
+}
+
+/*
  * The test programs on the host: ptsim single-steps each one and writes
  * the trace real PT would give; the decoder must count exactly the
  * instructions executed, and e2e-verify.sh must find the expectations.
@@ -1514,8 +1677,11 @@ int main(int argc, char **argv)
 	test_rings();
 	test_stall();
 	test_cli(argv[2]);
-	if (argc >= 6)
+	test_conventions(argv[2]);
+	if (argc >= 6) {
 		test_sim(argv[2], argv[3], argv[4], argv[5]);
+		test_cxx(argv[2], argv[3]);
+	}
 	if (argc >= 8) {
 		crash_dir = argv[6];
 		coredump_sh = argv[7];
