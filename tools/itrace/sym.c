@@ -8,12 +8,10 @@
 #include <unistd.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <libiberty/demangle.h>
 #include <search.h>
 
 #include "sym.h"
-
-/* libstdc++'s demangler (the C++ ABI's): C++ names as perf and gdb show them */
-char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 #define NR_CACHE	4096
 
@@ -93,7 +91,7 @@ static const char *demangled(struct symtab *st, const char *name)
 {
 	struct dname key = { .mangled = name }, *d, **found;
 	char *m;
-	int status, n;
+	int n;
 
 	if (!st->demangle || name[0] != '_' || name[1] != 'Z')
 		return name;
@@ -106,7 +104,8 @@ static const char *demangled(struct symtab *st, const char *name)
 	n = sym_name_len(name);
 	m = strndup(name, n);
 	d->mangled = name;
-	d->name = m ? __cxa_demangle(m, NULL, NULL, &status) : NULL;
+	/* libiberty's demangler, as binutils and perf show C++ names */
+	d->name = m ? cplus_demangle(m, DMGL_PARAMS | DMGL_ANSI) : NULL;
 	if (d->name && n < (int)strlen(name)) {
 		/* keep the symbol version: "_ZNSo3putEc@@GLIBCXX_3.4" */
 		char *v;

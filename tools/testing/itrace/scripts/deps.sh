@@ -8,7 +8,7 @@ pkgs=(build-essential flex bison bc cpio kmod xz-utils libelf-dev libssl-dev
       qemu-system-data seabios busybox-static
       libipt-dev libdw-dev libelf-dev util-linux
       python3-ply python3-git gdb
-      libjson-c-dev libcapstone-dev scdoc
+      libjson-c-dev libcapstone-dev libiberty-dev scdoc
       clang libclang-rt-14-dev python3-jsonschema)
 missing=()
 for p in "${pkgs[@]}"; do
