@@ -1455,7 +1455,20 @@ static void usage_decode(FILE *f)
 		"(decode errors, a file cut short; all that could be decoded is printed)\n");
 }
 
+static int decode_main(int argc, char **argv, enum decode_mode mode);
+
 int cmd_decode(int argc, char **argv)
+{
+	return decode_main(argc, argv, DECODE_FLOW);
+}
+
+/* itrace report: decode --summary */
+int cmd_report(int argc, char **argv)
+{
+	return decode_main(argc, argv, DECODE_SUMMARY);
+}
+
+static int decode_main(int argc, char **argv, enum decode_mode mode)
 {
 	enum { O_SYSROOT = 256, O_EXE, O_NO_DEMANGLE, O_PROGRESS, O_NO_PROGRESS };
 	static const struct option opts[] = {
@@ -1473,7 +1486,7 @@ int cmd_decode(int argc, char **argv)
 		{ "help",    no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct decode_opts o = { .mode = DECODE_FLOW, .progress = -1 };
+	struct decode_opts o = { .mode = mode, .progress = -1 };
 	struct itrace_data d;
 	char err[512];
 	int c, ret;

@@ -13,11 +13,12 @@ static void print_usage(FILE *f)
 		"usage: itrace record [-o FILE] [-m PAGES] [--snapshot] [-k] -- CMD [ARGS...]\n"
 		"       itrace decode [--insn | --summary | --stats | --sideband] [--json]\n"
 		"                     [--kernel KERNEL] [--sysroot DIR] [--exe PATH] [FILE | -]\n"
+		"       itrace report [--json] [--kernel KERNEL] [--sysroot DIR] [--exe PATH] [FILE | -]\n"
 		"       itrace core [--exe PATH] [--sysroot DIR] [--insn] [--json] [-n N]\n"
 		"                   [--stack] [--all] CORE\n"
 		"       itrace --version\n"
 		"`itrace COMMAND --help` describes a command; man itrace, itrace-record,\n"
-		"itrace-decode, itrace-core.\n"
+		"itrace-decode, itrace-report, itrace-core.\n"
 		"exit status: 0 done, 1 unusable input, 2 usage, 3 decoded with errors\n");
 }
 
@@ -31,6 +32,8 @@ int main(int argc, char **argv)
 		return cmd_record(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "decode"))
 		return cmd_decode(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "core"))
 		return cmd_core(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {

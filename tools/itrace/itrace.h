@@ -56,6 +56,7 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 
 int cmd_record(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_core(int argc, char **argv);
 
 /* ---- shared by decode and core (decode.c) ---- */

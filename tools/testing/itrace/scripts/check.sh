@@ -54,6 +54,29 @@ echo "== layer 1: host unit tests"
 tap "$res/host-overlay.tap" host/overlay
 make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" TEST_O="$BUILD/itrace-test" test > "$res/host-itrace.tap" 2>&1
 tap "$res/host-itrace.tap" host/itrace
+# make install: the binary, a man page per command (rendered without a
+# warning), the JSON schema
+inst=$res/install
+rm -rf "$inst"
+if make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" DESTDIR="$inst" PREFIX=/usr install \
+	> "$res/install.log" 2>&1 &&
+   [ -x "$inst/usr/bin/itrace" ] && [ -f "$inst/usr/share/itrace/itrace.schema.json" ]; then
+	bad=
+	for p in itrace itrace-record itrace-decode itrace-report itrace-core; do
+		f=$inst/usr/share/man/man1/$p.1
+		w=$(MANWIDTH=80 man --warnings -l "$f" 2>&1 >/dev/null)
+		{ [ -f "$f" ] && [ -z "$w" ] && MANWIDTH=80 man -l "$f" 2>/dev/null | grep -q '^EXIT STATUS'; } ||
+			bad="$bad $p${w:+ ($w)}"
+	done
+	if [ -z "$bad" ]; then
+		result ok "host/itrace: make install: itrace, 5 man pages (EXIT STATUS, no groff warning), the JSON schema"
+	else
+		result fail "host/itrace: make install: man pages:$bad"
+	fi
+else
+	result fail "host/itrace: make install" "$(tail -2 "$res/install.log" | tr '\n' ' ')"
+fi
+rm -rf "$inst"
 if "$here/series.sh" --checkpatch > "$res/series.tap" 2>&1; then
 	result ok "host/series: make series exports every overlay file"
 else
