@@ -1687,6 +1687,16 @@ int main(int argc, char **argv)
 		coredump_sh = argv[7];
 		test_core(argv[2], argv[3]);
 	}
+	if (getenv("ITRACE_FUZZ_SEEDS")) {
+		/* seeds for the fuzzers (make fuzz): files these tests made */
+		snprintf(cmd, sizeof(cmd),
+			 "d=%s && mkdir -p $d/decode $d/core && cd %s &&\n"
+			 "cp tiny.itrace gap.itrace lost.itrace aux.itrace $d/decode/ 2>/dev/null;\n"
+			 "cp crashnull.core wrapped.core $d/core/ 2>/dev/null; true",
+			 getenv("ITRACE_FUZZ_SEEDS"), tmpdir);
+		if (system(cmd))
+			fprintf(stderr, "# no fuzz seeds written\n");
+	}
 	printf("1..%d\n", nr_test);
 	printf("# %d passed, %d failed\n", nr_test - nr_fail, nr_fail);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);

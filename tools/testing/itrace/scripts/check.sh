@@ -58,6 +58,13 @@ tap "$res/host-itrace.tap" host/itrace
 # warning), the JSON schema
 inst=$res/install
 rm -rf "$inst"
+# the parsers under libFuzzer with ASan/UBSan/LSan, bounded: 20 s a target
+if make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" TEST_O="$BUILD/itrace-test" \
+	FUZZ_SECONDS=20 fuzz > "$res/fuzz.log" 2>&1; then
+	result ok "host/fuzz: $(grep '^fuzz-' "$res/fuzz.log" | tr '\n' ';' | sed 's/;$//'): no crash, no sanitizer report, no leak"
+else
+	result fail "host/fuzz" "$(grep -v '^make' "$res/fuzz.log" | tail -3 | tr '\n' ' ') (logs: $BUILD/itrace-test/fuzz-*.log)"
+fi
 if make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" DESTDIR="$inst" PREFIX=/usr install \
 	> "$res/install.log" 2>&1 &&
    [ -x "$inst/usr/bin/itrace" ] && [ -f "$inst/usr/share/itrace/itrace.schema.json" ]; then
