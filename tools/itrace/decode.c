@@ -1371,9 +1371,25 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 
 	for (i = 0; i < d->nr_segs; i++) {
 		const struct itrace_segment *seg = &d->segs[i];
+		bool first = i == 0;
 
+		/* perf.data: each buffer (CPU or thread) is a stream of its own */
+		if (i && seg->buf_idx != d->segs[i - 1].buf_idx) {
+			size_t k;
+
+			first = true;
+			for (k = 0; k < i; k++)
+				if (d->segs[k].buf_idx == seg->buf_idx) {
+					first = false;
+					expect = d->segs[k].stream_offset + d->segs[k].size;
+				}
+			s->depth = 0;
+			s->have_cur = 0;
+			if (first)
+				expect = seg->stream_offset;
+		}
 		if (seg->stream_offset != expect &&
-		    !(i == 0 && (d->hdr.flags & ITRACE_FLAG_SNAPSHOT))) {
+		    !(first && (d->hdr.flags & ITRACE_FLAG_SNAPSHOT))) {
 			fprintf(stderr,
 				"itrace: %s: gap in the trace: bytes 0x%llx-0x%llx missing\n",
 				o->name, (unsigned long long)expect,
@@ -1448,9 +1464,13 @@ static void usage_decode(FILE *f)
 		"  --sysroot DIR    read the recorded files under DIR\n"
 		"  --exe PATH       the program's file, if not at its recorded path\n"
 		"  --no-demangle    C++ symbols as they are in the ELF file\n"
+		"  --buildid-dir DIR  perf's build-id cache, for the [vdso] of a perf.data\n"
+		"              (default $PERF_BUILDID_DIR, ~/.debug)\n"
 		"  --progress, --no-progress  progress on stderr (default: when it is a\n"
 		"              terminal)\n"
-		"  FILE        default itrace.data; - reads standard input\n"
+		"  FILE        an itrace recording or a perf.data of perf record -e intel_pt//\n"
+		"              (a file or a perf record --kcore directory); default\n"
+		"              itrace.data; - reads standard input\n"
 		"exit status: 0 decoded, 1 unusable input, 2 usage, 3 decoded with errors\n"
 		"(decode errors, a file cut short; all that could be decoded is printed)\n");
 }
@@ -1470,7 +1490,7 @@ int cmd_report(int argc, char **argv)
 
 static int decode_main(int argc, char **argv, enum decode_mode mode)
 {
-	enum { O_SYSROOT = 256, O_EXE, O_NO_DEMANGLE, O_PROGRESS, O_NO_PROGRESS };
+	enum { O_SYSROOT = 256, O_EXE, O_NO_DEMANGLE, O_PROGRESS, O_NO_PROGRESS, O_BUILDID_DIR };
 	static const struct option opts[] = {
 		{ "insn",    no_argument, NULL, 'i' },
 		{ "summary", no_argument, NULL, 's' },
@@ -1481,6 +1501,7 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 		{ "sysroot", required_argument, NULL, O_SYSROOT },
 		{ "exe",     required_argument, NULL, O_EXE },
 		{ "no-demangle", no_argument, NULL, O_NO_DEMANGLE },
+		{ "buildid-dir", required_argument, NULL, O_BUILDID_DIR },
 		{ "progress", no_argument, NULL, O_PROGRESS },
 		{ "no-progress", no_argument, NULL, O_NO_PROGRESS },
 		{ "help",    no_argument, NULL, 'h' },
@@ -1521,6 +1542,9 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 		case O_NO_DEMANGLE:
 			o.no_demangle = 1;
 			break;
+		case O_BUILDID_DIR:
+			o.buildid_dir = optarg;
+			break;
 		case O_PROGRESS:
 			o.progress = 1;
 			break;
@@ -1542,7 +1566,7 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 	if (o.progress < 0)
 		o.progress = isatty(STDERR_FILENO);
 	o.name = optind < argc ? argv[optind] : "itrace.data";
-	if (itrace_read_file(o.name, &d, err, sizeof(err))) {
+	if (itrace_read_any(o.name, &d, o.buildid_dir, err, sizeof(err))) {
 		fprintf(stderr, "itrace: %s\n", err);
 		return 1;
 	}

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "itrace-file.h"
+#include "perf-data.h"
 
 static const uint8_t zero_pad[8];
 
@@ -247,20 +248,58 @@ static int slurp(FILE *f, uint8_t **buf, size_t *size)
 	return 0;
 }
 
-int itrace_read_file(const char *path, struct itrace_data *d,
-		     char *err, size_t errlen)
+static int read_all(const char *path, uint8_t **bufp, size_t *sizep, char *err, size_t errlen);
+
+int itrace_read_any(const char *path, struct itrace_data *d, const char *buildid_dir,
+		    char *err, size_t errlen)
 {
-	FILE *f;
+	char *p = NULL, *dflt = NULL;
 	struct stat st;
 	uint8_t *buf;
 	size_t size;
 	int ret;
 
+	/* perf record --kcore writes a directory: its data file */
+	if (strcmp(path, "-") && !stat(path, &st) && S_ISDIR(st.st_mode)) {
+		if (asprintf(&p, "%s/data", path) < 0)
+			return fail(err, errlen, "out of memory");
+		path = p;
+	}
+	if (read_all(path, &buf, &size, err, errlen)) {
+		free(p);
+		return -1;
+	}
+	if (!perf_data_is(buf, size)) {
+		ret = itrace_parse(buf, size, d, err, errlen);
+		goto out;
+	}
+	if (!buildid_dir)
+		buildid_dir = getenv("PERF_BUILDID_DIR");
+	if (!buildid_dir && getenv("HOME") && asprintf(&dflt, "%s/.debug", getenv("HOME")) > 0)
+		buildid_dir = dflt;
+	ret = perf_data_parse(buf, size, d, buildid_dir, err, errlen);
+out:
+	if (ret) {
+		char tmp[256];
+
+		snprintf(tmp, sizeof(tmp), "%s: %s", strcmp(path, "-") ? path : "<stdin>", err);
+		snprintf(err, errlen, "%s", tmp);
+	}
+	free(buf);
+	free(dflt);
+	free(p);
+	return ret;
+}
+
+static int read_all(const char *path, uint8_t **bufp, size_t *sizep, char *err, size_t errlen)
+{
+	FILE *f;
+	struct stat st;
+
 	if (!strcmp(path, "-")) {
-		if (slurp(stdin, &buf, &size))
+		if (slurp(stdin, bufp, sizep))
 			return fail(err, errlen, "standard input: %s", strerror(errno));
-		path = "<stdin>";
-		goto parse;
+		return 0;
 	}
 	f = fopen(path, "rb");
 	if (!f)
@@ -269,25 +308,35 @@ int itrace_read_file(const char *path, struct itrace_data *d,
 		fclose(f);
 		return fail(err, errlen, "%s: not a regular file", path);
 	}
-	buf = malloc(st.st_size ? st.st_size : 1);
-	if (!buf) {
+	*bufp = malloc(st.st_size ? st.st_size : 1);
+	if (!*bufp) {
 		fclose(f);
 		return fail(err, errlen, "%s: out of memory", path);
 	}
-	if (st.st_size && fread(buf, st.st_size, 1, f) != 1) {
+	if (st.st_size && fread(*bufp, st.st_size, 1, f) != 1) {
 		fclose(f);
-		free(buf);
+		free(*bufp);
 		return fail(err, errlen, "%s: read error", path);
 	}
 	fclose(f);
-	size = st.st_size;
-parse:
+	*sizep = st.st_size;
+	return 0;
+}
+
+int itrace_read_file(const char *path, struct itrace_data *d,
+		     char *err, size_t errlen)
+{
+	uint8_t *buf;
+	size_t size;
+	int ret;
+
+	if (read_all(path, &buf, &size, err, errlen))
+		return -1;
 	ret = itrace_parse(buf, size, d, err, errlen);
 	if (ret) {
-		size_t n = strlen(err);
 		char tmp[256];
 
-		snprintf(tmp, sizeof(tmp), "%s: %.*s", path, (int)n, err);
+		snprintf(tmp, sizeof(tmp), "%s: %s", strcmp(path, "-") ? path : "<stdin>", err);
 		snprintf(err, errlen, "%s", tmp);
 	}
 	free(buf);

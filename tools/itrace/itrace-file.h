@@ -96,6 +96,7 @@ struct itrace_segment {
 	uint64_t	stream_offset;	/* position in the trace stream */
 	size_t		buf_offset;	/* position in itrace_data.trace */
 	size_t		size;
+	uint32_t	buf_idx;	/* perf.data: the AUX buffer (CPU or thread) */
 };
 
 /* A recording, in memory. */
@@ -114,6 +115,7 @@ struct itrace_data {
 	/* the file ends early (no END section, a section cut short) */
 	int		truncated;
 	char		truncated_why[160];
+	int		is_perf_data;	/* read from a perf.data */
 };
 
 /* Writing (record). */
@@ -136,6 +138,13 @@ int itrace_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 int itrace_read_file(const char *path, struct itrace_data *d,
 		     char *err, size_t errlen);
 void itrace_data_free(struct itrace_data *d);
+/*
+ * An itrace recording or a perf.data (a file, a perf record --kcore
+ * directory, "-"): as itrace_read_file().  buildid_dir: perf's build-id
+ * cache for a perf.data's [vdso] (NULL: $PERF_BUILDID_DIR, else ~/.debug).
+ */
+int itrace_read_any(const char *path, struct itrace_data *d, const char *buildid_dir,
+		    char *err, size_t errlen);
 
 /* Header helpers */
 void itrace_header_init(struct itrace_file_header *hdr);

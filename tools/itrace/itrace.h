@@ -49,6 +49,7 @@ struct decode_opts {
 	int		json;		/* --json */
 	int		progress;	/* progress on stderr */
 	int		no_demangle;
+	const char	*buildid_dir;	/* --buildid-dir: perf's build-id cache */
 };
 
 /* Returns 0, EXIT_DECODE_ERRORS (after printing everything it could). */

@@ -764,6 +764,120 @@ static int run(const char *cmd)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* ---- perf.data ------------------------------------------------------ */
+
+/*
+ * A perf.data as perf record -e intel_pt// writes it: header, one attr,
+ * the data (sideband, AUXTRACE_INFO, AUXTRACE records each followed by
+ * its trace), then the HEADER_CPUID feature.  cut: bytes of the file kept.
+ */
+static void write_perf_data(const char *path, const void *side, size_t side_len,
+			    const uint8_t *trace, size_t n, size_t cut, int compressed)
+{
+	struct { uint64_t magic, size, attr_size, attrs[2], data[2], types[2], feat[4]; } fh;
+	struct perf_event_attr attr = { .type = 8, .size = 128, .config = 0x2001 };
+	struct pev_buf b = { 0 };
+	uint64_t info[2 + 15] = { 1 /* PERF_AUXTRACE_INTEL_PT */, 8 };
+	uint64_t at[6] = { 0 };
+	char cpuid[32] = "GenuineIntel,6,85,4";
+	uint32_t clen = sizeof(cpuid);
+	uint8_t *file;
+	size_t off;
+	FILE *f;
+
+	memset(&fh, 0, sizeof(fh));
+	memcpy(&fh.magic, "PERFILE2", 8);
+	fh.size = sizeof(fh);
+	fh.attr_size = 128 + 16;
+	fh.attrs[0] = sizeof(fh);
+	fh.attrs[1] = 128 + 16;
+	pev_put(&b, PERF_RECORD_AUXTRACE_INFO, 0, info, sizeof(info));
+	if (compressed)
+		pev_put(&b, PERF_RECORD_COMPRESSED, 0, info, 8);
+	memcpy(b.buf + b.len, side, 0);
+	{
+		const uint8_t *p = side;
+		size_t pos = 0;
+
+		while (pos + 8 <= side_len) {
+			uint16_t rs;
+
+			memcpy(&rs, p + pos + 6, 2);
+			pev_put(&b, ((const struct perf_event_header *)(p + pos))->type,
+				((const struct perf_event_header *)(p + pos))->misc, p + pos + 8, rs - 8);
+			pos += rs;
+		}
+	}
+	/* two AUXTRACE chunks of the one buffer: size, offset, reference, idx|tid, cpu */
+	at[0] = n / 2;
+	at[1] = 0;
+	at[3] = 42ULL << 32;
+	at[4] = 0xffffffff;
+	pev_put(&b, PERF_RECORD_AUXTRACE, 0, at, 40);
+	off = b.len;
+	b.buf = realloc(b.buf, b.len + n + 4096);
+	memcpy(b.buf + b.len, trace, n / 2);
+	b.len += n / 2;
+	at[0] = n - n / 2;
+	at[1] = n / 2;
+	pev_put(&b, PERF_RECORD_AUXTRACE, 0, at, 40);
+	b.buf = realloc(b.buf, b.len + n);
+	memcpy(b.buf + b.len, trace + n / 2, n - n / 2);
+	b.len += n - n / 2;
+	(void)off;
+	fh.data[0] = sizeof(fh) + 128 + 16;
+	fh.data[1] = b.len;
+	fh.feat[0] = 1ULL << 9;		/* HEADER_CPUID */
+	file = calloc(1, fh.data[0] + b.len + 16 + 4 + sizeof(cpuid));
+	memcpy(file, &fh, sizeof(fh));
+	memcpy(file + sizeof(fh), &attr, sizeof(attr));
+	memcpy(file + fh.data[0], b.buf, b.len);
+	off = fh.data[0] + b.len;
+	at[0] = off + 16;
+	at[1] = 4 + sizeof(cpuid);
+	memcpy(file + off, at, 16);
+	memcpy(file + off + 16, &clen, 4);
+	memcpy(file + off + 20, cpuid, sizeof(cpuid));
+	off += 20 + sizeof(cpuid);
+	f = fopen(path, "wb");
+	fwrite(file, 1, cut && cut < off ? cut : off, f);
+	fclose(f);
+	free(file);
+	free(b.buf);
+}
+
+static void test_perf_data(const char *itrace)
+{
+	uint8_t side[512];
+	size_t side_len, n;
+	struct enc e;
+	char cmd[2048];
+
+	n = encode_tiny(&e);
+	side_len = mmap2_record(side, tiny_path, text_vaddr, text_size, text_off,
+				PROT_READ | PROT_EXEC);
+	write_perf_data(tmp("tiny.perf.data"), side, side_len, e.buf, n, 0, 0);
+	snprintf(cmd, sizeof(cmd),
+		 "%1$s decode --stats %2$s > %3$s/pd.txt 2>&1 && grep -qx 'total insns 21' %3$s/pd.txt &&\n"
+		 "grep -qx 'calls f 3' %3$s/pd.txt && grep -qx 'total errors 0' %3$s/pd.txt &&\n"
+		 "grep -qx 'total gaps 0' %3$s/pd.txt && %1$s decode --summary %2$s |\n"
+		 "grep -q 'cpu: *GenuineIntel family 6 model 85 stepping 4'",
+		 itrace, tmp("tiny.perf.data"), tmpdir);
+	ok(run(cmd) == 0, "perf.data: AUXTRACE chunks and sideband decode as the itrace file (21 insns, 4 calls), HEADER_CPUID read");
+	snprintf(cmd, sizeof(cmd), "mkdir -p %1$s/kcoredir && cp %1$s/tiny.perf.data %1$s/kcoredir/data &&\n"
+		 "%2$s decode --stats %1$s/kcoredir | grep -qx 'total insns 21'", tmpdir, itrace);
+	ok(run(cmd) == 0, "perf.data: a perf record --kcore directory (DIR/data)");
+	write_perf_data(tmp("cut.perf.data"), side, side_len, e.buf, n, 60, 0);
+	snprintf(cmd, sizeof(cmd), "%s decode %s 2>&1 >/dev/null | grep -q 'perf.data: truncated header'; r=$?;"
+		 "%s decode %s >/dev/null 2>&1; test $? = 1 -a $r = 0", itrace, tmp("cut.perf.data"),
+		 itrace, tmp("cut.perf.data"));
+	ok(run(cmd) == 0, "perf.data cut in its header: says so, exit 1");
+	write_perf_data(tmp("z.perf.data"), side, side_len, e.buf, n, 0, 1);
+	snprintf(cmd, sizeof(cmd), "%s decode %s 2>&1 | grep -q 'compressed records (perf record -z)'",
+		 itrace, tmp("z.perf.data"));
+	ok(run(cmd) == 0, "perf.data with compressed records: says so");
+}
+
 /* record -k and decode --kernel: bad input, and the refusal of -k */
 /*
  * A poll() timeout drains and enables again only when data_head has not
@@ -1678,6 +1792,7 @@ int main(int argc, char **argv)
 	test_stall();
 	test_cli(argv[2]);
 	test_conventions(argv[2]);
+	test_perf_data(argv[2]);
 	if (argc >= 6) {
 		test_sim(argv[2], argv[3], argv[4], argv[5]);
 		test_cxx(argv[2], argv[3]);
@@ -1691,7 +1806,7 @@ int main(int argc, char **argv)
 		/* seeds for the fuzzers (make fuzz): files these tests made */
 		snprintf(cmd, sizeof(cmd),
 			 "d=%s && mkdir -p $d/decode $d/core && cd %s &&\n"
-			 "cp tiny.itrace gap.itrace lost.itrace aux.itrace $d/decode/ 2>/dev/null;\n"
+			 "cp tiny.itrace gap.itrace lost.itrace aux.itrace tiny.perf.data $d/decode/ 2>/dev/null;\n"
 			 "cp crashnull.core wrapped.core $d/core/ 2>/dev/null; true",
 			 getenv("ITRACE_FUZZ_SEEDS"), tmpdir);
 		if (system(cmd))
