@@ -36,6 +36,7 @@
 #define NR_KEEP		8	/* flow lines kept for the summary */
 #define NR_PROG		40	/* calls into the program kept for it */
 #define NR_JSON_ERRORS	100	/* errors listed in a JSON report */
+#define NR_FS_CACHE	1024	/* per-function counters by symbol, direct mapped */
 
 struct fstat {
 	char		*key;		/* name, or module:name outside the program */
@@ -65,6 +66,11 @@ struct dstate {
 	bool		truncated;	/* the file was cut short */
 
 	/* per function: a tsearch() tree by key, and the list */
+	struct {
+		const char	*name, *module;	/* as sym_lookup() gives them */
+		uint64_t	start;
+		struct fstat	*f;
+	} fs_cache[NR_FS_CACHE];
 	void		*fs_tree;
 	struct fstat	**fsv;
 	size_t		nr_fs, cap_fs;
@@ -150,9 +156,16 @@ static int in_exe(struct dstate *s, const struct sym_info *si)
 
 static struct fstat *fs_of(struct dstate *s, const struct sym_info *si)
 {
+	uint64_t start = si->name ? si->start : 0;
+	unsigned int h = (start ^ (start >> 12) ^ (uintptr_t)si->module) % NR_FS_CACHE;
 	struct fstat *f;
 	char *key;
 	int n;
+
+	/* the names sym_lookup() gives are stable: the pointers identify them */
+	if (s->fs_cache[h].f && s->fs_cache[h].start == start &&
+	    s->fs_cache[h].name == si->name && s->fs_cache[h].module == si->module)
+		return s->fs_cache[h].f;
 
 	if (si->name && in_exe(s, si))
 		n = asprintf(&key, "%.*s", sym_name_len(si->name), si->name);
@@ -164,6 +177,10 @@ static struct fstat *fs_of(struct dstate *s, const struct sym_info *si)
 		oom();
 	f = fs_get(s, key, si, si->name && in_exe(s, si));
 	free(key);
+	s->fs_cache[h].name = si->name;
+	s->fs_cache[h].module = si->module;
+	s->fs_cache[h].start = start;
+	s->fs_cache[h].f = f;
 	return f;
 }
 
@@ -182,6 +199,93 @@ static void print_sym(struct dstate *s, FILE *f, uint64_t ip, const struct sym_i
 			(unsigned long long)(ip - si->start), sep, mod, end);
 	else
 		fprintf(f, "%.*s%s%s%s", sym_name_len(si->name), si->name, sep, mod, end);
+}
+
+/* v in decimal (right-aligned in width) or hex at p: the length written */
+static size_t put_dec(char *p, uint64_t v, int width)
+{
+	char t[24];
+	int n = 0, i = 0;
+
+	do {
+		t[n++] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	for (; i < width - n; i++)
+		p[i] = ' ';
+	while (n)
+		p[i++] = t[--n];
+	return i;
+}
+
+static size_t put_hex(char *p, uint64_t v)
+{
+	static const char dig[] = "0123456789abcdef";
+	char t[16];
+	int n = 0, i = 0;
+
+	do {
+		t[n++] = dig[v & 15];
+		v >>= 4;
+	} while (v);
+	while (n)
+		p[i++] = t[--n];
+	return i;
+}
+
+/*
+ * A flow line as print_sym() and "%10llu %-7s %*s" would make it, built in
+ * a buffer: the default view prints tens of millions of them, and printf's
+ * formatting was most of its time.  Names too long for the buffer take the
+ * printf path.
+ */
+static void fast_flow_line(struct dstate *s, const char *what, int indent, uint64_t ip,
+			   const struct sym_info *si)
+{
+	const char *mod = in_exe(s, si) || !si->module || !strcmp(si->module, "?") ? "" :
+			  si->module;
+	size_t wl = strlen(what), nl = si->name ? (size_t)sym_name_len(si->name) : 0;
+	size_t ml = strlen(mod), n;
+	char buf[512];
+
+	if (nl + ml + 2 * indent + 80 > sizeof(buf)) {
+		fprintf(s->out, "%10llu %-7s %*s", (unsigned long long)s->insns, what,
+			2 * indent, "");
+		print_sym(s, s->out, ip, si);
+		fputc('\n', s->out);
+		return;
+	}
+	n = put_dec(buf, s->insns, 10);
+	buf[n++] = ' ';
+	memcpy(buf + n, what, wl);
+	n += wl;
+	for (; wl < 7; wl++)
+		buf[n++] = ' ';
+	buf[n++] = ' ';
+	memset(buf + n, ' ', 2 * indent);
+	n += 2 * indent;
+	if (!si->name) {
+		buf[n++] = '0';
+		buf[n++] = 'x';
+		n += put_hex(buf + n, ip);
+	} else {
+		memcpy(buf + n, si->name, nl);
+		n += nl;
+		if (ip != si->start) {
+			memcpy(buf + n, "+0x", 3);
+			n += 3;
+			n += put_hex(buf + n, ip - si->start);
+		}
+	}
+	if (ml) {
+		buf[n++] = ' ';
+		buf[n++] = '[';
+		memcpy(buf + n, mod, ml);
+		n += ml;
+		buf[n++] = ']';
+	}
+	buf[n++] = '\n';
+	fwrite(buf, 1, n, s->out);
 }
 
 static void keep(char **slot, char *line)
@@ -212,10 +316,7 @@ static void flow_line(struct dstate *s, const char *what, uint64_t ip,
 		return;
 	}
 	if (s->o->mode == DECODE_FLOW) {
-		fprintf(s->out, "%10llu %-7s %*s", (unsigned long long)s->insns, what,
-			2 * indent, "");
-		print_sym(s, s->out, ip, si);
-		fputc('\n', s->out);
+		fast_flow_line(s, what, indent, ip, si);
 		return;
 	}
 	/* only the summary keeps lines: the other views do not format them */
@@ -1572,6 +1673,8 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 	}
 	if (!strcmp(o.name, "-"))
 		o.name = "<stdin>";
+	/* the flow and --insn write lines by the million: write in big blocks */
+	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	ret = itrace_decode(&d, &o, stdout);
 	itrace_data_free(&d);
 	if (fflush(stdout) && !ret)

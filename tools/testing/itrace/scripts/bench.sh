@@ -31,6 +31,10 @@
 #                              trace fd / perf (issue 4, "Benchmark")
 #   tfd_minus_perf_stops       stops (trace lost on a full buffer), trace fd
 #                              minus perf (tools/testing/itrace/bench/tfd.sh)
+#   decode_vs_libipt_insn,     host only: itrace decode --stats and the flow
+#   decode_flow_vs_libipt_insn against a bare libipt pt_insn loop with an
+#                              image section cache, on step 1's recording
+#                              (tools/testing/itrace/bench/decode.sh)
 #
 # Kernel: every boot of this run (tfd.sh's too) boots the non-debug bench
 # kernel, build/linux-obj-bench (tools/testing/itrace/config/
@@ -247,3 +251,8 @@ echo "bench rlimit_dump_time_on_vs_off = $(n "$don" "$doff") x (goal none)"
 echo "# rlimit_dump_size_on_vs_off: $son / $soff bytes"
 echo "bench rlimit_dump_size_on_vs_off = $(n "$son" "$soff") x (goal none)"
 cat "$b/tfd.out"
+
+# 6. decoding on the host (no guest): the workload's recording of step 1
+# against a bare libipt loop (tools/testing/itrace/bench/decode.sh; run it
+# alone on any recording, and with a perf.data for decode_vs_perf_script)
+"$t/bench/decode.sh" "$b/onoff/work.itrace"
