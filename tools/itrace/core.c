@@ -33,9 +33,17 @@
 #include "sym.h"
 
 /* Linux 6.12 + this series: RLIMIT_CORE cut the older trace (decode from its first PSB) */
-#ifndef ITRACE_NOTE_CLAMPED
-#define ITRACE_NOTE_CLAMPED	(1U << 3)
+#ifndef BIT
+#define BIT(nr)			(1UL << (nr))
 #endif
+#ifndef ITRACE_NOTE_CLAMPED
+#define ITRACE_NOTE_CLAMPED	BIT(3)
+#endif
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+#define NO_PSB		"no PSB in the trace: nothing to decode"
 
 #define CORE_DEFAULT_N	16
 /* Trace decoded first, from the last PSB before it; doubled until the tail is full. */
@@ -100,7 +108,7 @@ struct core_thread {
 	unsigned int	depth;			/* frames kept */
 	uint64_t	dropped;		/* older frames beyond MAX_STACK */
 	uint64_t	unmatched;		/* returns past the first call seen */
-	uint64_t	rip_start;		/* rip, to keep ld.so's tail when it crashed there */
+	uint64_t	rip_start;		/* rip: ld.so's tail stays if it crashed there */
 };
 
 struct core_map {			/* an NT_FILE entry */
@@ -355,7 +363,8 @@ static int parse_notes(struct core *c, const Elf64_Phdr *p, char *err, size_t er
 				if (nh.n_descsz >= sizeof(ps)) {
 					memcpy(&ps, desc, sizeof(ps));
 					c->pid = ps.pr_pid;
-					snprintf(c->psname, sizeof(c->psname), "%.16s", ps.pr_fname);
+					snprintf(c->psname, sizeof(c->psname), "%.16s",
+						 ps.pr_fname);
 				}
 				break;
 			}
@@ -707,12 +716,18 @@ static uint64_t psb_before(const uint8_t *buf, uint64_t limit)
 static void reset_thread(struct core_thread *t, unsigned long n)
 {
 	memset(t->ring, 0, n * sizeof(*t->ring));
-	t->nr_ents = t->insns = t->errors = t->hidden = 0;
-	t->pend = t->have_last = t->lost_end = false;
+	t->nr_ents = 0;
+	t->insns = 0;
+	t->errors = 0;
+	t->hidden = 0;
+	t->pend = false;
+	t->have_last = false;
+	t->lost_end = false;
 	t->how = END_NONE;
 	t->end_ip = 0;
 	t->depth = 0;
-	t->dropped = t->unmatched = 0;
+	t->dropped = 0;
+	t->unmatched = 0;
 }
 
 /*
@@ -831,12 +846,13 @@ static void print_ent(struct ctx *x, const struct ent *e)
 static struct json_object *json_ent(struct ctx *x, const struct ent *e)
 {
 	struct json_object *o = json_object_new_object();
+	const char *msg;
 
 	if (e->kind == E_ERROR || e->kind == E_OVERFLOW) {
 		json_object_object_add(o, "kind", json_object_new_string(ent_name[e->kind]));
 		json_object_object_add(o, "offset", json_object_new_uint64(e->off));
-		json_object_object_add(o, "message", json_object_new_string(
-			e->kind == E_ERROR ? pt_errstr(e->err) : "trace overflow"));
+		msg = e->kind == E_ERROR ? pt_errstr(e->err) : "trace overflow";
+		json_object_object_add(o, "message", json_object_new_string(msg));
 		return o;
 	}
 	json_object_object_add(o, "kind", json_object_new_string(ent_kind(e)));
@@ -893,7 +909,7 @@ static bool rip_ok(const struct core_thread *t)
 }
 
 static const char * const flag_names[] = { "wrapped", "paused", "error", "clamped" };
-#define NR_FLAGS	(sizeof(flag_names) / sizeof(flag_names[0]))
+#define NR_FLAGS	ARRAY_SIZE(flag_names)
 
 static void print_flags(FILE *f, uint32_t flags)
 {
@@ -956,7 +972,7 @@ static struct json_object *json_thread(struct ctx *x, struct core_thread *t, boo
 	for (i = 0; i < t->errors && i < NR_ERR_MSGS; i++)
 		json_object_array_add(a, jstr(t->errmsg[i]));
 	if (t->walk == 1)
-		json_object_array_add(a, json_object_new_string("no PSB in the trace: nothing to decode"));
+		json_object_array_add(a, json_object_new_string(NO_PSB));
 	json_object_object_add(o, "errors", a);
 	json_object_object_add(o, "nr_errors", json_object_new_uint64(t->errors));
 	json_object_object_add(o, "hidden_ld_so", json_object_new_uint64(t->hidden));
@@ -973,7 +989,8 @@ static struct json_object *json_thread(struct ctx *x, struct core_thread *t, boo
 	for (k = t->depth; k-- > 0;)
 		json_object_array_add(a, jloc(x->st, t->stack[k]));
 	json_object_object_add(o, "stack", a);
-	json_object_object_add(o, "stack_complete", json_object_new_boolean(!t->from && !t->dropped));
+	json_object_object_add(o, "stack_complete",
+			       json_object_new_boolean(!t->from && !t->dropped));
 	return o;
 }
 
@@ -994,9 +1011,9 @@ static void print_stack(struct ctx *x, struct core_thread *t)
 		fprintf(x->out, "\n");
 	}
 	if (t->from || t->dropped)
-		fprintf(x->out, "    ... older frames: calls made before trace offset 0x%llx (%s)\n",
-			(unsigned long long)t->from,
-			t->dropped ? "deeper than kept" : "not decoded; the trace before it may have them");
+		fprintf(x->out, "    ... older frames: calls before trace offset 0x%llx (%s)\n",
+			(unsigned long long)t->from, t->dropped ? "deeper than kept" :
+			"not decoded; the trace before it may have them");
 }
 
 static void print_thread(struct ctx *x, struct core_thread *t, bool crashed)
@@ -1038,7 +1055,7 @@ static void print_thread(struct ctx *x, struct core_thread *t, bool crashed)
 	fprintf(f, "  decoded %llu instructions, %llu errors\n", (unsigned long long)t->insns,
 		(unsigned long long)t->errors);
 	if (t->from)
-		fprintf(f, "  (from trace offset 0x%llx: the newest %llu bytes hold the last %lu %s)\n",
+		fprintf(f, "  (from trace offset 0x%llx: the last %llu bytes hold the %lu %s)\n",
 			(unsigned long long)t->from,
 			(unsigned long long)(h->trace_size - t->from), x->o->n,
 			x->o->insn ? "instructions" : "branches");
@@ -1054,8 +1071,9 @@ static void print_thread(struct ctx *x, struct core_thread *t, bool crashed)
 		fprintf(f, "  %s\n", rip_check(t));
 	}
 	if (t->hidden)
-		fprintf(f, "  (%llu %s inside the dynamic linker (its start-up, lazy binding) left out; --all shows them)\n",
-			(unsigned long long)t->hidden, x->o->insn ? "instructions" : "branches");
+		fprintf(f, "  (%llu %s in the dynamic linker (its start-up, lazy binding) %s)\n",
+			(unsigned long long)t->hidden, x->o->insn ? "instructions" : "branches",
+			"left out; --all shows them");
 	if (t->have_last || t->how)
 		print_stack(x, t);
 }

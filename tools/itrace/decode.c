@@ -131,11 +131,12 @@ static struct fstat *fs_get(struct dstate *s, const char *key, const struct sym_
 	if (found)
 		return *found;
 	f = calloc(1, sizeof(*f));
-	if (!f || !(f->key = strdup(key)))
+	if (!f)
 		oom();
-	if (!prog && !(f->module = strdup(si->module)))
-		oom();
-	if (si->name && !(f->sym = strndup(si->name, sym_name_len(si->name))))
+	f->key = strdup(key);
+	f->module = prog ? NULL : strdup(si->module);
+	f->sym = si->name ? strndup(si->name, sym_name_len(si->name)) : NULL;
+	if (!f->key || (!prog && !f->module) || (si->name && !f->sym))
 		oom();
 	if (!tsearch(f, &s->fs_tree, cmp_fs_key))
 		oom();
@@ -189,7 +190,8 @@ static struct fstat *fs_of(struct dstate *s, const struct sym_info *si)
 /* "name+0xoff [module]": the module only outside the program */
 static void print_sym(struct dstate *s, FILE *f, uint64_t ip, const struct sym_info *si)
 {
-	const char *mod = in_exe(s, si) || !si->module || !strcmp(si->module, "?") ? "" : si->module;
+	bool none = in_exe(s, si) || !si->module || !strcmp(si->module, "?");
+	const char *mod = none ? "" : si->module;
 	const char *sep = *mod ? " [" : "", *end = *mod ? "]" : "";
 
 	if (!si->name)
@@ -378,9 +380,9 @@ static void progress(struct dstate *s, uint64_t off)
 		return;
 	s->shown = now;
 	done = s->d->trace_size ? 100.0 * (s->seg_buf + off) / s->d->trace_size : 100;
-	fprintf(stderr, "\ritrace: decoding %s: %3.0f%% of %.1f MiB of trace, %llu instructions\033[K",
+	fprintf(stderr, "\ritrace: decoding %s: %3.0f%% of %.1f MiB of trace, %llu instructions%s",
 		s->o->name, done > 100 ? 100 : done, s->d->trace_size / 1048576.0,
-		(unsigned long long)s->insns);
+		(unsigned long long)s->insns, "\033[K");
 	s->progress_shown = true;
 }
 
@@ -673,8 +675,8 @@ static void report_error(struct dstate *s, uint64_t off, uint64_t ip, const char
 	struct sym_info si;
 
 	sym_lookup(s->st, ip, &si);
-	fprintf(stderr, "itrace: %s: decode error at trace offset 0x%llx (after %llu instructions, last ip ",
-		s->o->name, (unsigned long long)off, (unsigned long long)s->insns);
+	fprintf(stderr, "itrace: %s: decode error at trace offset 0x%llx (after %llu %s, last ip ",
+		s->o->name, (unsigned long long)off, (unsigned long long)s->insns, "instructions");
 	print_sym(s, stderr, ip, &si);
 	fprintf(stderr, "): %s\n", msg);
 	s->errors++;
@@ -1093,6 +1095,120 @@ static int scan_sideband(struct dstate *s)
 	return 0;
 }
 
+static void jset_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
+
+/* A perf_event record as a JSON object (--sideband --json). */
+static struct json_object *record_json(const struct pev *ev, const char *type)
+{
+	struct json_object *j = json_object_new_object();
+	char id[2 * PEV_BUILD_ID_MAX + 1];
+	bool exec = ev->misc & PERF_RECORD_MISC_COMM_EXEC;
+
+	jset_u64(j, "offset", ev->pos);
+	json_object_object_add(j, "type", json_object_new_string(type));
+	json_object_object_add(j, "misc", json_object_new_int(ev->misc));
+	json_object_object_add(j, "size", json_object_new_int(ev->size));
+	if (pev_short(ev))
+		return j;
+	switch (ev->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		jset_u64(j, "pid", ev->mmap.pid);
+		jset_u64(j, "tid", ev->mmap.tid);
+		json_object_object_add(j, "start", jaddr(ev->mmap.addr));
+		json_object_object_add(j, "end", jaddr(ev->mmap.addr + ev->mmap.len));
+		jset_u64(j, "pgoff", ev->mmap.pgoff);
+		jset_u64(j, "prot", ev->mmap.prot);
+		json_object_object_add(j, "file", jstrn(ev->mmap.name, ev->mmap.name_len));
+		if (ev->mmap.build_id_size) {
+			hex_id(id, ev->mmap.build_id, ev->mmap.build_id_size);
+			json_object_object_add(j, "build_id", json_object_new_string(id));
+		}
+		break;
+	case PERF_RECORD_COMM:
+		jset_u64(j, "pid", ev->comm.pid);
+		jset_u64(j, "tid", ev->comm.tid);
+		json_object_object_add(j, "comm", jstrn(ev->comm.name, ev->comm.name_len));
+		json_object_object_add(j, "exec", json_object_new_boolean(exec));
+		break;
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_FORK:
+		jset_u64(j, "pid", ev->task.pid);
+		jset_u64(j, "ppid", ev->task.ppid);
+		jset_u64(j, "tid", ev->task.tid);
+		break;
+	case PERF_RECORD_LOST:
+		jset_u64(j, "lost", ev->lost.lost);
+		break;
+	case PERF_RECORD_ITRACE_START:
+		jset_u64(j, "pid", ev->start.pid);
+		jset_u64(j, "tid", ev->start.tid);
+		break;
+	case PERF_RECORD_ITRACE_LOST:
+	case PERF_RECORD_AUX:
+		jset_u64(j, "aux_offset", ev->aux.offset);
+		jset_u64(j, "aux_size", ev->aux.size);
+		jset_u64(j, "flags", ev->aux.flags);
+		break;
+	}
+	return j;
+}
+
+/* A perf_event record as a line of text (--sideband). */
+static void record_text(FILE *out, const struct pev *ev, const char *type)
+{
+	char id[2 * PEV_BUILD_ID_MAX + 1];
+
+	fprintf(out, "%8zx ", ev->pos);
+	if (pev_short(ev))
+		goto other;
+	switch (ev->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		fprintf(out, "%-5s pid %u tid %u 0x%llx-0x%llx pgoff 0x%llx %c%c%c %.*s",
+			type, ev->mmap.pid, ev->mmap.tid, (unsigned long long)ev->mmap.addr,
+			(unsigned long long)(ev->mmap.addr + ev->mmap.len),
+			(unsigned long long)ev->mmap.pgoff,
+			ev->mmap.prot & PROT_READ ? 'r' : '-',
+			ev->mmap.prot & PROT_WRITE ? 'w' : '-',
+			ev->mmap.prot & PROT_EXEC ? 'x' : '-',
+			(int)ev->mmap.name_len, ev->mmap.name);
+		if (ev->mmap.build_id_size) {
+			hex_id(id, ev->mmap.build_id, ev->mmap.build_id_size);
+			fprintf(out, " build-id %s", id);
+		}
+		fputc('\n', out);
+		return;
+	case PERF_RECORD_COMM:
+		fprintf(out, "COMM%s pid %u tid %u %.*s\n",
+			ev->misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "", ev->comm.pid,
+			ev->comm.tid, (int)ev->comm.name_len, ev->comm.name);
+		return;
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_FORK:
+		fprintf(out, "%s pid %u ppid %u tid %u\n", type, ev->task.pid, ev->task.ppid,
+			ev->task.tid);
+		return;
+	case PERF_RECORD_LOST:
+		fprintf(out, "LOST (sideband records lost)\n");
+		return;
+	case PERF_RECORD_ITRACE_START:
+		fprintf(out, "ITRACE_START pid %u tid %u\n", ev->start.pid, ev->start.tid);
+		return;
+	case PERF_RECORD_ITRACE_LOST:
+	case PERF_RECORD_AUX:
+		fprintf(out, "%s offset 0x%llx size %llu flags 0x%llx\n", type,
+			(unsigned long long)ev->aux.offset, (unsigned long long)ev->aux.size,
+			(unsigned long long)ev->aux.flags);
+		return;
+	}
+other:
+	fprintf(out, "%s misc 0x%x size %u\n", type, ev->misc, ev->size);
+}
+
 /* One line (or JSON object) per record of the perf stream. */
 static int dump_sideband(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 {
@@ -1104,114 +1220,14 @@ static int dump_sideband(struct itrace_data *d, const struct decode_opts *o, FIL
 	pev_iter_init(&it, d->perf, d->perf_size);
 	while ((r = pev_next(&it, &ev, err, sizeof(err))) > 0) {
 		const char *type = pev_type_name(ev.type, tbuf, sizeof(tbuf));
-		struct json_object *j = NULL;
 
 		if (o->json) {
-			j = json_object_new_object();
-			json_object_object_add(j, "offset", json_object_new_uint64(ev.pos));
-			json_object_object_add(j, "type", json_object_new_string(type));
-			json_object_object_add(j, "misc", json_object_new_int(ev.misc));
-			json_object_object_add(j, "size", json_object_new_int(ev.size));
-		} else {
-			fprintf(out, "%8zx ", ev.pos);
-		}
-		if (pev_short(&ev))
-			goto other;
-		switch (ev.type) {
-		case PERF_RECORD_MMAP:
-		case PERF_RECORD_MMAP2:
-			if (j) {
-				json_object_object_add(j, "pid", json_object_new_int64(ev.mmap.pid));
-				json_object_object_add(j, "tid", json_object_new_int64(ev.mmap.tid));
-				json_object_object_add(j, "start", jaddr(ev.mmap.addr));
-				json_object_object_add(j, "end", jaddr(ev.mmap.addr + ev.mmap.len));
-				json_object_object_add(j, "pgoff", json_object_new_uint64(ev.mmap.pgoff));
-				json_object_object_add(j, "prot", json_object_new_int(ev.mmap.prot));
-				json_object_object_add(j, "file", jstrn(ev.mmap.name, ev.mmap.name_len));
-				if (ev.mmap.build_id_size) {
-					char id[2 * PEV_BUILD_ID_MAX + 1];
+			struct json_object *j = record_json(&ev, type);
 
-					hex_id(id, ev.mmap.build_id, ev.mmap.build_id_size);
-					json_object_object_add(j, "build_id", json_object_new_string(id));
-				}
-				break;
-			}
-			fprintf(out, "%-5s pid %u tid %u 0x%llx-0x%llx pgoff 0x%llx %c%c%c %.*s",
-				type, ev.mmap.pid, ev.mmap.tid, (unsigned long long)ev.mmap.addr,
-				(unsigned long long)(ev.mmap.addr + ev.mmap.len),
-				(unsigned long long)ev.mmap.pgoff,
-				ev.mmap.prot & PROT_READ ? 'r' : '-',
-				ev.mmap.prot & PROT_WRITE ? 'w' : '-',
-				ev.mmap.prot & PROT_EXEC ? 'x' : '-',
-				(int)ev.mmap.name_len, ev.mmap.name);
-			if (ev.mmap.build_id_size) {
-				char id[2 * PEV_BUILD_ID_MAX + 1];
-
-				hex_id(id, ev.mmap.build_id, ev.mmap.build_id_size);
-				fprintf(out, " build-id %s", id);
-			}
-			fputc('\n', out);
-			break;
-		case PERF_RECORD_COMM:
-			if (j) {
-				json_object_object_add(j, "pid", json_object_new_int64(ev.comm.pid));
-				json_object_object_add(j, "tid", json_object_new_int64(ev.comm.tid));
-				json_object_object_add(j, "comm", jstrn(ev.comm.name, ev.comm.name_len));
-				json_object_object_add(j, "exec", json_object_new_boolean(
-						ev.misc & PERF_RECORD_MISC_COMM_EXEC));
-				break;
-			}
-			fprintf(out, "COMM%s pid %u tid %u %.*s\n",
-				ev.misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "", ev.comm.pid,
-				ev.comm.tid, (int)ev.comm.name_len, ev.comm.name);
-			break;
-		case PERF_RECORD_EXIT:
-		case PERF_RECORD_FORK:
-			if (j) {
-				json_object_object_add(j, "pid", json_object_new_int64(ev.task.pid));
-				json_object_object_add(j, "ppid", json_object_new_int64(ev.task.ppid));
-				json_object_object_add(j, "tid", json_object_new_int64(ev.task.tid));
-				break;
-			}
-			fprintf(out, "%s pid %u ppid %u tid %u\n", type, ev.task.pid, ev.task.ppid,
-				ev.task.tid);
-			break;
-		case PERF_RECORD_LOST:
-			if (j) {
-				json_object_object_add(j, "lost", json_object_new_uint64(ev.lost.lost));
-				break;
-			}
-			fprintf(out, "LOST (sideband records lost)\n");
-			break;
-		case PERF_RECORD_ITRACE_START:
-			if (j) {
-				json_object_object_add(j, "pid", json_object_new_int64(ev.start.pid));
-				json_object_object_add(j, "tid", json_object_new_int64(ev.start.tid));
-				break;
-			}
-			fprintf(out, "ITRACE_START pid %u tid %u\n", ev.start.pid, ev.start.tid);
-			break;
-		case PERF_RECORD_ITRACE_LOST:
-		case PERF_RECORD_AUX:
-			if (j) {
-				json_object_object_add(j, "aux_offset", json_object_new_uint64(ev.aux.offset));
-				json_object_object_add(j, "aux_size", json_object_new_uint64(ev.aux.size));
-				json_object_object_add(j, "flags", json_object_new_uint64(ev.aux.flags));
-				break;
-			}
-			fprintf(out, "%s offset 0x%llx size %llu flags 0x%llx\n", type,
-				(unsigned long long)ev.aux.offset, (unsigned long long)ev.aux.size,
-				(unsigned long long)ev.aux.flags);
-			break;
-		default:
-other:
-			if (!j)
-				fprintf(out, "%s misc 0x%x size %u\n", type, ev.misc, ev.size);
-			break;
-		}
-		if (j) {
 			jprint(out, j, 0);
 			json_object_put(j);
+		} else {
+			record_text(out, &ev, type);
 		}
 	}
 	if (r < 0) {

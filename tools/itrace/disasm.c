@@ -7,31 +7,38 @@
 
 #include "disasm.h"
 
-/* The soname of Debian's libcapstone4; the unversioned name is -dev only. */
-static const char * const libs[] = { "libcapstone.so.4", "libcapstone.so.5", "libcapstone.so" };
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
 
-struct disasm {
-	void	*lib;
-	cs_err	(*open)(cs_arch arch, cs_mode mode, csh *handle);
-	cs_err	(*option)(csh handle, cs_opt_type type, size_t value);
-	size_t	(*disasm)(csh handle, const uint8_t *code, size_t size, uint64_t address,
-			  size_t count, cs_insn **insn);
-	void	(*free)(cs_insn *insn, size_t count);
-	cs_err	(*close)(csh *handle);
-	csh	h[3];		/* 64-, 32- and 16-bit code */
-	int	have[3];
-	char	text[192];
+/* The soname of Debian's libcapstone4; the unversioned name is -dev only. */
+static const char * const libs[] = {
+	"libcapstone.so.4", "libcapstone.so.5", "libcapstone.so",
 };
+
+/* capstone's functions, of the types <capstone/capstone.h> declares */
+struct disasm {
+	void			*lib;
+	__typeof__(cs_open)	*open;
+	__typeof__(cs_option)	*option;
+	__typeof__(cs_disasm)	*disasm;
+	__typeof__(cs_free)	*free;
+	__typeof__(cs_close)	*close;
+	csh			h[3];		/* 64-, 32- and 16-bit code */
+	int			have[3];
+	char			text[192];
+};
+
+static const cs_mode modes[3] = { CS_MODE_64, CS_MODE_32, CS_MODE_16 };
 
 struct disasm *disasm_open(void)
 {
 	struct disasm *d = calloc(1, sizeof(*d));
-	static const cs_mode modes[3] = { CS_MODE_64, CS_MODE_32, CS_MODE_16 };
 	size_t i;
 
 	if (!d)
 		return NULL;
-	for (i = 0; i < sizeof(libs) / sizeof(libs[0]) && !d->lib; i++)
+	for (i = 0; i < ARRAY_SIZE(libs) && !d->lib; i++)
 		d->lib = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
 	if (!d->lib)
 		goto fail;

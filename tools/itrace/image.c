@@ -86,7 +86,6 @@ int itrace_pt_walk(const struct pt_config *cfg, struct pt_image *image,
 	return 0;
 }
 
-
 int itrace_blk_walk(const struct pt_config *cfg, struct pt_image *image,
 		    const struct blk_walk_ops *ops, void *ctx)
 {

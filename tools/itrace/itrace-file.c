@@ -150,8 +150,8 @@ int itrace_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 		}
 		memcpy(&sec, buf + pos, sizeof(sec));
 		if (sec.size > ITRACE_SEC_MAX) {
-			fail(err, errlen, "section type %u at file offset 0x%zx: size %llu is not plausible",
-			     sec.type, pos, (unsigned long long)sec.size);
+			fail(err, errlen, "section type %u at file offset 0x%zx: size %llu is %s",
+			     sec.type, pos, (unsigned long long)sec.size, "not plausible");
 			goto err;
 		}
 		if (sec.size > size - pos - sizeof(sec)) {

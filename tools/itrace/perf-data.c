@@ -30,7 +30,7 @@
 #define HEADER_CPUID		9
 #define HEADER_FEAT_BITS	256
 #define PERF_AUXTRACE_INTEL_PT	1
-#define PERF_RECORD_MISC_BUILD_ID_SIZE	(1 << 15)
+#define PERF_RECORD_MISC_BUILD_ID_SIZE	BIT(15)
 
 struct file_section {
 	uint64_t	offset, size;

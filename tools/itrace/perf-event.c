@@ -8,6 +8,13 @@
 
 #include "perf-event.h"
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+#ifndef fallthrough
+#define fallthrough	__attribute__((__fallthrough__))
+#endif
+
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -117,7 +124,8 @@ int pev_next(struct pev_iter *it, struct pev *ev, char *err, size_t errlen)
 		ev->mmap.len = get64(r + 24);
 		ev->mmap.pgoff = get64(r + 32);
 		if (h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			ev->mmap.build_id_size = r[40] > PEV_BUILD_ID_MAX ? PEV_BUILD_ID_MAX : r[40];
+			ev->mmap.build_id_size = r[40] > PEV_BUILD_ID_MAX ?
+						 PEV_BUILD_ID_MAX : r[40];
 			ev->mmap.build_id = r + 44;
 		}
 		ev->mmap.prot = get32(r + 64);
@@ -138,7 +146,7 @@ int pev_next(struct pev_iter *it, struct pev *ev, char *err, size_t errlen)
 		break;
 	case PERF_RECORD_AUX:
 		ev->aux.flags = get64(r + 24);
-		/* fall through */
+		fallthrough;
 	case PERF_RECORD_ITRACE_LOST:
 		ev->aux.offset = get64(r + 8);
 		ev->aux.size = get64(r + 16);
@@ -178,11 +186,12 @@ const char *pev_type_name(uint32_t type, char *buf, size_t len)
 		[PERF_RECORD_SWITCH] = "SWITCH", [PERF_RECORD_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE",
 		[PERF_RECORD_NAMESPACES] = "NAMESPACES", [PERF_RECORD_KSYMBOL] = "KSYMBOL",
 		[PERF_RECORD_BPF_EVENT] = "BPF_EVENT", [PERF_RECORD_CGROUP] = "CGROUP",
-		[PERF_RECORD_TEXT_POKE] = "TEXT_POKE", [PERF_RECORD_AUX_OUTPUT_HW_ID] = "AUX_OUTPUT_HW_ID",
+		[PERF_RECORD_TEXT_POKE] = "TEXT_POKE",
+		[PERF_RECORD_AUX_OUTPUT_HW_ID] = "AUX_OUTPUT_HW_ID",
 		[PERF_RECORD_ITRACE_LOST] = "ITRACE_LOST",
 	};
 
-	if (type < sizeof(names) / sizeof(names[0]) && names[type])
+	if (type < ARRAY_SIZE(names) && names[type])
 		return names[type];
 	switch (type) {
 	case PERF_RECORD_AUXTRACE_INFO:	return "AUXTRACE_INFO";

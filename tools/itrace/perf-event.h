@@ -119,6 +119,7 @@ struct pev_buf {
 	uint8_t		*buf;
 	size_t		len, cap;
 };
+
 int pev_put(struct pev_buf *b, uint32_t type, uint16_t misc, const void *body, size_t len);
 /* An MMAP2 record with the file name (and build id if build_id_size). */
 int pev_put_mmap2(struct pev_buf *b, uint32_t pid, uint32_t tid, uint64_t addr, uint64_t len,

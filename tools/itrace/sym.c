@@ -152,19 +152,68 @@ static uint64_t plt_slot(const uint8_t *p, size_t n, uint64_t addr)
 	return 0;
 }
 
+/* The name of the symbol whose relocation writes the GOT slot at slot. */
+static const char *slot_symbol(Elf *elf, uint64_t slot)
+{
+	Elf_Scn *rscn = NULL, *symscn;
+	Elf_Data *rd, *sd;
+	GElf_Shdr rsh, ssh;
+	size_t i, nr;
+
+	while ((rscn = elf_nextscn(elf, rscn))) {
+		if (!gelf_getshdr(rscn, &rsh) || rsh.sh_type != SHT_RELA || !rsh.sh_entsize)
+			continue;
+		symscn = elf_getscn(elf, rsh.sh_link);
+		rd = elf_getdata(rscn, NULL);
+		if (!symscn || !rd || !gelf_getshdr(symscn, &ssh))
+			continue;
+		sd = elf_getdata(symscn, NULL);
+		nr = rsh.sh_size / rsh.sh_entsize;
+		for (i = 0; sd && i < nr; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+
+			if (!gelf_getrela(rd, i, &r) || r.r_offset != slot)
+				continue;
+			if (!gelf_getsym(sd, GELF_R_SYM(r.r_info), &sym))
+				return NULL;
+			return elf_strptr(elf, ssh.sh_link, sym.st_name);
+		}
+	}
+	return NULL;
+}
+
+static int plt_add(struct plt_tab *t, size_t *cap, uint64_t addr, const char *sym)
+{
+	struct plt_ent *n;
+
+	if (t->nr == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		n = realloc(t->ents, *cap * sizeof(*n));
+		if (!n)
+			return -1;
+		t->ents = n;
+	}
+	t->ents[t->nr].addr = addr;
+	if (asprintf(&t->ents[t->nr].name, "%.*s@plt", sym_name_len(sym), sym) < 0)
+		return -1;
+	t->nr++;
+	return 0;
+}
+
 /* Name every entry of .plt, .plt.sec and .plt.got by its relocation's symbol. */
 static void plt_build(struct plt_tab *t, Elf *elf)
 {
-	Elf_Scn *scn = NULL, *rscn;
+	Elf_Scn *scn = NULL;
 	size_t shstrndx, cap = 0;
-	GElf_Shdr sh, rsh;
+	GElf_Shdr sh;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return;
 	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
+		const char *name, *sym;
 		Elf_Data *data;
-		uint64_t a;
+		uint64_t a, slot;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
 			continue;
@@ -176,58 +225,10 @@ static void plt_build(struct plt_tab *t, Elf *elf)
 		if (!data || !data->d_buf)
 			continue;
 		for (a = 0; a + 16 <= data->d_size; a += 16) {
-			uint64_t slot = plt_slot((const uint8_t *)data->d_buf + a, 16,
-						 sh.sh_addr + a);
-
-			if (!slot)
-				continue;
-			/* the relocation of that GOT slot: its symbol's name */
-			rscn = NULL;
-			while ((rscn = elf_nextscn(elf, rscn))) {
-				Elf_Data *rd, *sd;
-				Elf_Scn *symscn;
-				GElf_Shdr ssh;
-				size_t i, nr;
-
-				if (!gelf_getshdr(rscn, &rsh) || rsh.sh_type != SHT_RELA ||
-				    !rsh.sh_entsize)
-					continue;
-				symscn = elf_getscn(elf, rsh.sh_link);
-				rd = elf_getdata(rscn, NULL);
-				if (!symscn || !rd || !gelf_getshdr(symscn, &ssh))
-					continue;
-				sd = elf_getdata(symscn, NULL);
-				nr = rsh.sh_size / rsh.sh_entsize;
-				for (i = 0; sd && i < nr; i++) {
-					GElf_Rela r;
-					GElf_Sym s;
-					const char *sn;
-					struct plt_ent *n;
-
-					if (!gelf_getrela(rd, i, &r) || r.r_offset != slot)
-						continue;
-					if (!gelf_getsym(sd, GELF_R_SYM(r.r_info), &s))
-						break;
-					sn = elf_strptr(elf, ssh.sh_link, s.st_name);
-					if (!sn || !*sn)
-						break;
-					if (t->nr == cap) {
-						cap = cap ? 2 * cap : 64;
-						n = realloc(t->ents, cap * sizeof(*n));
-						if (!n)
-							return;
-						t->ents = n;
-					}
-					t->ents[t->nr].addr = sh.sh_addr + a;
-					if (asprintf(&t->ents[t->nr].name, "%.*s@plt",
-						     sym_name_len(sn), sn) < 0)
-						return;
-					t->nr++;
-					goto next;
-				}
-			}
-next:
-			;
+			slot = plt_slot((const uint8_t *)data->d_buf + a, 16, sh.sh_addr + a);
+			sym = slot ? slot_symbol(elf, slot) : NULL;
+			if (sym && *sym && plt_add(t, &cap, sh.sh_addr + a, sym))
+				return;
 		}
 	}
 	if (t->nr)
@@ -265,11 +266,11 @@ static int plt_lookup(struct symtab *st, Dwfl_Module *mod, uint64_t ip, struct s
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (t->ents[mid].addr + 16 <= ip)
+		if (t->ents[mid].addr + 16 <= ip) {
 			lo = mid + 1;
-		else if (t->ents[mid].addr > ip)
+		} else if (t->ents[mid].addr > ip) {
 			hi = mid;
-		else {
+		} else {
 			si->name = t->ents[mid].name;
 			si->start = t->ents[mid].addr + bias;
 			si->end = si->start + 16;

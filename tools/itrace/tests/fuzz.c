@@ -25,31 +25,34 @@
 
 #define NOROOT	"/nonexistent/itrace-fuzz-root"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char path[64];
 	int fd = itrace_mem_image("itrace-fuzz", data, size, path, sizeof(path));
 	const uint8_t sel = size ? data[size - 1] : 0;
+	char *argv[8] = { NULL };
+	int argc = 0;
 
 	if (fd < 0)
 		return 0;
 #ifdef FUZZ_CORE
-	{
-		char *argv[] = { "core", "--sysroot", NOROOT, sel & 1 ? "--json" : "-n",
-				 sel & 1 ? "--insn" : "3", path, NULL };
-
-		cmd_core(6, argv);
-	}
+	argv[argc++] = "core";
+	argv[argc++] = "--sysroot";
+	argv[argc++] = NOROOT;
+	argv[argc++] = sel & 1 ? "--json" : "-n";
+	argv[argc++] = sel & 1 ? "--insn" : "3";
+	argv[argc++] = path;
+	cmd_core(argc, argv);
 #else
-	{
-		static char * const views[] = { "--stats", "--insn", "--sideband", "--summary" };
-		char *argv[] = { "decode", "--no-progress", "--sysroot", NOROOT, views[sel & 3],
-				 sel & 4 ? "--json" : "--no-demangle", path, NULL };
-
-		cmd_decode(7, argv);
-	}
+	argv[argc++] = "decode";
+	argv[argc++] = "--no-progress";
+	argv[argc++] = "--sysroot";
+	argv[argc++] = NOROOT;
+	argv[argc++] = (sel & 3) == 0 ? "--stats" : (sel & 3) == 1 ? "--insn" :
+		       (sel & 3) == 2 ? "--sideband" : "--summary";
+	argv[argc++] = sel & 4 ? "--json" : "--no-demangle";
+	argv[argc++] = path;
+	cmd_decode(argc, argv);
 #endif
 	fflush(stdout);
 	close(fd);

@@ -803,8 +803,9 @@ static void write_perf_data(const char *path, const void *side, size_t side_len,
 			uint16_t rs;
 
 			memcpy(&rs, p + pos + 6, 2);
-			pev_put(&b, ((const struct perf_event_header *)(p + pos))->type,
-				((const struct perf_event_header *)(p + pos))->misc, p + pos + 8, rs - 8);
+			const struct perf_event_header *h = (const void *)(p + pos);
+
+			pev_put(&b, h->type, h->misc, p + pos + 8, rs - 8);
 			pos += rs;
 		}
 	}
@@ -863,17 +864,21 @@ static void test_perf_data(const char *itrace)
 		 "grep -qx 'total gaps 0' %3$s/pd.txt && %1$s decode --summary %2$s |\n"
 		 "grep -q 'cpu: *GenuineIntel family 6 model 85 stepping 4'",
 		 itrace, tmp("tiny.perf.data"), tmpdir);
-	ok(run(cmd) == 0, "perf.data: AUXTRACE chunks and sideband decode as the itrace file (21 insns, 4 calls), HEADER_CPUID read");
-	snprintf(cmd, sizeof(cmd), "mkdir -p %1$s/kcoredir && cp %1$s/tiny.perf.data %1$s/kcoredir/data &&\n"
+	ok(run(cmd) == 0, "perf.data: %s %s", "AUXTRACE and sideband decode as the itrace file",
+	   "(21 insns, 4 calls), HEADER_CPUID read");
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %1$s/kcoredir && cp %1$s/tiny.perf.data %1$s/kcoredir/data &&\n"
 		 "%2$s decode --stats %1$s/kcoredir | grep -qx 'total insns 21'", tmpdir, itrace);
 	ok(run(cmd) == 0, "perf.data: a perf record --kcore directory (DIR/data)");
 	write_perf_data(tmp("cut.perf.data"), side, side_len, e.buf, n, 60, 0);
-	snprintf(cmd, sizeof(cmd), "%s decode %s 2>&1 >/dev/null | grep -q 'perf.data: truncated header'; r=$?;"
-		 "%s decode %s >/dev/null 2>&1; test $? = 1 -a $r = 0", itrace, tmp("cut.perf.data"),
-		 itrace, tmp("cut.perf.data"));
+	snprintf(cmd, sizeof(cmd),
+		 "%s decode %s 2>&1 >/dev/null | grep -q 'perf.data: truncated header'; r=$?;"
+		 "%s decode %s >/dev/null 2>&1; test $? = 1 -a $r = 0", itrace,
+		 tmp("cut.perf.data"), itrace, tmp("cut.perf.data"));
 	ok(run(cmd) == 0, "perf.data cut in its header: says so, exit 1");
 	write_perf_data(tmp("z.perf.data"), side, side_len, e.buf, n, 0, 1);
-	snprintf(cmd, sizeof(cmd), "%s decode %s 2>&1 | grep -q 'compressed records (perf record -z)'",
+	snprintf(cmd, sizeof(cmd),
+		 "%s decode %s 2>&1 | grep -q 'compressed records (perf record -z)'",
 		 itrace, tmp("z.perf.data"));
 	ok(run(cmd) == 0, "perf.data with compressed records: says so");
 }
@@ -1241,7 +1246,8 @@ static void test_conventions(const char *itrace)
 	snprintf(cmd, sizeof(cmd), "%s decode --sideband %s > /dev/null 2>&1 &&\n"
 		 "%s decode %s > /dev/null 2>&1; test $? = 3", itrace, tmp("long.itrace"),
 		 itrace, tmp("long.itrace"));
-	ok(run(cmd) == 0, "a 60000-byte file name: --sideband exit 0, decode exit 3 (no such file)");
+	ok(run(cmd) == 0, "a 60000-byte file name: --sideband exit 0, %s",
+	   "decode exit 3 (no such file)");
 
 	/* --sysroot and --exe: the program is not at its recorded path */
 	snprintf(cmd, sizeof(cmd),
@@ -1260,7 +1266,8 @@ static void test_conventions(const char *itrace)
 
 		snprintf(bidpath, sizeof(bidpath), "%s/tiny-bid", dir);
 		write_tiny_as(tmp("bid-ok.itrace"), bidpath, bid, n);
-		snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1 | grep -c build-id | grep -qx 0",
+		snprintf(cmd, sizeof(cmd),
+			 "%s decode --stats %s 2>&1 | grep -c build-id | grep -qx 0",
 			 itrace, tmp("bid-ok.itrace"));
 		ok(run(cmd) == 0, "build-id as recorded: no warning");
 		bid[3] ^= 0xff;
@@ -1270,7 +1277,8 @@ static void test_conventions(const char *itrace)
 			 itrace, tmp("bid-bad.itrace"), bidpath);
 		ok(run(cmd) == 0, "build-id mismatch: a warning naming the file and both ids");
 		write_tiny_as(tmp("bid-none.itrace"), tiny_path, bid, n);
-		snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1 | grep -q '%s has no build-id'",
+		snprintf(cmd, sizeof(cmd),
+			 "%s decode --stats %s 2>&1 | grep -q '%s has no build-id'",
 			 itrace, tmp("bid-none.itrace"), tiny_path);
 		ok(run(cmd) == 0, "a recorded build-id, a file without one: a warning");
 	}
@@ -1309,7 +1317,8 @@ static void test_conventions(const char *itrace)
 			 "f = {x[\"symbol\"]: x for x in d[\"functions\"]}\n"
 			 "assert f[\"f\"][\"calls\"] == 3 and f[\"g\"][\"insns\"] == 3 and f[\"f\"][\"module\"] == \"tiny\"'",
 			 itrace, tmp("tiny.itrace"), itrace, tmp("tiny.itrace"));
-		ok(run(cmd) == 0, "decode --json: the counts of --stats, separate symbol and module");
+		ok(run(cmd) == 0, "decode --json: %s",
+		   "the counts of --stats, separate symbol and module");
 		/* a file name that is not UTF-8 still gives valid JSON */
 		write_tiny_as(tmp("latin1.itrace"), "/tmp/caf\xe9", NULL, 0);
 		snprintf(cmd, sizeof(cmd),
@@ -1334,7 +1343,8 @@ static void test_cxx(const char *itrace, const char *ptsim)
 		 "%4$s decode cxx.itrace | grep -q ' call  *ns::twice(int)$' &&\n"
 		 "%4$s decode --stats --no-demangle cxx.itrace | grep -qx 'calls _ZN2ns5twiceEi 1'",
 		 tmpdir, ptsim, dir, itrace);
-	ok(run(cmd) == 0, "C++: ns::twice(int) in --stats and the flow, _ZN2ns5twiceEi with --no-demangle");
+	ok(run(cmd) == 0, "C++: %s",
+	   "ns::twice(int) in --stats and the flow, _ZN2ns5twiceEi with --no-demangle");
 	free(dir);
 }
 

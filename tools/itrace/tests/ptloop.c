@@ -45,7 +45,8 @@ int main(int argc, char **argv)
 			continue;
 		name = strndup(ev.mmap.name, ev.mmap.name_len);
 		if (!strcmp(name, "[vdso]") && d.vdso_size && vdso_fd < 0)
-			vdso_fd = itrace_mem_image("vdso", d.vdso, d.vdso_size, vpath, sizeof(vpath));
+			vdso_fd = itrace_mem_image("vdso", d.vdso, d.vdso_size, vpath,
+						   sizeof(vpath));
 		if (name[0] == '/' || (!strcmp(name, "[vdso]") && vdso_fd >= 0))
 			itrace_image_add(&im, NULL, name, name[0] == '/' ? name : vpath,
 					 ev.mmap.addr, ev.mmap.len, ev.mmap.pgoff);
