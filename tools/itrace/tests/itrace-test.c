@@ -772,8 +772,10 @@ static int run(const char *cmd)
  * its trace), then the HEADER_CPUID feature.  cut: bytes of the file kept.
  */
 static void write_perf_data(const char *path, const void *side, size_t side_len,
-			    const uint8_t *trace, size_t n, size_t cut, int compressed)
+			    const uint8_t *trace, size_t n, size_t cut, int compressed,
+			    const uint8_t *vdso_id)
 {
+	struct { struct perf_event_header h; int32_t pid; uint8_t id[24]; char name[8]; } bid;
 	struct { uint64_t magic, size, attr_size, attrs[2], data[2], types[2], feat[4]; } fh;
 	struct perf_event_attr attr = { .type = 8, .size = 128, .config = 0x2001 };
 	struct pev_buf b = { 0 };
@@ -829,17 +831,36 @@ static void write_perf_data(const char *path, const void *side, size_t side_len,
 	fh.data[0] = sizeof(fh) + 128 + 16;
 	fh.data[1] = b.len;
 	fh.feat[0] = 1ULL << 9;		/* HEADER_CPUID */
-	file = calloc(1, fh.data[0] + b.len + 16 + 4 + sizeof(cpuid));
+	if (vdso_id)
+		fh.feat[0] |= 1ULL << 2;	/* HEADER_BUILD_ID */
+	file = calloc(1, fh.data[0] + b.len + 32 + 4 + sizeof(cpuid) + sizeof(bid));
 	memcpy(file, &fh, sizeof(fh));
 	memcpy(file + sizeof(fh), &attr, sizeof(attr));
 	memcpy(file + fh.data[0], b.buf, b.len);
 	off = fh.data[0] + b.len;
-	at[0] = off + 16;
+	/* the section table (one per feature, in bit order), then the sections */
+	at[0] = off + (vdso_id ? 32 : 16);
+	if (vdso_id) {
+		memset(&bid, 0, sizeof(bid));
+		bid.h.type = PERF_RECORD_HEADER_BUILD_ID;
+		bid.h.misc = 1 << 15;		/* PERF_RECORD_MISC_BUILD_ID_SIZE */
+		bid.h.size = sizeof(bid);
+		bid.pid = -1;
+		memcpy(bid.id, vdso_id, 20);
+		bid.id[20] = 20;
+		strcpy(bid.name, "[vdso]");
+		at[1] = sizeof(bid);
+		memcpy(file + off, at, 16);
+		memcpy(file + at[0], &bid, sizeof(bid));
+		at[0] += sizeof(bid);
+		off += 16;
+	}
 	at[1] = 4 + sizeof(cpuid);
 	memcpy(file + off, at, 16);
-	memcpy(file + off + 16, &clen, 4);
-	memcpy(file + off + 20, cpuid, sizeof(cpuid));
-	off += 20 + sizeof(cpuid);
+	off = at[0];
+	memcpy(file + off, &clen, 4);
+	memcpy(file + off + 4, cpuid, sizeof(cpuid));
+	off += 4 + sizeof(cpuid);
 	f = fopen(path, "wb");
 	fwrite(file, 1, cut && cut < off ? cut : off, f);
 	fclose(f);
@@ -857,7 +878,7 @@ static void test_perf_data(const char *itrace)
 	n = encode_tiny(&e);
 	side_len = mmap2_record(side, tiny_path, text_vaddr, text_size, text_off,
 				PROT_READ | PROT_EXEC);
-	write_perf_data(tmp("tiny.perf.data"), side, side_len, e.buf, n, 0, 0);
+	write_perf_data(tmp("tiny.perf.data"), side, side_len, e.buf, n, 0, 0, NULL);
 	snprintf(cmd, sizeof(cmd),
 		 "%1$s decode --stats %2$s > %3$s/pd.txt 2>&1 && grep -qx 'total insns 21' %3$s/pd.txt &&\n"
 		 "grep -qx 'calls f 3' %3$s/pd.txt && grep -qx 'total errors 0' %3$s/pd.txt &&\n"
@@ -870,17 +891,40 @@ static void test_perf_data(const char *itrace)
 		 "mkdir -p %1$s/kcoredir && cp %1$s/tiny.perf.data %1$s/kcoredir/data &&\n"
 		 "%2$s decode --stats %1$s/kcoredir | grep -qx 'total insns 21'", tmpdir, itrace);
 	ok(run(cmd) == 0, "perf.data: a perf record --kcore directory (DIR/data)");
-	write_perf_data(tmp("cut.perf.data"), side, side_len, e.buf, n, 60, 0);
+	write_perf_data(tmp("cut.perf.data"), side, side_len, e.buf, n, 60, 0, NULL);
 	snprintf(cmd, sizeof(cmd),
 		 "%s decode %s 2>&1 >/dev/null | grep -q 'perf.data: truncated header'; r=$?;"
 		 "%s decode %s >/dev/null 2>&1; test $? = 1 -a $r = 0", itrace,
 		 tmp("cut.perf.data"), itrace, tmp("cut.perf.data"));
 	ok(run(cmd) == 0, "perf.data cut in its header: says so, exit 1");
-	write_perf_data(tmp("z.perf.data"), side, side_len, e.buf, n, 0, 1);
+	write_perf_data(tmp("z.perf.data"), side, side_len, e.buf, n, 0, 1, NULL);
 	snprintf(cmd, sizeof(cmd),
 		 "%s decode %s 2>&1 | grep -q 'compressed records (perf record -z)'",
 		 itrace, tmp("z.perf.data"));
 	ok(run(cmd) == 0, "perf.data with compressed records: says so");
+
+	/*
+	 * The [vdso]: perf.data has only its build-id (HEADER_BUILD_ID); the
+	 * image is in perf's build-id cache, DIR/[vdso]/ID/vdso.  Here tiny's
+	 * code is mapped as [vdso], so it decodes only if the cache is read.
+	 */
+	{
+		static const uint8_t id[20] = { 0xab, 0xcd, 0x01, 0x02 };
+
+		side_len = mmap2_record(side, "[vdso]", text_vaddr, text_size, text_off,
+					PROT_READ | PROT_EXEC);
+		write_perf_data(tmp("vdso.perf.data"), side, side_len, e.buf, n, 0, 0, id);
+		snprintf(cmd, sizeof(cmd),
+			 "d=%1$s/bid/[vdso]/abcd010200000000000000000000000000000000 &&\n"
+			 "mkdir -p \"$d\" && cp %2$s \"$d/vdso\" &&\n"
+			 "%3$s decode --stats --buildid-dir %1$s/bid %1$s/vdso.perf.data |\n"
+			 "grep -qx 'total insns 21' &&\n"
+			 "{ %3$s decode --stats --buildid-dir %1$s/none %1$s/vdso.perf.data;\n"
+			 "  test $? = 3; }",
+			 tmpdir, tiny_path, itrace);
+		ok(run(cmd) == 0, "perf.data: %s",
+		   "the [vdso] from perf's build-id cache (--buildid-dir), by HEADER_BUILD_ID");
+	}
 }
 
 /* record -k and decode --kernel: bad input, and the refusal of -k */
@@ -1262,7 +1306,7 @@ static void test_conventions(const char *itrace)
 	n = sym_build_id(cmd, bid, sizeof(bid));
 	ok(n == 20, "tiny-bid has a 20-byte build-id (%d)", n);
 	if (n == 20) {
-		char bidpath[4096];
+		char bidpath[1024];
 
 		snprintf(bidpath, sizeof(bidpath), "%s/tiny-bid", dir);
 		write_tiny_as(tmp("bid-ok.itrace"), bidpath, bid, n);
