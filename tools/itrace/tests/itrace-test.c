@@ -848,7 +848,7 @@ static void write_perf_data(const char *path, const void *side, size_t side_len,
 		bid.pid = -1;
 		memcpy(bid.id, vdso_id, 20);
 		bid.id[20] = 20;
-		strcpy(bid.name, "[vdso]");
+		memcpy(bid.name, "[vdso]", 7);
 		at[1] = sizeof(bid);
 		memcpy(file + off, at, 16);
 		memcpy(file + at[0], &bid, sizeof(bid));
