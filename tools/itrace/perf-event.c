@@ -60,6 +60,7 @@ static size_t body_min(uint32_t type)
 	case PERF_RECORD_AUX:		return 32;
 	case PERF_RECORD_ITRACE_LOST:	return 24;
 	case PERF_RECORD_ITRACE_START:	return 16;
+	case PERF_RECORD_SWITCH_CPU_WIDE: return 16;
 	case PERF_RECORD_LOST:		return 24;
 	case PERF_RECORD_AUXTRACE:	return 48;
 	default:			return 8;
@@ -155,6 +156,10 @@ int pev_next(struct pev_iter *it, struct pev *ev, char *err, size_t errlen)
 		ev->start.pid = get32(r + 8);
 		ev->start.tid = get32(r + 12);
 		break;
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		ev->sw.next_prev_pid = get32(r + 8);
+		ev->sw.next_prev_tid = get32(r + 12);
+		break;
 	case PERF_RECORD_LOST:
 		ev->lost.id = get64(r + 8);
 		ev->lost.lost = get64(r + 16);
@@ -204,6 +209,86 @@ const char *pev_type_name(uint32_t type, char *buf, size_t len)
 	}
 	snprintf(buf, len, "type %u", type);
 	return buf;
+}
+
+size_t pev_id_size(uint64_t t)
+{
+	return 8 * (!!(t & PERF_SAMPLE_TID) + !!(t & PERF_SAMPLE_TIME) + !!(t & PERF_SAMPLE_ID) +
+		    !!(t & PERF_SAMPLE_STREAM_ID) + !!(t & PERF_SAMPLE_CPU) +
+		    !!(t & PERF_SAMPLE_IDENTIFIER));
+}
+
+/*
+ * The trailer is at the end of the record, in this order
+ * (include/uapi/linux/perf_event.h, struct sample_id).
+ */
+bool pev_sample_id(const struct pev *ev, uint64_t t, struct pev_id *id)
+{
+	size_t n = pev_id_size(t), body = body_min(ev->type);
+	const uint8_t *p;
+
+	memset(id, 0, sizeof(*id));
+	if (ev->type == PERF_RECORD_SAMPLE || ev->size < n + (body > 8 ? body : 8))
+		return false;
+	p = ev->raw + ev->size - n;
+	if (t & PERF_SAMPLE_TID) {
+		id->pid = get32(p);
+		id->tid = get32(p + 4);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_TIME) {
+		id->time = get64(p);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_ID) {
+		id->id = get64(p);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_STREAM_ID)
+		p += 8;
+	if (t & PERF_SAMPLE_CPU) {
+		id->cpu = get32(p);
+		p += 8;
+	}
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		id->id = get64(p);
+	return true;
+}
+
+int pev_put_id(struct pev_buf *b, uint32_t type, uint16_t misc, const void *body, size_t len,
+	       uint64_t t, const struct pev_id *id)
+{
+	size_t pad = (len + 7) & ~(size_t)7, n = pev_id_size(t), i = pad;
+	uint8_t *r = calloc(1, pad + n);
+	int ret;
+
+	if (!r)
+		return -1;
+	memcpy(r, body, len);
+	if (t & PERF_SAMPLE_TID) {
+		memcpy(r + i, &id->pid, 4);
+		memcpy(r + i + 4, &id->tid, 4);
+		i += 8;
+	}
+	if (t & PERF_SAMPLE_TIME) {
+		memcpy(r + i, &id->time, 8);
+		i += 8;
+	}
+	if (t & PERF_SAMPLE_ID) {
+		memcpy(r + i, &id->id, 8);
+		i += 8;
+	}
+	if (t & PERF_SAMPLE_STREAM_ID)
+		i += 8;
+	if (t & PERF_SAMPLE_CPU) {
+		memcpy(r + i, &id->cpu, 4);
+		i += 8;
+	}
+	if (t & PERF_SAMPLE_IDENTIFIER)
+		memcpy(r + i, &id->id, 8);
+	ret = pev_put(b, type, misc, r, pad + n);
+	free(r);
+	return ret;
 }
 
 int pev_put(struct pev_buf *b, uint32_t type, uint16_t misc, const void *body, size_t len)

@@ -77,6 +77,9 @@ struct pev {
 		struct {		/* LOST */
 			uint64_t	id, lost;
 		} lost;
+		struct {		/* SWITCH_CPU_WIDE: the task switched in or out */
+			uint32_t	next_prev_pid, next_prev_tid;
+		} sw;
 		struct {		/* AUXTRACE (perf.data): data follows */
 			uint64_t	size, offset, reference;
 			uint32_t	idx, tid, cpu;
@@ -114,6 +117,26 @@ bool pev_short(const struct pev *ev);
 /* Name of a record type for messages ("MMAP2", or "type 99"). */
 const char *pev_type_name(uint32_t type, char *buf, size_t len);
 
+/*
+ * The sample_id trailer of a record other than SAMPLE (attr.sample_id_all),
+ * for the sample_type bits PERF_SAMPLE_TID, TIME, ID, STREAM_ID, CPU and
+ * IDENTIFIER: the fields the record does not carry are 0.  Returns false
+ * when the record is too short for the trailer (or is a SAMPLE).
+ */
+struct pev_id {
+	uint32_t	pid, tid;
+	uint64_t	time;
+	uint64_t	id;
+	uint32_t	cpu;
+};
+
+#define PEV_ID_SAMPLE_TYPES	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
+				 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+
+bool pev_sample_id(const struct pev *ev, uint64_t sample_type, struct pev_id *id);
+/* Bytes of the sample_id trailer for sample_type. */
+size_t pev_id_size(uint64_t sample_type);
+
 /* Append a record to a growing buffer: 0, -1 out of memory. */
 struct pev_buf {
 	uint8_t		*buf;
@@ -121,6 +144,9 @@ struct pev_buf {
 };
 
 int pev_put(struct pev_buf *b, uint32_t type, uint16_t misc, const void *body, size_t len);
+/* The same with the sample_id trailer of id for sample_type (record synthesis). */
+int pev_put_id(struct pev_buf *b, uint32_t type, uint16_t misc, const void *body, size_t len,
+	       uint64_t sample_type, const struct pev_id *id);
 /* An MMAP2 record with the file name (and build id if build_id_size). */
 int pev_put_mmap2(struct pev_buf *b, uint32_t pid, uint32_t tid, uint64_t addr, uint64_t len,
 		  uint64_t pgoff, uint32_t prot, uint32_t flags, const uint8_t *build_id,
