@@ -23,6 +23,7 @@ struct ksym {
 /* Synthesized PLT entry names of one module: "printf@plt". */
 struct plt_ent {
 	uint64_t	addr;		/* ELF address of the entry */
+	uint64_t	size;		/* 16; 8 in a .plt.got without IBT */
 	char		*name;
 };
 
@@ -136,14 +137,14 @@ static int cmp_plt(const void *a, const void *b)
 /*
  * The GOT slot an x86-64 PLT entry jumps through: the first
  * "jmp *disp32(%rip)" (ff 25, after an endbr64 and a bnd prefix if any)
- * in its 16 bytes.  0 if there is none.
+ * in its n bytes.  0 if there is none.
  */
 static uint64_t plt_slot(const uint8_t *p, size_t n, uint64_t addr)
 {
 	size_t i;
 	int32_t disp;
 
-	for (i = 0; i + 6 <= n && i < 16; i++) {
+	for (i = 0; i + 6 <= n; i++) {
 		if (p[i] != 0xff || p[i + 1] != 0x25)
 			continue;
 		memcpy(&disp, p + i + 2, 4);
@@ -152,8 +153,12 @@ static uint64_t plt_slot(const uint8_t *p, size_t n, uint64_t addr)
 	return 0;
 }
 
-/* The name of the symbol whose relocation writes the GOT slot at slot. */
-static const char *slot_symbol(Elf *elf, uint64_t slot)
+/*
+ * The name of the symbol whose relocation writes the GOT slot at slot; an
+ * IRELATIVE one (an ifunc of the file itself) has none and is named as
+ * perf names it, "*ABS*+0xADDEND", in buf.
+ */
+static const char *slot_symbol(Elf *elf, uint64_t slot, char *buf, size_t len)
 {
 	Elf_Scn *rscn = NULL, *symscn;
 	Elf_Data *rd, *sd;
@@ -175,6 +180,10 @@ static const char *slot_symbol(Elf *elf, uint64_t slot)
 
 			if (!gelf_getrela(rd, i, &r) || r.r_offset != slot)
 				continue;
+			if (!GELF_R_SYM(r.r_info)) {
+				snprintf(buf, len, "*ABS*+0x%llx", (unsigned long long)r.r_addend);
+				return buf;
+			}
 			if (!gelf_getsym(sd, GELF_R_SYM(r.r_info), &sym))
 				return NULL;
 			return elf_strptr(elf, ssh.sh_link, sym.st_name);
@@ -183,7 +192,8 @@ static const char *slot_symbol(Elf *elf, uint64_t slot)
 	return NULL;
 }
 
-static int plt_add(struct plt_tab *t, size_t *cap, uint64_t addr, const char *sym)
+static int plt_add(struct plt_tab *t, size_t *cap, uint64_t addr, uint64_t size,
+		   const char *sym)
 {
 	struct plt_ent *n;
 
@@ -195,6 +205,7 @@ static int plt_add(struct plt_tab *t, size_t *cap, uint64_t addr, const char *sy
 		t->ents = n;
 	}
 	t->ents[t->nr].addr = addr;
+	t->ents[t->nr].size = size;
 	if (asprintf(&t->ents[t->nr].name, "%.*s@plt", sym_name_len(sym), sym) < 0)
 		return -1;
 	t->nr++;
@@ -212,8 +223,9 @@ static void plt_build(struct plt_tab *t, Elf *elf)
 		return;
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *name, *sym;
+		char abs[32];
 		Elf_Data *data;
-		uint64_t a, slot;
+		uint64_t a, slot, step;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
 			continue;
@@ -224,10 +236,12 @@ static void plt_build(struct plt_tab *t, Elf *elf)
 		data = elf_getdata(scn, NULL);
 		if (!data || !data->d_buf)
 			continue;
-		for (a = 0; a + 16 <= data->d_size; a += 16) {
-			slot = plt_slot((const uint8_t *)data->d_buf + a, 16, sh.sh_addr + a);
-			sym = slot ? slot_symbol(elf, slot) : NULL;
-			if (sym && *sym && plt_add(t, &cap, sh.sh_addr + a, sym))
+		/* 16-byte entries; .plt.got has 8-byte ones without IBT */
+		step = sh.sh_entsize == 8 ? 8 : 16;
+		for (a = 0; a + step <= data->d_size; a += step) {
+			slot = plt_slot((const uint8_t *)data->d_buf + a, step, sh.sh_addr + a);
+			sym = slot ? slot_symbol(elf, slot, abs, sizeof(abs)) : NULL;
+			if (sym && *sym && plt_add(t, &cap, sh.sh_addr + a, step, sym))
 				return;
 		}
 	}
@@ -266,14 +280,14 @@ static int plt_lookup(struct symtab *st, Dwfl_Module *mod, uint64_t ip, struct s
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (t->ents[mid].addr + 16 <= ip) {
+		if (t->ents[mid].addr + t->ents[mid].size <= ip) {
 			lo = mid + 1;
 		} else if (t->ents[mid].addr > ip) {
 			hi = mid;
 		} else {
 			si->name = t->ents[mid].name;
 			si->start = t->ents[mid].addr + bias;
-			si->end = si->start + 16;
+			si->end = si->start + t->ents[mid].size;
 			return 0;
 		}
 	}

@@ -1826,6 +1826,22 @@ static void test_core(const char *itrace, const char *ptsim)
 	free(out);
 	snprintf(cmd, sizeof(cmd), "%s core >/dev/null 2>&1", itrace);
 	ok(run(cmd) == 2, "core without a file: usage, exit 2");
+
+	/* gdb's gcore: a core of another writer, no NT_ITRACE, symbolized */
+	snprintf(cmd, sizeof(cmd),
+		 "command -v gdb >/dev/null || exit 77\n"
+		 "cd %1$s && gdb -nx -batch -ex 'break level3' -ex run -ex 'gcore g.core' \\\n"
+		 "  %2$s/crashnull > gdb.log 2>&1 &&\n"
+		 "%3$s core g.core > g.txt 2>&1 &&\n"
+		 "grep -q '^core g.core: pid [0-9]* (crashnull), 1 thread, 0 with trace$' g.txt &&\n"
+		 "grep -q '^  rip 0x[0-9a-f]* level3 (crashnull.c:7)$' g.txt",
+		 tmpdir, crash_dir, itrace);
+	ret = run(cmd);
+	if (ret == 77)
+		printf("ok %d core of gdb's gcore # SKIP no gdb\n", ++nr_test);
+	else
+		ok(ret == 0, "core of gdb's gcore: %s",
+		   "pid, program, rip symbolized at level3 (crashnull.c:7)");
 	free(b);
 	free(buf);
 }
