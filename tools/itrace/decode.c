@@ -32,6 +32,7 @@
 #include "perf-event.h"
 #include "sym.h"
 #include "disasm.h"
+#include "timeline.h"
 
 #define NR_KEEP		8	/* flow lines kept for the summary */
 #define NR_PROG		40	/* calls into the program kept for it */
@@ -87,9 +88,18 @@ struct dstate {
 	struct sym_info	pend_from;
 	int		depth;
 
-	/* stream offsets where trace stopped and resumed (loss records) */
-	uint64_t	*splits;
-	size_t		nr_splits;
+	/* threads, address spaces, buffers (timeline.c) */
+	struct timeline	*tl;
+	struct dthread	*th;		/* the thread whose state is loaded */
+	int		cpu;		/* the buffer being decoded (-1: one) */
+	bool		threads;	/* the recording knows its threads */
+	bool		timed;		/* ... and the time of its trace */
+	bool		skip;		/* --tid, --time: not this part */
+	bool		ctx_shown;	/* the context line of this part printed */
+	struct pt_insn_decoder *idec;	/* the decoder of the current run */
+	struct pt_block_decoder *bdec;
+	void		*bid_checked;	/* paths whose build-id was checked */
+	bool		kernel_ready;	/* --kernel: add it to new address spaces */
 
 	/* flow lines for the summary (malloc'd) */
 	char		*first[NR_KEEP];
@@ -107,6 +117,29 @@ struct dstate {
 	uint64_t	next_check;
 	struct timespec	start, shown;
 	bool		progress_shown;
+};
+
+/*
+ * A thread's part of the state: its function counters, the function it is
+ * in, the branch waiting for its target, its call depth.  The timeline
+ * switches threads where one's trace ends and another's begins
+ * (switch_thread()); the totals of the report are the sums over threads.
+ */
+struct dthread {
+	struct tl_thread *t;
+	void		*fs_tree;
+	struct fstat	**fsv;
+	size_t		nr_fs, cap_fs;
+	struct sym_info	cur;
+	struct fstat	*cur_fs;
+	int		have_cur;
+	enum pending	pend;
+	uint64_t	pend_next;
+	struct fstat	*pend_fs;
+	struct sym_info	pend_from;
+	int		depth;
+	bool		selected;	/* --tid */
+	int		last_cpu;
 };
 
 /* ---- per-function counters ------------------------------------------- */
@@ -235,6 +268,74 @@ static size_t put_hex(char *p, uint64_t v)
 	return i;
 }
 
+/* The perf time (ns) of the decoder's position; 0 when unknown. */
+static uint64_t cur_time(struct dstate *s)
+{
+	uint32_t lost_mtc, lost_cyc;
+	uint64_t tsc;
+	int r;
+
+	if (!s->timed || (!s->idec && !s->bdec))
+		return 0;
+	r = s->idec ? pt_insn_time(s->idec, &tsc, &lost_mtc, &lost_cyc) :
+		      pt_blk_time(s->bdec, &tsc, &lost_mtc, &lost_cyc);
+	return r < 0 ? 0 : tl_tsc_to_ns(s->tl, tsc);
+}
+
+/* "SECONDS.NANOSECONDS " as perf script prints time */
+static size_t put_time(char *p, uint64_t ns)
+{
+	size_t n = put_dec(p, ns / 1000000000, 5);
+	uint64_t frac = ns % 1000000000;
+	int i;
+
+	p[n++] = '.';
+	for (i = 8; i >= 0; i--, frac /= 10)
+		p[n + i] = '0' + frac % 10;
+	n += 9;
+	p[n++] = ' ';
+	return n;
+}
+
+/*
+ * Before the first line of a thread's part of the trace (text views of a
+ * recording that knows its threads): which thread, process, CPU, when.
+ */
+static void context_line(struct dstate *s)
+{
+	const struct tl_thread *t;
+	char tb[40];
+	uint64_t ns;
+
+	if (s->ctx_shown || !s->threads || s->o->json || !s->th)
+		return;
+	s->ctx_shown = true;
+	t = s->th->t;
+	ns = cur_time(s);
+	tb[put_time(tb, ns) - 1] = 0;
+	fprintf(s->out, "[thread %u pid %u", t->tid, t->pid);
+	if (s->cpu >= 0)
+		fprintf(s->out, " cpu %d", s->cpu);
+	if (ns)
+		fprintf(s->out, " at %s", tb + strspn(tb, " "));
+	fprintf(s->out, "%s%s]\n", t->comm[0] ? " " : "", t->comm);
+}
+
+/* tid, cpu and time of a JSON line, when the recording has them */
+static void jcontext(struct dstate *s, struct json_object *o)
+{
+	uint64_t ns = cur_time(s);
+
+	if (s->threads && s->th) {
+		json_object_object_add(o, "tid", json_object_new_int64(s->th->t->tid));
+		json_object_object_add(o, "pid", json_object_new_int64(s->th->t->pid));
+		if (s->cpu >= 0)
+			json_object_object_add(o, "cpu", json_object_new_int(s->cpu));
+	}
+	if (ns)
+		json_object_object_add(o, "time", json_object_new_uint64(ns));
+}
+
 /*
  * A flow line as print_sym() and "%10llu %-7s %*s" would make it, built in
  * a buffer: the default view prints tens of millions of them, and printf's
@@ -247,17 +348,21 @@ static void fast_flow_line(struct dstate *s, const char *what, int indent, uint6
 	const char *mod = in_exe(s, si) || !si->module || !strcmp(si->module, "?") ? "" :
 			  si->module;
 	size_t wl = strlen(what), nl = si->name ? (size_t)sym_name_len(si->name) : 0;
-	size_t ml = strlen(mod), n;
+	size_t ml = strlen(mod), n = 0;
 	char buf[512];
 
-	if (nl + ml + 2 * indent + 80 > sizeof(buf)) {
+	context_line(s);
+	if (s->timed)
+		n = put_time(buf, cur_time(s));
+	if (nl + ml + 2 * indent + 100 > sizeof(buf)) {
+		fwrite(buf, 1, n, s->out);
 		fprintf(s->out, "%10llu %-7s %*s", (unsigned long long)s->insns, what,
 			2 * indent, "");
 		print_sym(s, s->out, ip, si);
 		fputc('\n', s->out);
 		return;
 	}
-	n = put_dec(buf, s->insns, 10);
+	n += put_dec(buf + n, s->insns, 10);
 	buf[n++] = ' ';
 	memcpy(buf + n, what, wl);
 	n += wl;
@@ -313,6 +418,7 @@ static void flow_line(struct dstate *s, const char *what, uint64_t ip,
 		json_object_object_add(o, "insns", json_object_new_uint64(s->insns));
 		json_object_object_add(o, "depth", json_object_new_int(s->depth));
 		json_object_object_add(o, "at", ip ? jloc(s->st, ip) : NULL);
+		jcontext(s, o);
 		jprint(s->out, o, 0);
 		json_object_put(o);
 		return;
@@ -466,10 +572,12 @@ static void print_insn(struct dstate *s, const struct pt_insn *in)
 		text = s->dis ? disasm_insn(s->dis, in->raw, in->size, in->ip, in->mode) : NULL;
 		if (text)
 			json_object_object_add(o, "asm", json_object_new_string(text));
+		jcontext(s, o);
 		jprint(s->out, o, 0);
 		json_object_put(o);
 		return;
 	}
+	context_line(s);
 	fprintf(s->out, "%10llu %016llx ", (unsigned long long)s->insns,
 		(unsigned long long)in->ip);
 	print_sym(s, s->out, in->ip, &s->cur);
@@ -485,10 +593,23 @@ static void print_insn(struct dstate *s, const struct pt_insn *in)
 		iclass_name(in->iclass));
 }
 
+/* --time: is the decoder's position outside the range? */
+static bool out_of_time(struct dstate *s)
+{
+	uint64_t t;
+
+	if (!s->o->time_from && !s->o->time_to)
+		return false;
+	t = cur_time(s);
+	return t < s->o->time_from || (s->o->time_to && t > s->o->time_to);
+}
+
 static void on_insn(void *ctx, struct pt_insn_decoder *dec, const struct pt_insn *in)
 {
 	struct dstate *s = ctx;
 
+	if (s->skip || out_of_time(s))
+		return;
 	if (s->pend)
 		resolve(s, in->ip);
 	if (!s->have_cur || in->ip < s->cur.start || in->ip >= s->cur.end) {
@@ -614,6 +735,8 @@ static void on_block(void *ctx, struct pt_block_decoder *dec, const struct pt_bl
 	uint8_t raw[pt_max_insn_size];
 	int n = -1;
 
+	if (s->skip || out_of_time(s))
+		return;
 	if (s->pend)
 		resolve(s, b->ip);
 	s->insns += b->ninsn;
@@ -674,6 +797,9 @@ static void report_error(struct dstate *s, uint64_t off, uint64_t ip, const char
 {
 	struct sym_info si;
 
+	if (s->skip)
+		return;
+
 	sym_lookup(s->st, ip, &si);
 	fprintf(stderr, "itrace: %s: decode error at trace offset 0x%llx (after %llu %s, last ip ",
 		s->o->name, (unsigned long long)off, (unsigned long long)s->insns, "instructions");
@@ -713,6 +839,8 @@ static void blk_error(void *ctx, struct pt_block_decoder *dec, int err, uint64_t
 
 static void event(struct dstate *s, uint64_t off, const struct pt_event *ev)
 {
+	if (s->skip)
+		return;
 	switch (ev->type) {
 	case ptev_overflow:
 		fprintf(stderr,
@@ -725,14 +853,31 @@ static void event(struct dstate *s, uint64_t off, const struct pt_event *ev)
 	case ptev_enabled:
 		if (!s->nr_lines)
 			note(s, "start", ev->variant.enabled.ip);
-		if (s->o->mode == DECODE_INSN && !s->o->json)
+		if (s->o->mode == DECODE_INSN && !s->o->json) {
+			context_line(s);
 			fprintf(s->out, "           [enabled at 0x%llx]\n",
 				(unsigned long long)ev->variant.enabled.ip);
+		}
 		break;
 	case ptev_disabled:
 	case ptev_async_disabled:
-		if (s->o->mode == DECODE_INSN && !s->o->json)
+		/*
+		 * Where the branch before went is known here, not from the
+		 * next instruction, which may be another thread's (or, after
+		 * an interrupt, the kernel's).
+		 */
+		if (ev->type == ptev_async_disabled)
+			resolve(s, ev->variant.async_disabled.at);
+		else if (!ev->ip_suppressed)
+			resolve(s, ev->variant.disabled.ip);
+		if (s->o->mode == DECODE_INSN && !s->o->json) {
+			context_line(s);
 			fprintf(s->out, "           [disabled]\n");
+		}
+		break;
+	case ptev_async_branch:
+		/* an interrupt or exception: the branch before it went to from */
+		resolve(s, ev->variant.async_branch.from);
 		break;
 	default:
 		break;
@@ -757,83 +902,140 @@ static void blk_event(void *ctx, struct pt_block_decoder *dec, const struct pt_e
 	event(ctx, off, ev);
 }
 
-static void decode_segment(struct dstate *s, const struct itrace_segment *seg)
-{
-	static const struct pt_walk_ops ops = {
-		.insn = on_insn,
-		.event = on_event,
-		.error = decode_error,
-	};
-	static const struct blk_walk_ops bops = {
-		.block = on_block,
-		.event = blk_event,
-		.error = blk_error,
-	};
-	const struct itrace_file_header *h = &s->d->hdr;
-	struct pt_config cfg;
-	int ret;
+/* ---- threads (timeline.c calls these) ------------------------------- */
 
-	itrace_pt_config(&cfg, s->d->trace + seg->buf_offset, seg->size, h->cpu_vendor,
-			 h->cpu_family, h->cpu_model, h->cpu_stepping);
-	s->seg_base = seg->stream_offset;
-	s->seg_buf = seg->buf_offset;
-	/*
-	 * The flow shows every call and every jump out of a function: blocks
-	 * must end at them (libipt otherwise follows direct ones inside a
-	 * block).
-	 */
-	cfg.flags.variant.block.end_on_call = 1;
-	cfg.flags.variant.block.end_on_jump = 1;
-	if (s->o->mode == DECODE_FLOW)
-		ret = itrace_blk_walk(&cfg, s->im.image, &bops, s);
-	else
-		ret = itrace_pt_walk(&cfg, s->im.image, &ops, s);
-	if (ret < 0) {
-		fprintf(stderr, "itrace: cannot allocate the libipt decoder\n");
-		s->errors++;
-	} else if (ret > 0) {
+static struct dthread *dthread_of(struct dstate *s, struct tl_thread *t)
+{
+	struct dthread *th = t->priv;
+	const char *p;
+	size_t n;
+
+	if (th)
+		return th;
+	th = calloc(1, sizeof(*th));
+	if (!th)
+		oom();
+	th->t = t;
+	th->last_cpu = -1;
+	th->selected = !s->o->tids;
+	for (p = s->o->tids; p && *p; p += n + (p[n] == ',')) {
+		n = strcspn(p, ",");
+		if (strtoul(p, NULL, 10) == t->tid)
+			th->selected = true;
+	}
+	t->priv = th;
+	return th;
+}
+
+/* Put the loaded thread's state away and load th's. */
+static void switch_thread(void *ctx, struct tl_thread *t, struct tl_aspace *as, int cpu)
+{
+	struct dstate *s = ctx;
+	struct dthread *th = dthread_of(s, t), *o = s->th;
+
+	if (o) {
+		o->fs_tree = s->fs_tree;
+		o->fsv = s->fsv;
+		o->nr_fs = s->nr_fs;
+		o->cap_fs = s->cap_fs;
+		o->cur = s->cur;
+		o->cur_fs = s->cur_fs;
+		o->have_cur = s->have_cur;
+		o->pend = s->pend;
+		o->pend_next = s->pend_next;
+		o->pend_fs = s->pend_fs;
+		o->pend_from = s->pend_from;
+		o->depth = s->depth;
+	}
+	if (o != th) {
+		s->fs_tree = th->fs_tree;
+		s->fsv = th->fsv;
+		s->nr_fs = th->nr_fs;
+		s->cap_fs = th->cap_fs;
+		s->cur = th->cur;
+		s->cur_fs = th->cur_fs;
+		s->have_cur = th->have_cur;
+		s->pend = th->pend;
+		s->pend_next = th->pend_next;
+		s->pend_fs = th->pend_fs;
+		s->pend_from = th->pend_from;
+		s->depth = th->depth;
+		/* the cache points into the per-function counters of a thread */
+		memset(s->fs_cache, 0, sizeof(s->fs_cache));
+	}
+	if (o != th || cpu != s->cpu || s->st != as->st)
+		s->ctx_shown = false;
+	s->th = th;
+	s->cpu = cpu;
+	th->last_cpu = cpu;
+	s->skip = !th->selected;
+	/* the address space: the symbols and the image of this process */
+	if (s->st != as->st)
+		s->have_cur = 0;
+	s->st = as->st;
+	s->im = as->im;
+}
+
+static void set_decoder(void *ctx, struct pt_insn_decoder *idec, struct pt_block_decoder *bdec)
+{
+	struct dstate *s = ctx;
+
+	s->idec = idec;
+	s->bdec = bdec;
+}
+
+/*
+ * A run of contiguous trace begins: say what came before it (a gap,
+ * lost trace, another snapshot); the call depth starts again.
+ */
+static void begin_run(void *ctx, const struct tl_run *r)
+{
+	struct dstate *s = ctx;
+	char what[48];
+
+	s->seg_base = r->offset;
+	s->seg_buf = r->bytes - s->d->trace;
+	s->depth = 0;
+	s->have_cur = 0;
+	s->pend = P_NONE;
+	switch (r->kind) {
+	case TL_RUN_FIRST:
+		break;
+	case TL_RUN_GAP:
+		fprintf(stderr, "itrace: %s: gap in the trace%s%s: bytes 0x%llx-0x%llx missing\n",
+			s->o->name, s->cpu >= 0 ? " of cpu " : "",
+			s->cpu >= 0 ? (snprintf(what, sizeof(what), "%d", s->cpu), what) : "",
+			(unsigned long long)r->expect, (unsigned long long)r->offset);
+		s->gaps++;
+		if (!s->skip)
+			note(s, "[gap]", 0);
+		break;
+	case TL_RUN_LOST:
+		if (!s->skip)
+			note(s, "[lost]", 0);
+		break;
+	case TL_RUN_SNAPSHOT:
+		if (!s->skip)
+			note(s, "[snapshot]", 0);
+		break;
+	}
+}
+
+static void end_run(void *ctx, const struct tl_run *r, int walk)
+{
+	struct dstate *s = ctx;
+
+	if (walk > 0) {
 		fprintf(stderr,
-			"itrace: %s: no PSB in %zu bytes of trace at offset 0x%llx: nothing to decode\n",
-			s->o->name, seg->size, (unsigned long long)seg->stream_offset);
+			"itrace: %s: no PSB in %zu bytes of trace at offset 0x%llx%s: nothing to decode\n",
+			s->o->name, r->size, (unsigned long long)r->offset,
+			s->cpu >= 0 ? " (a buffer of one CPU)" : "");
 		s->errors++;
 	}
 	/* a branch at the very end of the trace has no known outcome */
 	s->pend = P_NONE;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * Trace on both sides of a loss point is decoded by separate decoders: the
- * bytes are contiguous in the buffer, the packet stream is not.  The gap
- * itself was counted with its loss record.
- */
-static void decode_split(struct dstate *s, const struct itrace_segment *seg)
-{
-	struct itrace_segment part = *seg;
-	uint64_t end = seg->stream_offset + seg->size;
-	size_t i;
-
-	for (i = 0; i < s->nr_splits; i++) {
-		uint64_t at = s->splits[i];
-
-		if (at <= part.stream_offset || at >= end)
-			continue;
-		part.size = at - part.stream_offset;
-		decode_segment(s, &part);
-		part.buf_offset += part.size;
-		part.stream_offset = at;
-		part.size = end - at;
-		s->depth = 0;
-		s->have_cur = 0;
-		note(s, "[lost]", 0);
-	}
-	decode_segment(s, &part);
+	s->idec = NULL;
+	s->bdec = NULL;
 }
 
 /* ---- sideband: the address space ------------------------------------- */
@@ -876,7 +1078,13 @@ static void check_build_id(struct dstate *s, const char *path, const uint8_t *wa
 		s->o->name, path, b, a);
 }
 
-static void add_mapping(struct dstate *s, const struct pev *ev)
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static void add_mapping(struct dstate *s, struct itrace_image *im, struct symtab *st,
+			const struct pev *ev)
 {
 	char *file = strndup(ev->mmap.name, ev->mmap.name_len), *alt = NULL;
 	const char *path = file, *name;
@@ -912,9 +1120,15 @@ static void add_mapping(struct dstate *s, const struct pev *ev)
 			oom();
 		path = alt;
 	}
-	if (path != s->vdso_path)
+	/* once per file: a fork copies its parent's mappings */
+	if (path != s->vdso_path && !tfind(path, &s->bid_checked, cmp_str)) {
+		char *k = strdup(path);
+
+		if (!k || !tsearch(k, &s->bid_checked, cmp_str))
+			oom();
 		check_build_id(s, path, ev->mmap.build_id, ev->mmap.build_id_size);
-	err = itrace_image_add(&s->im, s->st, name, path, ev->mmap.addr, ev->mmap.len,
+	}
+	err = itrace_image_add(im, st, name, path, ev->mmap.addr, ev->mmap.len,
 			       ev->mmap.pgoff);
 	if (err < 0)
 		fprintf(stderr, "itrace: warning: %s: %s (code there cannot be decoded)\n",
@@ -941,7 +1155,8 @@ out:
  *  - a directory perf record --kcore wrote: its kcore_dir/kcore.
  * Returns 0, or -1 when FILE is none of these or holds no code.
  */
-static int add_kernel(struct dstate *s, const char *path)
+static int add_kernel(struct dstate *s, struct itrace_image *im, struct symtab *st,
+		      const char *path)
 {
 	size_t i, nr = 0, added = 0;
 	char *kcore = NULL;
@@ -980,7 +1195,7 @@ static int add_kernel(struct dstate *s, const char *path)
 			continue;
 		if (!core) {
 			if ((ph.p_flags & PF_X) &&
-			    !itrace_image_add(&s->im, s->st, itrace_base_name(path), path,
+			    !itrace_image_add(im, st, itrace_base_name(path), path,
 					      ph.p_vaddr, ph.p_filesz, ph.p_offset))
 				added++;
 			continue;
@@ -990,7 +1205,7 @@ static int add_kernel(struct dstate *s, const char *path)
 			continue;
 		if (ph.p_filesz > (uint64_t)sb.st_size - ph.p_offset)
 			ph.p_filesz = sb.st_size - ph.p_offset;
-		err = itrace_image_add_section(&s->im, path, ph.p_offset, ph.p_filesz,
+		err = itrace_image_add_section(im, path, ph.p_offset, ph.p_filesz,
 					       ph.p_vaddr);
 		if (err < 0)
 			fprintf(stderr, "itrace: warning: %s at 0x%llx: %s\n", path,
@@ -1009,7 +1224,7 @@ static int add_kernel(struct dstate *s, const char *path)
 		char *ksyms = NULL;
 
 		if (asprintf(&ksyms, "%.*skallsyms", slash ? (int)(slash - path + 1) : 0,
-			     path) >= 0 && !access(ksyms, R_OK) && sym_add_kallsyms(s->st, ksyms))
+			     path) >= 0 && !access(ksyms, R_OK) && sym_add_kallsyms(st, ksyms))
 			fprintf(stderr, "itrace: warning: %s: no text symbols\n", ksyms);
 		free(ksyms);
 	}
@@ -1017,82 +1232,23 @@ static int add_kernel(struct dstate *s, const char *path)
 	return added ? 0 : -1;
 }
 
-/* Is @split already a known discontinuity of the trace? */
-static bool has_split(const struct dstate *s, uint64_t split)
+static void tl_add_map(void *ctx, struct tl_aspace *as, const struct pev *ev)
 {
-	size_t i;
-
-	for (i = 0; i < s->nr_splits; i++)
-		if (s->splits[i] == split)
-			return true;
-	return false;
+	add_mapping(ctx, &as->im, as->st, ev);
 }
 
-/* Walk the perf stream: mappings, losses. */
-static int scan_sideband(struct dstate *s)
+struct kernel_arg {
+	struct dstate	*s;
+	const char	*path;
+	int		ret;
+};
+
+static void kernel_one(void *arg, struct tl_aspace *as)
 {
-	struct pev_iter it;
-	struct pev ev;
-	char err[256];
-	int r;
+	struct kernel_arg *k = arg;
 
-	pev_iter_init(&it, s->d->perf, s->d->perf_size);
-	while ((r = pev_next(&it, &ev, err, sizeof(err))) > 0) {
-		uint64_t split, *ns;
-
-		if (pev_short(&ev))
-			continue;
-		switch (ev.type) {
-		case PERF_RECORD_MMAP:
-		case PERF_RECORD_MMAP2:
-			if (ev.mmap.prot & PROT_EXEC)
-				add_mapping(s, &ev);
-			break;
-		case PERF_RECORD_LOST:
-			fprintf(stderr,
-				"itrace: %s: warning: sideband records were lost while recording; mappings may be missing\n",
-				s->o->name);
-			break;
-		case PERF_RECORD_ITRACE_LOST:
-		case PERF_RECORD_AUX:
-			if (ev.type == PERF_RECORD_AUX && !(ev.aux.flags & PERF_AUX_FLAG_TRUNCATED))
-				break;
-			/*
-			 * ITRACE_LOST: trace stopped and resumed at offset.
-			 * AUX TRUNCATED: the buffer filled after the data it
-			 * reports; what follows was written after a gap.
-			 */
-			split = ev.type == PERF_RECORD_AUX ? ev.aux.offset + ev.aux.size :
-							     ev.aux.offset;
-			/* One stop may be told by both records: one gap. */
-			if (has_split(s, split))
-				break;
-			if (ev.type == PERF_RECORD_AUX)
-				fprintf(stderr,
-					"itrace: %s: trace lost at trace offset 0x%llx (buffer full)\n",
-					s->o->name, (unsigned long long)split);
-			else
-				fprintf(stderr,
-					"itrace: %s: trace lost at trace offset 0x%llx (%llu bytes%s)\n",
-					s->o->name, (unsigned long long)split,
-					(unsigned long long)ev.aux.size,
-					ev.aux.size ? "" : ", size unknown");
-			s->gaps++;
-			ns = realloc(s->splits, (s->nr_splits + 1) * sizeof(*ns));
-			if (ns) {
-				s->splits = ns;
-				s->splits[s->nr_splits++] = split;
-			}
-			break;
-		default:
-			break;
-		}
-	}
-	if (r < 0) {
-		fprintf(stderr, "itrace: %s: sideband: %s\n", s->o->name, err);
-		return -1;
-	}
-	return 0;
+	if (!k->ret)
+		k->ret = add_kernel(k->s, &as->im, as->st, k->path);
 }
 
 static void jset_u64(struct json_object *o, const char *key, uint64_t v)
@@ -1426,10 +1582,122 @@ static void free_fstat(void *p)
 	free(f);
 }
 
+/* The loaded thread's state back into its struct dthread. */
+static void save_thread(struct dstate *s)
+{
+	struct tl_aspace as0 = { 0 };
+
+	if (!s->th)
+		return;
+	/* switching to the same thread saves without loading anything */
+	as0.st = s->st;
+	as0.im = s->im;
+	switch_thread(s, s->th->t, &as0, s->cpu);
+}
+
+static struct fstat *fs_copy(struct dstate *s, const struct fstat *f)
+{
+	struct fstat **found = tfind(f, &s->fs_tree, cmp_fs_key), *g;
+
+	if (found)
+		return *found;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		oom();
+	g->key = strdup(f->key);
+	g->module = f->module ? strdup(f->module) : NULL;
+	g->sym = f->sym ? strdup(f->sym) : NULL;
+	if (!g->key || (f->module && !g->module) || (f->sym && !g->sym) ||
+	    !tsearch(g, &s->fs_tree, cmp_fs_key))
+		oom();
+	if (s->nr_fs == s->cap_fs) {
+		s->cap_fs = s->cap_fs ? 2 * s->cap_fs : 256;
+		s->fsv = realloc(s->fsv, s->cap_fs * sizeof(*s->fsv));
+		if (!s->fsv)
+			oom();
+	}
+	s->fsv[s->nr_fs++] = g;
+	return g;
+}
+
+/* The per-function counters of every thread summed into s's. */
+static void merge_threads(struct dstate *s)
+{
+	struct tl_thread **tv;
+	size_t nr, i, k;
+
+	save_thread(s);
+	s->th = NULL;
+	s->fs_tree = NULL;
+	s->fsv = NULL;
+	s->nr_fs = s->cap_fs = 0;
+	tv = tl_threads(s->tl, &nr);
+	for (i = 0; i < nr; i++) {
+		struct dthread *th = tv[i]->priv;
+
+		for (k = 0; th && k < th->nr_fs; k++) {
+			const struct fstat *f = th->fsv[k];
+			struct fstat *g = fs_copy(s, f);
+
+			g->insns += f->insns;
+			g->calls += f->calls;
+			g->taken += f->taken;
+			g->not_taken += f->not_taken;
+			g->syscalls += f->syscalls;
+		}
+	}
+}
+
+static void init_aspace(void *ctx, struct tl_aspace *as)
+{
+	struct dstate *s = ctx;
+
+	sym_set_demangle(as->st, !s->o->no_demangle);
+	if (s->kernel_ready)
+		add_kernel(s, &as->im, as->st, s->o->kernel);
+}
+
+static void free_threads(struct dstate *s)
+{
+	struct tl_thread **tv;
+	size_t nr, i;
+
+	if (!s->tl)
+		return;
+	tv = tl_threads(s->tl, &nr);
+	for (i = 0; i < nr; i++) {
+		struct dthread *th = tv[i]->priv;
+
+		if (!th)
+			continue;
+		tdestroy(th->fs_tree, free_fstat);
+		free(th->fsv);
+		free(th);
+		tv[i]->priv = NULL;
+	}
+}
+
 int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 {
+	static const struct pt_walk_ops ops = {
+		.insn = on_insn,
+		.event = on_event,
+		.error = decode_error,
+	};
+	static const struct blk_walk_ops bops = {
+		.block = on_block,
+		.event = blk_event,
+		.error = blk_error,
+	};
+	static const struct tl_ops tops = {
+		.init_aspace = init_aspace,
+		.add_map = tl_add_map,
+		.switch_to = switch_thread,
+		.begin_run = begin_run,
+		.end_run = end_run,
+		.decoder = set_decoder,
+	};
 	struct dstate *s;
-	uint64_t expect = 0;
 	size_t i;
 	int ret = EXIT_DECODE_ERRORS;
 
@@ -1442,14 +1710,9 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	s->out = out;
 	s->d = d;
 	s->vdso_fd = -1;
+	s->cpu = -1;
 	s->truncated = d->truncated;
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &s->start);
-	s->st = sym_new();
-	if (!s->st || itrace_image_init(&s->im, "itrace")) {
-		fprintf(stderr, "itrace: out of memory\n");
-		goto out;
-	}
-	sym_set_demangle(s->st, !o->no_demangle);
 	if (o->json)
 		s->jerrors = json_object_new_array();
 	if (o->mode == DECODE_INSN)
@@ -1459,22 +1722,33 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 			d->truncated_why);
 		s->errors++;
 	}
-	if (scan_sideband(s))
-		s->errors++;
-	if (o->kernel && add_kernel(s, o->kernel)) {
-		ret = EXIT_USAGE;
-		goto out;
+	/* the sideband: threads, address spaces and their mappings, losses */
+	s->tl = tl_new(d, o->name, &tops, s);
+	s->threads = tl_has_threads(s->tl);
+	s->timed = tl_has_time(s->tl);
+	s->gaps += tl_nr_losses(s->tl);
+	if (o->kernel) {
+		struct kernel_arg k = { .s = s, .path = o->kernel };
+
+		tl_for_each_aspace(s->tl, kernel_one, &k);
+		if (k.ret) {
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		s->kernel_ready = true;
 	}
-	sym_done(s->st);
-	if (s->nr_splits)
-		qsort(s->splits, s->nr_splits, sizeof(*s->splits), cmp_u64);
-	if (!s->exe)
+	tl_done(s->tl);
+	if (!s->exe && !(d->hdr.flags & ITRACE_FLAG_CPU_WIDE))
 		fprintf(stderr, "itrace: %s: warning: no executable mapping in the sideband\n",
 			o->name);
 	if (!d->trace_size) {
 		fprintf(stderr, "itrace: %s: the file holds no trace\n", o->name);
 		s->errors++;
 	}
+	if ((o->time_from || o->time_to) && !s->timed)
+		fprintf(stderr,
+			"itrace: %s: warning: --time: the recording has no time (record --no-timing, or an old file): nothing is in the range\n",
+			o->name);
 	if (o->json && o->mode != DECODE_STATS && o->mode != DECODE_SUMMARY) {
 		struct json_object *h = jdoc(o->mode == DECODE_INSN ? "itrace-decode-insn" :
 					     "itrace-decode-flow");
@@ -1486,40 +1760,12 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 		json_object_put(h);
 	}
 
-	for (i = 0; i < d->nr_segs; i++) {
-		const struct itrace_segment *seg = &d->segs[i];
-		bool first = i == 0;
-
-		/* perf.data: each buffer (CPU or thread) is a stream of its own */
-		if (i && seg->buf_idx != d->segs[i - 1].buf_idx) {
-			size_t k;
-
-			first = true;
-			for (k = 0; k < i; k++)
-				if (d->segs[k].buf_idx == seg->buf_idx) {
-					first = false;
-					expect = d->segs[k].stream_offset + d->segs[k].size;
-				}
-			s->depth = 0;
-			s->have_cur = 0;
-			if (first)
-				expect = seg->stream_offset;
-		}
-		if (seg->stream_offset != expect &&
-		    !(first && (d->hdr.flags & ITRACE_FLAG_SNAPSHOT))) {
-			fprintf(stderr,
-				"itrace: %s: gap in the trace: bytes 0x%llx-0x%llx missing\n",
-				o->name, (unsigned long long)expect,
-				(unsigned long long)seg->stream_offset);
-			s->gaps++;
-			s->depth = 0;
-			s->have_cur = 0;
-			note(s, "[gap]", 0);
-		}
-		decode_split(s, seg);
-		expect = seg->stream_offset + seg->size;
+	if (tl_decode(s->tl, &ops, &bops, o->mode == DECODE_FLOW, s)) {
+		fprintf(stderr, "itrace: cannot allocate the libipt decoder\n");
+		s->errors++;
 	}
 	progress_done(s);
+	merge_threads(s);
 
 	if (o->json && (o->mode == DECODE_STATS || o->mode == DECODE_SUMMARY)) {
 		print_json_report(s);
@@ -1541,11 +1787,16 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 out:
 	if (s->vdso_fd >= 0)
 		close(s->vdso_fd);
-	itrace_image_fini(&s->im);
-	sym_free(s->st);
 	disasm_close(s->dis);
+	save_thread(s);
+	free_threads(s);
+	/* a thread's table, if merge_threads() did not run */
+	if (s->th)
+		s->fs_tree = NULL;
 	tdestroy(s->fs_tree, free_fstat);
 	free(s->fsv);
+	tl_free(s->tl);
+	tdestroy(s->bid_checked, free);
 	for (i = 0; i < NR_KEEP; i++) {
 		free(s->first[i]);
 		free(s->last[i]);
@@ -1555,7 +1806,6 @@ out:
 	json_object_put(s->jerrors);
 	free(s->exe);
 	free(s->exe_path);
-	free(s->splits);
 	free(s);
 	return ret;
 }

@@ -50,6 +50,9 @@ struct decode_opts {
 	int		progress;	/* progress on stderr */
 	int		no_demangle;
 	const char	*buildid_dir;	/* --buildid-dir: perf's build-id cache */
+	const char	*tids;		/* --tid: only these threads (comma list) */
+	uint64_t	time_from;	/* --time: perf time range in ns, */
+	uint64_t	time_to;	/* 0 when open */
 };
 
 /* Returns 0, EXIT_DECODE_ERRORS (after printing everything it could). */

@@ -564,11 +564,11 @@ static int drain_buf(struct recorder *rec, struct rbuf *b)
 {
 	uint64_t full;
 
-	if (!b->perf.base)
+	if (!b->perf.pg)
 		return 0;
 	if (ring_drain(rec, b, &b->perf, ITRACE_SEC_PERF))
 		return -1;
-	if (rec->snapshot || rec->sideband_only || !b->trace.base)
+	if (rec->snapshot || rec->sideband_only || !b->trace.pg)
 		return 0;
 	full = __atomic_load_n(&b->trace.pg->data_head, __ATOMIC_ACQUIRE) - b->trace.tail;
 	if (ring_drain(rec, b, &b->trace, ITRACE_SEC_TRACE))
@@ -681,7 +681,7 @@ static int take_snapshot(struct recorder *rec, uint32_t reason, bool restart)
 	if (itrace_write_section(rec->out, ITRACE_SEC_SNAPSHOT, 0, &s, sizeof(s)))
 		ret = -1;
 	for (i = 0; i < rec->nr_bufs && !ret; i++)
-		if (rec->bufs[i].trace.base && drain_snapshot(rec, &rec->bufs[i]))
+		if (rec->bufs[i].trace.pg && drain_snapshot(rec, &rec->bufs[i]))
 			ret = -1;
 	if (restart)
 		for (i = 0; i < rec->nr_bufs; i++)

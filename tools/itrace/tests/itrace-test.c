@@ -742,7 +742,7 @@ static void test_rings(void)
 		free(buf);
 		return;
 	}
-	ok(d.nr_segs == 2 && d.segs[0].stream_offset == 0 && d.segs[0].size == 100 &&
+	ok(d.nr_segs == 4 && d.segs[0].stream_offset == 0 && d.segs[0].size == 100 &&
 	   is_seq(d.trace, 100, 0), "ring: stop-mode chunks join into bytes 0..99 in order");
 	ok(d.nr_segs == 4 && d.segs[1].stream_offset == 86 && d.segs[1].size == 64 &&
 	   is_seq(d.trace + 100, 64, 86) && !d.segs[1].snapshot,
