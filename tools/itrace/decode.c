@@ -1257,7 +1257,8 @@ static void jset_u64(struct json_object *o, const char *key, uint64_t v)
 }
 
 /* A perf_event record as a JSON object (--sideband --json). */
-static struct json_object *record_json(const struct pev *ev, const char *type)
+static struct json_object *record_json(const struct pev *ev, const char *type,
+				       const struct pev_id *sid)
 {
 	struct json_object *j = json_object_new_object();
 	char id[2 * PEV_BUILD_ID_MAX + 1];
@@ -1267,9 +1268,22 @@ static struct json_object *record_json(const struct pev *ev, const char *type)
 	json_object_object_add(j, "type", json_object_new_string(type));
 	json_object_object_add(j, "misc", json_object_new_int(ev->misc));
 	json_object_object_add(j, "size", json_object_new_int(ev->size));
+	if (sid) {
+		struct json_object *o = json_object_new_object();
+
+		jset_u64(o, "pid", sid->pid);
+		jset_u64(o, "tid", sid->tid);
+		jset_u64(o, "time", sid->time);
+		jset_u64(o, "cpu", sid->cpu);
+		json_object_object_add(j, "sample", o);
+	}
 	if (pev_short(ev))
 		return j;
 	switch (ev->type) {
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		jset_u64(j, "next_prev_pid", ev->sw.next_prev_pid);
+		jset_u64(j, "next_prev_tid", ev->sw.next_prev_tid);
+		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		jset_u64(j, "pid", ev->mmap.pid);
@@ -1314,14 +1328,28 @@ static struct json_object *record_json(const struct pev *ev, const char *type)
 }
 
 /* A perf_event record as a line of text (--sideband). */
-static void record_text(FILE *out, const struct pev *ev, const char *type)
+static void record_text(FILE *out, const struct pev *ev, const char *type,
+			const struct pev_id *sid)
 {
 	char id[2 * PEV_BUILD_ID_MAX + 1];
 
 	fprintf(out, "%8zx ", ev->pos);
+	/* the sample_id: [cpu] time (s) tid */
+	if (sid)
+		fprintf(out, "[%03u] %5llu.%09llu %6u: ", sid->cpu,
+			(unsigned long long)(sid->time / 1000000000),
+			(unsigned long long)(sid->time % 1000000000), sid->tid);
 	if (pev_short(ev))
 		goto other;
 	switch (ev->type) {
+	case PERF_RECORD_SWITCH:
+		fprintf(out, "SWITCH %s\n", ev->misc & PERF_RECORD_MISC_SWITCH_OUT ? "out" : "in");
+		return;
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		fprintf(out, "SWITCH_CPU_WIDE %s pid %u tid %u\n",
+			ev->misc & PERF_RECORD_MISC_SWITCH_OUT ? "out, next" : "in, prev",
+			ev->sw.next_prev_pid, ev->sw.next_prev_tid);
+		return;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		fprintf(out, "%-5s pid %u tid %u 0x%llx-0x%llx pgoff 0x%llx %c%c%c %.*s",
@@ -1368,7 +1396,9 @@ other:
 /* One line (or JSON object) per record of the perf stream. */
 static int dump_sideband(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 {
+	uint64_t st = d->is_perf_data ? 0 : itrace_sample_type(d);
 	struct pev_iter it;
+	struct pev_id sid;
 	struct pev ev;
 	char err[256], tbuf[32];
 	int r;
@@ -1376,14 +1406,15 @@ static int dump_sideband(struct itrace_data *d, const struct decode_opts *o, FIL
 	pev_iter_init(&it, d->perf, d->perf_size);
 	while ((r = pev_next(&it, &ev, err, sizeof(err))) > 0) {
 		const char *type = pev_type_name(ev.type, tbuf, sizeof(tbuf));
+		const struct pev_id *idp = st && pev_sample_id(&ev, st, &sid) ? &sid : NULL;
 
 		if (o->json) {
-			struct json_object *j = record_json(&ev, type);
+			struct json_object *j = record_json(&ev, type, idp);
 
 			jprint(out, j, 0);
 			json_object_put(j);
 		} else {
-			record_text(out, &ev, type);
+			record_text(out, &ev, type, idp);
 		}
 	}
 	if (r < 0) {
@@ -1400,9 +1431,81 @@ static int cmp_fsp(const void *a, const void *b)
 	return strcmp((*(struct fstat * const *)a)->key, (*(struct fstat * const *)b)->key);
 }
 
-static void print_stats(struct dstate *s)
+/* "KEY FUNCTION N" lines of a table of per-function counters, after prefix */
+static void print_fstats(struct dstate *s, const char *prefix, struct fstat **fsv, size_t nr)
 {
 	size_t i;
+
+	if (nr)
+		qsort(fsv, nr, sizeof(*fsv), cmp_fsp);
+	for (i = 0; i < nr; i++) {
+		const struct fstat *f = fsv[i];
+
+		fprintf(s->out, "%sinsns %s %llu\n", prefix, f->key, (unsigned long long)f->insns);
+		if (f->calls)
+			fprintf(s->out, "%scalls %s %llu\n", prefix, f->key,
+				(unsigned long long)f->calls);
+		if (f->taken + f->not_taken)
+			fprintf(s->out, "%scond %s %llu\n", prefix, f->key,
+				(unsigned long long)(f->taken + f->not_taken));
+		if (f->taken)
+			fprintf(s->out, "%staken %s %llu\n", prefix, f->key,
+				(unsigned long long)f->taken);
+		if (f->not_taken)
+			fprintf(s->out, "%snot_taken %s %llu\n", prefix, f->key,
+				(unsigned long long)f->not_taken);
+		if (f->syscalls)
+			fprintf(s->out, "%ssyscalls %s %llu\n", prefix, f->key,
+				(unsigned long long)f->syscalls);
+	}
+}
+
+struct ttotals {
+	uint64_t	insns, calls, cond, taken, not_taken, syscalls;
+};
+
+static void thread_totals(const struct dthread *th, struct ttotals *t)
+{
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < th->nr_fs; i++) {
+		t->insns += th->fsv[i]->insns;
+		t->calls += th->fsv[i]->calls;
+		t->taken += th->fsv[i]->taken;
+		t->not_taken += th->fsv[i]->not_taken;
+		t->syscalls += th->fsv[i]->syscalls;
+	}
+	t->cond = t->taken + t->not_taken;
+}
+
+/* The threads that decoded something, by tid; *nr of them (malloc'd). */
+static struct dthread **decoded_threads(struct dstate *s, size_t *nr)
+{
+	struct tl_thread **tv;
+	struct dthread **v;
+	size_t n, i;
+
+	*nr = 0;
+	if (!s->threads)
+		return NULL;
+	tv = tl_threads(s->tl, &n);
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		oom();
+	for (i = 0; i < n; i++) {
+		struct dthread *th = tv[i]->priv;
+
+		if (th && th->nr_fs)
+			v[(*nr)++] = th;
+	}
+	return v;
+}
+
+static void print_stats(struct dstate *s)
+{
+	struct dthread **tv;
+	size_t i, nr;
 
 	fprintf(s->out, "total insns %llu\n", (unsigned long long)s->insns);
 	fprintf(s->out, "total cond %llu\n", (unsigned long long)s->cond);
@@ -1414,31 +1517,54 @@ static void print_stats(struct dstate *s)
 	fprintf(s->out, "total gaps %llu\n", (unsigned long long)s->gaps);
 	fprintf(s->out, "total errors %llu\n", (unsigned long long)s->errors);
 	fprintf(s->out, "total kernel_insns %llu\n", (unsigned long long)s->kernel_insns);
-	if (s->nr_fs)
-		qsort(s->fsv, s->nr_fs, sizeof(*s->fsv), cmp_fsp);
-	for (i = 0; i < s->nr_fs; i++) {
-		const struct fstat *f = s->fsv[i];
+	print_fstats(s, "", s->fsv, s->nr_fs);
+	/*
+	 * Per thread: "thread TID KEY FUNCTION N" as above and "thread TID
+	 * total KEY N", after a line "thread TID pid PID comm NAME".
+	 */
+	tv = decoded_threads(s, &nr);
+	if (nr)
+		fprintf(s->out, "total threads %zu\n", nr);
+	for (i = 0; i < nr; i++) {
+		const struct tl_thread *t = tv[i]->t;
+		struct ttotals tt;
+		char prefix[48];
 
-		fprintf(s->out, "insns %s %llu\n", f->key, (unsigned long long)f->insns);
-		if (f->calls)
-			fprintf(s->out, "calls %s %llu\n", f->key, (unsigned long long)f->calls);
-		if (f->taken + f->not_taken)
-			fprintf(s->out, "cond %s %llu\n", f->key,
-				(unsigned long long)(f->taken + f->not_taken));
-		if (f->taken)
-			fprintf(s->out, "taken %s %llu\n", f->key, (unsigned long long)f->taken);
-		if (f->not_taken)
-			fprintf(s->out, "not_taken %s %llu\n", f->key,
-				(unsigned long long)f->not_taken);
-		if (f->syscalls)
-			fprintf(s->out, "syscalls %s %llu\n", f->key,
-				(unsigned long long)f->syscalls);
+		thread_totals(tv[i], &tt);
+		fprintf(s->out, "thread %u pid %u comm %s\n", t->tid, t->pid,
+			t->comm[0] ? t->comm : "?");
+		fprintf(s->out, "thread %u total insns %llu\n", t->tid, (unsigned long long)tt.insns);
+		fprintf(s->out, "thread %u total calls %llu\n", t->tid, (unsigned long long)tt.calls);
+		fprintf(s->out, "thread %u total cond %llu\n", t->tid, (unsigned long long)tt.cond);
+		fprintf(s->out, "thread %u total taken %llu\n", t->tid, (unsigned long long)tt.taken);
+		fprintf(s->out, "thread %u total not_taken %llu\n", t->tid,
+			(unsigned long long)tt.not_taken);
+		fprintf(s->out, "thread %u total syscalls %llu\n", t->tid,
+			(unsigned long long)tt.syscalls);
+		snprintf(prefix, sizeof(prefix), "thread %u ", t->tid);
+		print_fstats(s, prefix, tv[i]->fsv, tv[i]->nr_fs);
 	}
+	free(tv);
 }
 
 static struct json_object *ju64(uint64_t v)
 {
 	return json_object_new_uint64(v);
+}
+
+static struct json_object *jfstat(struct dstate *s, const struct fstat *f)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "symbol", f->sym ? jstr(f->sym) : NULL);
+	json_object_object_add(o, "module", f->module ? jstr(f->module) :
+			       s->exe ? jstr(s->exe) : NULL);
+	json_object_object_add(o, "insns", ju64(f->insns));
+	json_object_object_add(o, "calls", ju64(f->calls));
+	json_object_object_add(o, "taken", ju64(f->taken));
+	json_object_object_add(o, "not_taken", ju64(f->not_taken));
+	json_object_object_add(o, "syscalls", ju64(f->syscalls));
+	return o;
 }
 
 /* --stats --json, --summary --json: one document */
@@ -1471,22 +1597,40 @@ static void print_json_report(struct dstate *s)
 	if (s->nr_fs)
 		qsort(s->fsv, s->nr_fs, sizeof(*s->fsv), cmp_fsp);
 	fa = json_object_new_array();
-	for (i = 0; i < s->nr_fs; i++) {
-		const struct fstat *f = s->fsv[i];
-		struct json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "symbol", f->sym ? jstr(f->sym) : NULL);
-		json_object_object_add(o, "module", f->module ? jstr(f->module) :
-				       s->exe ? jstr(s->exe) : NULL);
-		json_object_object_add(o, "insns", ju64(f->insns));
-		json_object_object_add(o, "calls", ju64(f->calls));
-		json_object_object_add(o, "taken", ju64(f->taken));
-		json_object_object_add(o, "not_taken", ju64(f->not_taken));
-		json_object_object_add(o, "syscalls", ju64(f->syscalls));
-		json_object_array_add(fa, o);
-	}
+	for (i = 0; i < s->nr_fs; i++)
+		json_object_array_add(fa, jfstat(s, s->fsv[i]));
 	json_object_object_add(doc, "functions", fa);
 	json_object_object_add(doc, "errors", json_object_get(s->jerrors));
+	{
+		size_t nr, k;
+		struct dthread **tv = decoded_threads(s, &nr);
+		struct json_object *ta;
+
+		if (s->threads) {
+			ta = json_object_new_array();
+			for (i = 0; i < nr; i++) {
+				struct json_object *o = json_object_new_object(), *ff;
+				struct ttotals tt;
+
+				thread_totals(tv[i], &tt);
+				json_object_object_add(o, "tid", ju64(tv[i]->t->tid));
+				json_object_object_add(o, "pid", ju64(tv[i]->t->pid));
+				json_object_object_add(o, "comm", jstr(tv[i]->t->comm));
+				json_object_object_add(o, "insns", ju64(tt.insns));
+				json_object_object_add(o, "calls", ju64(tt.calls));
+				json_object_object_add(o, "taken", ju64(tt.taken));
+				json_object_object_add(o, "not_taken", ju64(tt.not_taken));
+				json_object_object_add(o, "syscalls", ju64(tt.syscalls));
+				ff = json_object_new_array();
+				for (k = 0; k < tv[i]->nr_fs; k++)
+					json_object_array_add(ff, jfstat(s, tv[i]->fsv[k]));
+				json_object_object_add(o, "functions", ff);
+				json_object_array_add(ta, o);
+			}
+			json_object_object_add(doc, "threads", ta);
+		}
+		free(tv);
+	}
 	jprint(s->out, doc, 1);
 	json_object_put(doc);
 }
@@ -1536,6 +1680,26 @@ static void print_summary(struct dstate *s)
 		s->gaps ? "  (TRACE LOST)" : "");
 	fprintf(s->out, "  decode errors: %llu%s\n", (unsigned long long)s->errors,
 		s->errors ? "  (SEE ABOVE)" : "");
+	{
+		size_t nr, k;
+		struct dthread **tv = decoded_threads(s, &nr);
+
+		if (nr) {
+			fprintf(s->out, "  threads:       %zu\n", nr);
+			fprintf(s->out, "    %8s %8s %-16s %12s %10s %10s\n", "tid", "pid", "comm",
+				"insns", "calls", "syscalls");
+		}
+		for (k = 0; k < nr; k++) {
+			struct ttotals tt;
+
+			thread_totals(tv[k], &tt);
+			fprintf(s->out, "    %8u %8u %-16s %12llu %10llu %10llu\n", tv[k]->t->tid,
+				tv[k]->t->pid, tv[k]->t->comm[0] ? tv[k]->t->comm : "?",
+				(unsigned long long)tt.insns, (unsigned long long)tt.calls,
+				(unsigned long long)tt.syscalls);
+		}
+		free(tv);
+	}
 
 	for (i = 0; v && i < s->nr_fs; i++)
 		if (!s->fsv[i]->module && s->fsv[i]->insns)
@@ -1814,6 +1978,7 @@ static void usage_decode(FILE *f)
 {
 	fprintf(f,
 		"usage: itrace decode [--insn | --summary | --stats | --sideband] [--json]\n"
+		"                     [--tid TIDS] [--time START,STOP]\n"
 		"                     [--kernel KERNEL] [--sysroot DIR] [--exe PATH] [FILE | -]\n"
 		"  (default)   function-level flow: one line per call, return, jump\n"
 		"              between functions and syscall\n"
@@ -1831,6 +1996,10 @@ static void usage_decode(FILE *f)
 		"  --sysroot DIR    read the recorded files under DIR\n"
 		"  --exe PATH       the program's file, if not at its recorded path\n"
 		"  --no-demangle    C++ symbols as they are in the ELF file\n"
+		"  --tid TID[,TID]  only these threads (the others are decoded, not shown\n"
+		"              or counted)\n"
+		"  --time START,STOP  only trace between these times (seconds, as printed;\n"
+		"              either may be left out: \"12.5,\" from 12.5 s on)\n"
 		"  --buildid-dir DIR  perf's build-id cache, for the [vdso] of a perf.data\n"
 		"              (default $PERF_BUILDID_DIR, ~/.debug)\n"
 		"  --progress, --no-progress  progress on stderr (default: when it is a\n"
@@ -1843,6 +2012,52 @@ static void usage_decode(FILE *f)
 }
 
 static int decode_main(int argc, char **argv, enum decode_mode mode);
+
+/* "SECONDS[.FRACTION]" into ns, exactly; -1 if it is not that */
+static int parse_seconds(const char *p, const char *end, uint64_t *ns)
+{
+	uint64_t sec = 0, frac = 0;
+	int digits = 0;
+
+	if (p == end)
+		return -1;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (sec > UINT64_MAX / 10000000000ULL)
+			return -1;
+		sec = sec * 10 + (*p - '0');
+	}
+	if (p < end && *p == '.')
+		for (p++; p < end && *p >= '0' && *p <= '9'; p++)
+			if (digits < 9) {
+				frac = frac * 10 + (*p - '0');
+				digits++;
+			}
+	if (p != end)
+		return -1;
+	for (; digits < 9; digits++)
+		frac *= 10;
+	*ns = sec * 1000000000ULL + frac;
+	return 0;
+}
+
+/* --time START,STOP: either may be empty; 0 stands for an open end */
+static int parse_time_range(const char *arg, uint64_t *from, uint64_t *to)
+{
+	const char *comma = strchr(arg, ',');
+	const char *end = arg + strlen(arg);
+
+	*from = 0;
+	*to = 0;
+	if (!comma || (comma == arg && comma + 1 == end))
+		return -1;
+	if (comma != arg && parse_seconds(arg, comma, from))
+		return -1;
+	if (comma + 1 != end && parse_seconds(comma + 1, end, to))
+		return -1;
+	if (*to && *to < *from)
+		return -1;
+	return 0;
+}
 
 int cmd_decode(int argc, char **argv)
 {
@@ -1857,7 +2072,8 @@ int cmd_report(int argc, char **argv)
 
 static int decode_main(int argc, char **argv, enum decode_mode mode)
 {
-	enum { O_SYSROOT = 256, O_EXE, O_NO_DEMANGLE, O_PROGRESS, O_NO_PROGRESS, O_BUILDID_DIR };
+	enum { O_SYSROOT = 256, O_EXE, O_NO_DEMANGLE, O_PROGRESS, O_NO_PROGRESS, O_BUILDID_DIR,
+	       O_TID, O_TIME };
 	static const struct option opts[] = {
 		{ "insn",    no_argument, NULL, 'i' },
 		{ "summary", no_argument, NULL, 's' },
@@ -1869,6 +2085,8 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 		{ "exe",     required_argument, NULL, O_EXE },
 		{ "no-demangle", no_argument, NULL, O_NO_DEMANGLE },
 		{ "buildid-dir", required_argument, NULL, O_BUILDID_DIR },
+		{ "tid",     required_argument, NULL, O_TID },
+		{ "time",    required_argument, NULL, O_TIME },
 		{ "progress", no_argument, NULL, O_PROGRESS },
 		{ "no-progress", no_argument, NULL, O_NO_PROGRESS },
 		{ "help",    no_argument, NULL, 'h' },
@@ -1911,6 +2129,21 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 			break;
 		case O_BUILDID_DIR:
 			o.buildid_dir = optarg;
+			break;
+		case O_TID:
+			if (!*optarg || strspn(optarg, "0123456789,") != strlen(optarg)) {
+				fprintf(stderr, "itrace: --tid %s: not a list of thread ids\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.tids = optarg;
+			break;
+		case O_TIME:
+			if (parse_time_range(optarg, &o.time_from, &o.time_to)) {
+				fprintf(stderr,
+					"itrace: --time %s: expected START,STOP in seconds (\"1.5,2\", \"1.5,\", \",2\")\n",
+					optarg);
+				return EXIT_USAGE;
+			}
 			break;
 		case O_PROGRESS:
 			o.progress = 1;

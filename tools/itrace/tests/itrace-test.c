@@ -569,6 +569,153 @@ static void test_parser(void)
 	free(buf);
 }
 
+static int run(const char *cmd);
+
+/* ---- threads and address spaces (timeline.c) ------------------------ */
+
+#define ST_IDS	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
+
+static void put_mmap(struct pev_buf *b, uint32_t pid, uint64_t addr, uint64_t time)
+{
+	struct pev_id id = { .pid = pid, .tid = pid, .time = time };
+	size_t nl = strlen(tiny_path) + 1;
+	uint8_t body[64 + 256] = { 0 };
+	uint32_t prot = PROT_READ | PROT_EXEC, flags = MAP_PRIVATE;
+	uint64_t len = text_size, off = text_off;
+
+	memcpy(body, &pid, 4);
+	memcpy(body + 4, &pid, 4);
+	memcpy(body + 8, &addr, 8);
+	memcpy(body + 16, &len, 8);
+	memcpy(body + 24, &off, 8);
+	memcpy(body + 56, &prot, 4);
+	memcpy(body + 60, &flags, 4);
+	memcpy(body + 64, tiny_path, nl);
+	pev_put_id(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, body, 64 + nl, ST_IDS, &id);
+}
+
+static void put_task(struct pev_buf *b, uint32_t type, uint16_t misc, uint32_t pid,
+		     uint32_t ppid, uint32_t tid, uint64_t time)
+{
+	struct pev_id id = { .pid = pid, .tid = tid, .time = time };
+	uint32_t body[4] = { pid, ppid, tid, ppid };
+	char comm[16] = "tiny";
+
+	if (type == PERF_RECORD_COMM) {
+		uint8_t c[24] = { 0 };
+
+		memcpy(c, &pid, 4);
+		memcpy(c + 4, &tid, 4);
+		memcpy(c + 8, comm, 5);
+		pev_put_id(b, type, misc, c, 13, ST_IDS, &id);
+		return;
+	}
+	pev_put_id(b, type, misc, body, sizeof(body), ST_IDS, &id);
+}
+
+/* tid wrote [off, off + size) of cpu's buffer, switched out at time */
+static void put_aux(struct pev_buf *b, uint32_t pid, uint32_t tid, uint32_t cpu, uint64_t off,
+		    uint64_t size, uint64_t time)
+{
+	struct pev_id id = { .pid = pid, .tid = tid, .time = time, .cpu = cpu };
+	uint64_t body[3] = { off, size, 0 };
+
+	pev_put_id(b, PERF_RECORD_AUX, 0, body, sizeof(body), ST_IDS, &id);
+}
+
+/*
+ * A recording of two CPUs as itrace record makes them: process 42 (threads
+ * 42 and 43) runs tiny; process 50 forks from 42 and execs tiny mapped
+ * 0x100000 higher.  cpu 0: 42's run, then 43's; cpu 1: 43's second run
+ * (it moved), then 50's after its exec (the shifted addresses decode only
+ * in 50's new address space, without symbols: tiny is not PIE).  Per
+ * thread: 42 calls f 3 times, 43 6 times; 50 runs 21 instructions, 4 calls.
+ */
+static void test_threads(const char *itrace)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr), .sample_id_all = 1,
+					.sample_type = ST_IDS };
+	struct itrace_file_header hdr;
+	struct pev_buf sb = { 0 };
+	struct enc e1, e2;
+	uint8_t t0[8192], t1[8192];
+	size_t n, n2;
+	char cmd[1024], *out;
+	int ret;
+	FILE *f;
+
+	n = encode_tiny(&e1);
+	n2 = encode_tiny_at(&e2, 0x100000);
+	if (!n || !n2) {
+		ok(0, "threads: encode");
+		return;
+	}
+	memcpy(t0, e1.buf, n);
+	memcpy(t0 + n, e1.buf, n);
+	memcpy(t1, e1.buf, n);
+	memcpy(t1 + n, e2.buf, n2);
+	put_task(&sb, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 42, 0, 42, 1);
+	put_mmap(&sb, 42, text_vaddr, 2);
+	put_task(&sb, PERF_RECORD_FORK, 0, 42, 42, 43, 3);
+	put_task(&sb, PERF_RECORD_FORK, 0, 50, 42, 50, 5);
+	put_aux(&sb, 42, 42, 0, 0, n, 10);
+	put_aux(&sb, 42, 43, 1, 0, n, 20);
+	put_task(&sb, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 50, 0, 50, 25);
+	put_mmap(&sb, 50, text_vaddr + 0x100000, 26);
+	put_aux(&sb, 42, 43, 0, n, n, 30);
+	put_aux(&sb, 50, 50, 1, n, n2, 40);
+
+	f = fopen(tmp("threads.itrace"), "wb");
+	itrace_header_init(&hdr);
+	hdr.page_size = 4096;
+	hdr.cpu_vendor = ITRACE_CPU_INTEL;
+	hdr.cpu_family = 6;
+	hdr.cpu_model = 0x55;
+	hdr.trace_pages = 2;
+	hdr.flags = ITRACE_FLAG_PER_CPU;
+	hdr.pid = 42;
+	itrace_write_header(f, &hdr);
+	itrace_write_section(f, ITRACE_SEC_ATTR, 0, &attr, sizeof(attr));
+	itrace_write_buf_section2(f, ITRACE_SEC_PERF, 0, 0, sb.buf, sb.len, NULL, 0);
+	/* the two buffers' chunks interleave in the file, as record drains them */
+	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 1, 0, t1, n, NULL, 0);
+	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, 0, t0, n + 3, NULL, 0);
+	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 1, n, t1 + n, n2, NULL, 0);
+	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, n + 3, t0 + n + 3, n - 3, NULL, 0);
+	itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
+	fclose(f);
+	free(sb.buf);
+
+	out = decode_stats(tmp("threads.itrace"), &ret);
+	ok(ret == 0 && out && has_line(out, "total errors 0") && has_line(out, "calls f 9") &&
+	   has_line(out, "total insns 84") && has_line(out, "total threads 3"),
+	   "threads: 2 CPUs, 3 threads, a fork and an exec: 84 instructions, 0 errors");
+	ok(out && has_line(out, "thread 42 calls f 3") && has_line(out, "thread 43 calls f 6") &&
+	   has_line(out, "thread 43 total insns 42") && has_line(out, "thread 50 total insns 21") &&
+	   has_line(out, "thread 50 total calls 4") && has_line(out, "thread 50 pid 50 comm tiny"),
+	   "threads: per thread: 42 calls f 3 times, 43 (on both CPUs) 6, 50 (after its exec) 21 instructions");
+	if (nr_fail && out)
+		fprintf(stderr, "# stats:\n%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd),
+		 "%s decode --stats --tid 43,50 %s | grep -c -x 'calls f 6\\|total insns 63' | grep -qx 2",
+		 itrace, tmp("threads.itrace"));
+	ok(run(cmd) == 0, "threads: decode --tid 43,50 counts their instructions only");
+	/* the flow in time order: 42 (cpu 0), 43 (cpu 1), 43 (cpu 0), 50 (cpu 1) */
+	snprintf(cmd, sizeof(cmd),
+		 "%s decode %s | grep '^\\[thread' | sed 's/ at [0-9.]*//' | tr '\\n' ';' | grep -qx '%s'",
+		 itrace, tmp("threads.itrace"),
+		 "\\[thread 42 pid 42 cpu 0 tiny\\];\\[thread 43 pid 42 cpu 1 tiny\\];"
+		 "\\[thread 43 pid 42 cpu 0 tiny\\];\\[thread 50 pid 50 cpu 1 tiny\\];");
+	ok(run(cmd) == 0, "threads: the flow goes thread by thread in time order across CPUs");
+	snprintf(cmd, sizeof(cmd), "%s decode --tid x %s >/dev/null 2>&1", itrace,
+		 tmp("threads.itrace"));
+	ok(run(cmd) == 2, "threads: decode --tid x: usage, exit 2");
+	snprintf(cmd, sizeof(cmd), "%s decode --time 5,1 %s >/dev/null 2>&1", itrace,
+		 tmp("threads.itrace"));
+	ok(run(cmd) == 2, "threads: decode --time 5,1 (backwards): usage, exit 2");
+}
+
 /* ---- record's ring reading, on fake rings ---------------------------- */
 
 static void fill(struct ring *r, uint64_t from, uint64_t to)
@@ -1466,7 +1613,7 @@ static void test_sim(const char *itrace, const char *ptsim, const char *progs,
 	} else {
 		snprintf(cmd, sizeof(cmd),
 			 "s=$(%s decode --sideband %s/sb.itrace) &&\n"
-			 "echo \"$s\" | grep -q '^ *0 COMM exec pid [0-9]* tid [0-9]* fib$' &&\n"
+			 "echo \"$s\" | grep -q '^ *0 \\[[0-9]*\\] *[0-9]*\\.[0-9]\\{9\\} *[0-9]*: COMM exec pid [0-9]* tid [0-9]* fib$' &&\n"
 			 "echo \"$s\" | grep -q 'MMAP2 .* r-x %s/fib build-id [0-9a-f]\\{40\\}$' &&\n"
 			 "echo \"$s\" | grep -q 'MMAP2 .* r-x .*/ld-linux-x86-64.so.2\\( build-id .*\\)\\?$' &&\n"
 			 "echo \"$s\" | grep -q 'MMAP2 .* r-x .*/libc.so.6\\( build-id .*\\)\\?$' &&\n"
@@ -1869,6 +2016,7 @@ int main(int argc, char **argv)
 	test_rings();
 	test_stall();
 	test_cli(argv[2]);
+	test_threads(argv[2]);
 	test_conventions(argv[2]);
 	test_perf_data(argv[2]);
 	if (argc >= 6) {
