@@ -1888,6 +1888,15 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	}
 	/* the sideband: threads, address spaces and their mappings, losses */
 	s->tl = tl_new(d, o->name, &tops, s);
+	if (o->snapshot) {
+		if (o->snapshot > d->nr_snaps) {
+			fprintf(stderr, "itrace: %s: --snapshot %u: the recording has %zu snapshot%s\n",
+				o->name, o->snapshot, d->nr_snaps, d->nr_snaps == 1 ? "" : "s");
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		tl_only_snapshot(s->tl, o->snapshot);
+	}
 	s->threads = tl_has_threads(s->tl);
 	s->timed = tl_has_time(s->tl);
 	s->gaps += tl_nr_losses(s->tl);
@@ -1990,6 +1999,7 @@ static void usage_decode(FILE *f)
 		"  --json      JSON: one document for --stats and --summary, one object\n"
 		"              per line otherwise (tools/itrace/itrace.schema.json)\n"
 		"  --kernel KERNEL  kernel code for a recording made with record -k\n"
+		"              (default: FILE.kcore of record --kcore, if there is one)\n"
 		"              (kernel without KASLR): vmlinux, or the running text as an\n"
 		"              ELF core (/proc/kcore, perf record --kcore's kcore_dir/kcore,\n"
 		"              or that perf.data directory)\n"
@@ -1998,6 +2008,7 @@ static void usage_decode(FILE *f)
 		"  --no-demangle    C++ symbols as they are in the ELF file\n"
 		"  --tid TID[,TID]  only these threads (the others are decoded, not shown\n"
 		"              or counted)\n"
+		"  --snapshot N  only the Nth snapshot of a record --snapshot recording\n"
 		"  --time START,STOP  only trace between these times (seconds, as printed;\n"
 		"              either may be left out: \"12.5,\" from 12.5 s on)\n"
 		"  --buildid-dir DIR  perf's build-id cache, for the [vdso] of a perf.data\n"
@@ -2073,7 +2084,7 @@ int cmd_report(int argc, char **argv)
 static int decode_main(int argc, char **argv, enum decode_mode mode)
 {
 	enum { O_SYSROOT = 256, O_EXE, O_NO_DEMANGLE, O_PROGRESS, O_NO_PROGRESS, O_BUILDID_DIR,
-	       O_TID, O_TIME };
+	       O_TID, O_TIME, O_SNAPSHOT };
 	static const struct option opts[] = {
 		{ "insn",    no_argument, NULL, 'i' },
 		{ "summary", no_argument, NULL, 's' },
@@ -2087,12 +2098,14 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 		{ "buildid-dir", required_argument, NULL, O_BUILDID_DIR },
 		{ "tid",     required_argument, NULL, O_TID },
 		{ "time",    required_argument, NULL, O_TIME },
+		{ "snapshot", required_argument, NULL, O_SNAPSHOT },
 		{ "progress", no_argument, NULL, O_PROGRESS },
 		{ "no-progress", no_argument, NULL, O_NO_PROGRESS },
 		{ "help",    no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct decode_opts o = { .mode = mode, .progress = -1 };
+	char *kcore_dir = NULL;
 	struct itrace_data d;
 	char err[512];
 	int c, ret;
@@ -2137,6 +2150,18 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 			}
 			o.tids = optarg;
 			break;
+		case O_SNAPSHOT: {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*end || !n || n > UINT32_MAX) {
+				fprintf(stderr, "itrace: --snapshot %s: a snapshot number (1, 2, ...)\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			o.snapshot = n;
+			break;
+		}
 		case O_TIME:
 			if (parse_time_range(optarg, &o.time_from, &o.time_to)) {
 				fprintf(stderr,
@@ -2166,8 +2191,17 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 	if (o.progress < 0)
 		o.progress = isatty(STDERR_FILENO);
 	o.name = optind < argc ? argv[optind] : "itrace.data";
+	/* record --kcore's copy of the kernel text beside the recording */
+	if (!o.kernel && strcmp(o.name, "-")) {
+		struct stat sb;
+
+		if (asprintf(&kcore_dir, "%s.kcore", o.name) > 0 &&
+		    !stat(kcore_dir, &sb) && S_ISDIR(sb.st_mode))
+			o.kernel = kcore_dir;
+	}
 	if (itrace_read_any(o.name, &d, o.buildid_dir, err, sizeof(err))) {
 		fprintf(stderr, "itrace: %s\n", err);
+		free(kcore_dir);
 		return 1;
 	}
 	if (!strcmp(o.name, "-"))
@@ -2176,6 +2210,7 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	ret = itrace_decode(&d, &o, stdout);
 	itrace_data_free(&d);
+	free(kcore_dir);
 	if (fflush(stdout) && !ret)
 		ret = 1;
 	return ret;

@@ -53,6 +53,7 @@ struct decode_opts {
 	const char	*tids;		/* --tid: only these threads (comma list) */
 	uint64_t	time_from;	/* --time: perf time range in ns, */
 	uint64_t	time_to;	/* 0 when open */
+	unsigned int	snapshot;	/* --snapshot N: only that one (0: all) */
 };
 
 /* Returns 0, EXIT_DECODE_ERRORS (after printing everything it could). */

@@ -54,6 +54,7 @@
 #include "itrace.h"
 #include "itrace-file.h"
 #include "filter.h"
+#include "kcore.h"
 #include "perf-event.h"
 #include "record.h"
 #include "sym.h"
@@ -161,6 +162,7 @@ struct ropts {
 	const char	*tids;		/* -t */
 	const char	*filter;
 	double		duration;	/* seconds, 0: none */
+	int		kcore;		/* copy the kernel text to PATH.kcore */
 	int		quiet;
 	char		**cmd;
 };
@@ -892,6 +894,8 @@ static void usage_record(FILE *f)
 		"  -m PAGES        trace buffer pages per CPU, a power of two (default 1024)\n"
 		"  -k, --kernel    trace kernel mode too (needs perf_event_paranoid <= 1,\n"
 		"                  CAP_PERFMON or root)\n"
+		"  --kcore         copy the running kernel text to FILE.kcore (root), which\n"
+		"                  decode uses for the kernel part of a -k recording\n"
 		"  --no-inherit    trace CMD's first thread only, not its threads and children\n"
 		"  -p, --pid PID[,PID]   attach to running processes (every thread)\n"
 		"  -t, --tid TID[,TID]   attach to running threads\n"
@@ -1454,7 +1458,7 @@ static void print_summary(struct rstate *st)
 
 static int parse_record_opts(int argc, char **argv, struct ropts *o)
 {
-	enum { O_NO_INHERIT = 256, O_FILTER, O_DURATION, O_NO_TIMING, O_CYC };
+	enum { O_NO_INHERIT = 256, O_FILTER, O_DURATION, O_NO_TIMING, O_CYC, O_KCORE };
 	static const struct option opts[] = {
 		{ "output",	required_argument, NULL, 'o' },
 		{ "pages",	required_argument, NULL, 'm' },
@@ -1470,6 +1474,7 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		{ "duration",	required_argument, NULL, O_DURATION },
 		{ "no-timing",	no_argument,	   NULL, O_NO_TIMING },
 		{ "cyc",	no_argument,	   NULL, O_CYC },
+		{ "kcore",	no_argument,	   NULL, O_KCORE },
 		{ "quiet",	no_argument,	   NULL, 'q' },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -1531,6 +1536,9 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 			break;
 		case O_CYC:
 			o->cyc = 1;
+			break;
+		case O_KCORE:
+			o->kcore = 1;
 			break;
 		case 'q':
 			o->quiet = 1;
@@ -1762,6 +1770,19 @@ int cmd_record(int argc, char **argv)
 
 	if (keep_old(rec->path))
 		goto kill_child;
+	/* the kernel text as it is with the events open (static keys) */
+	if (o->kcore) {
+		char *dir;
+
+		if (asprintf(&dir, "%s.kcore", rec->path) < 0)
+			goto kill_child;
+		if (kcore_copy(dir, err, sizeof(err))) {
+			fprintf(stderr, "itrace: --kcore: %s\n", err);
+			free(dir);
+			goto kill_child;
+		}
+		free(dir);
+	}
 	rec->out = fopen(rec->path, "wb");
 	if (!rec->out) {
 		fprintf(stderr, "itrace: %s: %s\n", rec->path, strerror(errno));

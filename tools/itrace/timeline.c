@@ -96,6 +96,7 @@ struct timeline {
 	size_t			nr_losses;
 	uint64_t		first_time;
 	bool			ready;		/* tl_done() ran: new ones are done at once */
+	unsigned int		only_snapshot;	/* decode only this one (0: all) */
 };
 
 static void oom(void)
@@ -544,6 +545,11 @@ uint64_t tl_tsc_to_ns(const struct timeline *tl, uint64_t tsc)
 	return t->time_zero + quot * t->time_mult + ((rem * t->time_mult) >> t->time_shift);
 }
 
+void tl_only_snapshot(struct timeline *tl, unsigned int n)
+{
+	tl->only_snapshot = n;
+}
+
 void tl_pt_config(const struct timeline *tl, struct pt_config *cfg)
 {
 	const struct itrace_data *d = tl->d;
@@ -746,7 +752,8 @@ static void make_runs(struct timeline *tl, struct tl_stream *s, uint32_t buf)
 		uint64_t pos = seg->stream_offset, end = seg->stream_offset + seg->size;
 		enum tl_run_kind kind;
 
-		if (seg->buf_idx != buf)
+		if (seg->buf_idx != buf ||
+		    (tl->only_snapshot && seg->snapshot != tl->only_snapshot))
 			continue;
 		if (first)
 			kind = TL_RUN_FIRST;

@@ -91,6 +91,8 @@ bool tl_has_time(const struct timeline *tl);
 uint64_t tl_tsc_to_ns(const struct timeline *tl, uint64_t tsc);
 /* The perf time of the first record of the recording (0 if none). */
 uint64_t tl_first_time(const struct timeline *tl);
+/* Decode only the trace of snapshot n (1, 2, ...; 0: all). */
+void tl_only_snapshot(struct timeline *tl, unsigned int n);
 /* Apply libipt's timing configuration of the recording to a decoder config. */
 void tl_pt_config(const struct timeline *tl, struct pt_config *cfg);
 /* Every thread, in order of tid; *nr of them. */

@@ -187,10 +187,15 @@ for f in "$gm"/kselftest/*.tap; do
 done
 "$here/e2e-verify.sh" "$gm/e2e" > "$res/e2e-smp.tap" 2>&1
 tap "$res/e2e-smp.tap" smp
+"$here/record-verify.sh" "$gm/record" smp > "$res/record-smp.tap" 2>&1
+tap "$res/record-smp.tap" ""
 
 echo "== layer 3: end-to-end decode on the host"
 "$here/e2e-verify.sh" "$g/e2e" > "$res/e2e.tap" 2>&1
 tap "$res/e2e.tap" ""
+echo "== itrace record: threads and children, attach, CPU-wide, filter, snapshots, signals"
+"$here/record-verify.sh" "$g/record" > "$res/record.tap" 2>&1
+tap "$res/record.tap" ""
 
 echo "== RLIMIT_ITRACE core dumps: itrace core in the guest; readelf, gdb, itrace on the host"
 tap "$g/coredump/coredump.tap" ""
