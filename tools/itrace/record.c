@@ -1429,26 +1429,38 @@ static int record_loop(struct rstate *st)
 static void print_summary(struct rstate *st)
 {
 	struct recorder *rec = &st->rec;
-	size_t i;
+	unsigned long il = 0, tr = 0, en = 0;
+	uint64_t lb = 0;
+	size_t i, nr = 0;
 
 	for (i = 0; i < rec->nr_bufs; i++) {
 		struct rbuf *b = &rec->bufs[i];
 
-		if (!b->nr_itrace_lost && !b->nr_aux_truncated)
-			continue;
-		fprintf(stderr,
-			"itrace: warning: trace lost on %s %d: %lu PERF_RECORD_ITRACE_LOST (%llu bytes counted), %lu PERF_RECORD_AUX truncated, %lu restarts; try a larger -m\n",
-			b->cpu < 0 ? "buffer" : "cpu", b->cpu < 0 ? 0 : b->cpu, b->nr_itrace_lost,
-			(unsigned long long)b->lost_bytes, b->nr_aux_truncated, b->nr_enables);
+		il += b->nr_itrace_lost;
+		tr += b->nr_aux_truncated;
+		en += b->nr_enables;
+		lb += b->lost_bytes;
+		nr += b->nr_itrace_lost || b->nr_aux_truncated;
+	}
+	/* per CPU where it was lost, then the sum (the line scripts read) */
+	for (i = 0; nr && rec->nr_bufs > 1 && i < rec->nr_bufs; i++) {
+		struct rbuf *b = &rec->bufs[i];
+
+		if (b->nr_itrace_lost || b->nr_aux_truncated)
+			fprintf(stderr,
+				"itrace: warning: trace lost on cpu %d: %lu PERF_RECORD_ITRACE_LOST (%llu bytes counted), %lu PERF_RECORD_AUX truncated, %lu restarts\n",
+				b->cpu, b->nr_itrace_lost, (unsigned long long)b->lost_bytes,
+				b->nr_aux_truncated, b->nr_enables);
 	}
 	if (rec->nr_lost)
-		fprintf(stderr, "itrace: warning: trace lost: %lu times in all\n", rec->nr_lost);
+		fprintf(stderr,
+			"itrace: warning: trace lost: %lu PERF_RECORD_ITRACE_LOST (%llu bytes counted), %lu PERF_RECORD_AUX truncated, %lu restarts; try a larger -m\n",
+			il, (unsigned long long)lb, tr, en);
 	if (st->o.quiet)
 		return;
 	fprintf(stderr, "itrace: recorded %llu bytes of trace from %zu buffer%s%s to %s",
 		(unsigned long long)rec->trace_bytes, rec->nr_bufs, rec->nr_bufs == 1 ? "" : "s",
-		rec->nr_bufs > 1 || (rec->nr_bufs && rec->bufs[0].cpu >= 0) ? " (per CPU)" : "",
-		rec->path);
+		rec->nr_bufs && rec->bufs[0].cpu >= 0 ? " (one per CPU)" : "", rec->path);
 	if (rec->snapshot)
 		fprintf(stderr, ", %u snapshot%s", rec->nr_snaps, rec->nr_snaps == 1 ? "" : "s");
 	fputc('\n', stderr);

@@ -14,6 +14,7 @@
 #include <gelf.h>
 #include <intel-pt.h>
 #include <linux/perf_event.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -714,6 +715,124 @@ static void test_threads(const char *itrace)
 	snprintf(cmd, sizeof(cmd), "%s decode --time 5,1 %s >/dev/null 2>&1", itrace,
 		 tmp("threads.itrace"));
 	ok(run(cmd) == 2, "threads: decode --time 5,1 (backwards): usage, exit 2");
+}
+
+/*
+ * record on this kernel without Intel PT: the test hook records the
+ * sideband of a software dummy event; everything around the trace (exit
+ * status, signals, FILE.old, attach, options) works the same.
+ */
+static void test_record_cli(const char *itrace)
+{
+	char cmd[2048], *out;
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -q -o %s -- true",
+		 itrace, tmp("st.itrace"));
+	if (run(cmd) != 0) {
+		printf("ok %d record on this kernel # SKIP perf_event_open not permitted here\n",
+		       ++nr_test);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -q -o %s -- sh -c 'exit 7'", itrace,
+		 tmp("st.itrace"));
+	ok(run(cmd) == 7, "record: exit status is the command's (7)");
+	snprintf(cmd, sizeof(cmd), "test -s %s.old", tmp("st.itrace"));
+	ok(run(cmd) == 0, "record: the previous output is kept as FILE.old");
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && mkdir -p segv && cd segv && ulimit -c unlimited 2>/dev/null;"
+		 " ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -q -o ../st.itrace -- sh -c 'ulimit -c 0; kill -SEGV $$';"
+		 " echo $? > ../st.rc",
+		 tmpdir, itrace);
+	run(cmd);
+	out = slurp(tmp("st.rc"));
+	ok(out && atoi(out) == 128 + SIGSEGV,
+	   "record: the command killed by SIGSEGV: itrace ends by SIGSEGV too (%d)",
+	   out ? atoi(out) : -1);
+	free(out);
+	/* (a core_pattern that writes into the working directory would show one) */
+	snprintf(cmd, sizeof(cmd), "test -z \"$(ls %s/segv)\"", tmpdir);
+	ok(run(cmd) == 0, "record: ... without a core file of its own");
+	snprintf(cmd, sizeof(cmd),
+		 "ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -q -o %s -- /nonexistent/cmd 2>%s",
+		 itrace, tmp("st.itrace"), tmp("st.err"));
+	rc = run(cmd);
+	out = slurp(tmp("st.err"));
+	ok(rc == 127 && out && strstr(out, "cannot execute /nonexistent/cmd"),
+	   "record: a command that does not exist: a message, exit 127 (%d)", rc);
+	free(out);
+
+	/* SIGTERM to itrace: the command gets SIGTERM, the file is complete */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && (ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -q -o term.itrace -- sh -c 'echo $$ > term.pid; exec sleep 30' & p=$!;"
+		 " n=0; while [ ! -s term.pid ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done;"
+		 " kill -TERM $p; wait $p; echo $? > term.rc);"
+		 " sleep 0.3; kill -0 $(cat term.pid) 2>/dev/null && exit 1;"
+		 " test \"$(cat term.rc)\" = 143 && %s decode --sideband term.itrace >/dev/null 2>term.err && ! test -s term.err",
+		 tmpdir, itrace, itrace);
+	ok(run(cmd) == 0,
+	   "record: SIGTERM ends it cleanly: the command ended, exit 143, a complete file");
+
+	/* attach to a running process: its mappings from /proc */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && sleep 30 & p=$!; n=0; while [ \"$(cat /proc/$p/comm)\" != sleep ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done;"
+		 " ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -q -o p.itrace -p $p --duration 0.3; rc=$?;"
+		 " kill $p; test $rc = 0 && %s decode --sideband %s/p.itrace |"
+		 " grep -q \"COMM pid $p tid $p sleep\" && %s decode --sideband %s/p.itrace |"
+		 " grep -q \"MMAP2 pid $p tid $p .* r-x .*/sleep\"",
+		 tmpdir, itrace, itrace, tmpdir, itrace, tmpdir);
+	ok(run(cmd) == 0,
+	   "record -p: attaches for --duration, exit 0; the process's COMM and mappings synthesized");
+
+	/* bad options: usage, before anything runs */
+	{
+		static const char * const bad[][2] = {
+			{ "-C 4095 -- true", "is not online" },
+			{ "-C x -- true", "not a CPU list" },
+			{ "-p 1 -- true", "no command" },
+			{ "-p x", "not a process id" },
+			{ "-p 999999999", "no such process" },
+			{ "--duration 0 -- true", "not a number of seconds" },
+			{ "-m 3 -- true", "not a power of two" },
+			{ "--cyc --no-timing -- true", "exclude each other" },
+			{ "--no-inherit -a", "inherit nothing" },
+			{ "--filter 'start f @ TINY' -- true", "ranges only" },
+			{ "--filter 'filter nosuch @ TINY' -- true", "no symbol nosuch" },
+			{ "--filter 'filter 0x0 @ TINY' -- true", "needs a size" },
+			{ "--filter 'filter f @ /nonexistent' -- true", "No such file" },
+			{ "--filter 'filter 0x100000/0x10 @ TINY' -- true", "beyond the end" },
+			{ "--filter 'bogus f' -- true", "expected filter|tracestop" },
+		};
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(bad); i++) {
+			char opts[512], *t;
+
+			snprintf(opts, sizeof(opts), "%s", bad[i][0]);
+			t = strstr(opts, "TINY");
+			if (t) {
+				char rest[256];
+
+				snprintf(rest, sizeof(rest), "%s", t + 4);
+				snprintf(t, sizeof(opts) - (t - opts), "%s%s", tiny_path, rest);
+			}
+			snprintf(cmd, sizeof(cmd),
+				 "ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -o %s %s 2>%s", itrace,
+				 tmp("bad.itrace"), opts, tmp("bad.err"));
+			rc = run(cmd);
+			out = slurp(tmp("bad.err"));
+			ok(rc == 2 && out && strstr(out, bad[i][1]),
+			   "record %s: exit 2 (%d), \"%s\"", bad[i][0], rc, bad[i][1]);
+			if (rc != 2 || !out || !strstr(out, bad[i][1]))
+				fprintf(stderr, "# %s", out ? out : "(no message)\n");
+			free(out);
+		}
+		snprintf(cmd, sizeof(cmd),
+			 "ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -q -o %s --filter 'filter f @ %s, tracestop g @ %s' -- true",
+			 itrace, tmp("bad.itrace"), tiny_path, tiny_path);
+		ok(run(cmd) == 0, "record --filter with two ranges (filter, tracestop) of symbols: accepted");
+	}
 }
 
 /* ---- record's ring reading, on fake rings ---------------------------- */
@@ -2027,6 +2146,7 @@ int main(int argc, char **argv)
 	test_stall();
 	test_cli(argv[2]);
 	test_threads(argv[2]);
+	test_record_cli(argv[2]);
 	test_conventions(argv[2]);
 	test_perf_data(argv[2]);
 	if (argc >= 6) {
