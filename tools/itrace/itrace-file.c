@@ -9,7 +9,6 @@
 #include <linux/perf_event.h>
 
 #include "itrace-file.h"
-#include "perf-data.h"
 
 static const uint8_t zero_pad[8];
 
@@ -364,54 +363,7 @@ static int slurp(FILE *f, uint8_t **buf, size_t *size)
 	return 0;
 }
 
-static int read_all(const char *path, uint8_t **bufp, size_t *sizep, char *err, size_t errlen);
-
-int itrace_read_any(const char *path, struct itrace_data *d, const char *buildid_dir,
-		    char *err, size_t errlen)
-{
-	char *p = NULL, *dflt = NULL;
-	struct stat st;
-	uint8_t *buf;
-	size_t size;
-	int ret;
-
-	/* perf record --kcore writes a directory: its data file */
-	if (strcmp(path, "-") && !stat(path, &st) && S_ISDIR(st.st_mode)) {
-		if (asprintf(&p, "%s/data", path) < 0)
-			return fail(err, errlen, "out of memory");
-		path = p;
-	}
-	if (read_all(path, &buf, &size, err, errlen)) {
-		free(p);
-		return -1;
-	}
-	if (!perf_data_is(buf, size)) {
-		ret = itrace_parse(buf, size, d, err, errlen);
-		goto out;
-	}
-	if (!buildid_dir)
-		buildid_dir = getenv("PERF_BUILDID_DIR");
-	if (!buildid_dir && getenv("HOME") && asprintf(&dflt, "%s/.debug", getenv("HOME")) > 0)
-		buildid_dir = dflt;
-	ret = perf_data_parse(buf, size, d, buildid_dir, err, errlen);
-	if (!ret && itrace_regroup(d)) {
-		itrace_data_free(d);
-		ret = fail(err, errlen, "out of memory");
-	}
-out:
-	if (ret) {
-		char tmp[256];
-
-		snprintf(tmp, sizeof(tmp), "%s: %s", strcmp(path, "-") ? path : "<stdin>", err);
-		snprintf(err, errlen, "%s", tmp);
-	}
-	free(buf);
-	free(dflt);
-	free(p);
-	return ret;
-}
-
-static int read_all(const char *path, uint8_t **bufp, size_t *sizep, char *err, size_t errlen)
+int itrace_read_all(const char *path, uint8_t **bufp, size_t *sizep, char *err, size_t errlen)
 {
 	FILE *f;
 	struct stat st;
@@ -450,7 +402,7 @@ int itrace_read_file(const char *path, struct itrace_data *d,
 	size_t size;
 	int ret;
 
-	if (read_all(path, &buf, &size, err, errlen))
+	if (itrace_read_all(path, &buf, &size, err, errlen))
 		return -1;
 	ret = itrace_parse(buf, size, d, err, errlen);
 	if (ret) {

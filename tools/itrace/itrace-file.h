@@ -196,10 +196,13 @@ int itrace_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 int itrace_read_file(const char *path, struct itrace_data *d,
 		     char *err, size_t errlen);
 void itrace_data_free(struct itrace_data *d);
+/* All of a file ("-": standard input) in a malloc'd buffer: 0, or -1 and err. */
+int itrace_read_all(const char *path, uint8_t **buf, size_t *size, char *err, size_t errlen);
 /*
  * An itrace recording or a perf.data (a file, a perf record --kcore
  * directory, "-"): as itrace_read_file().  buildid_dir: perf's build-id
  * cache for a perf.data's [vdso] (NULL: $PERF_BUILDID_DIR, else ~/.debug).
+ * In perf-data.c: itrace-file.c alone reads itrace recordings.
  */
 int itrace_read_any(const char *path, struct itrace_data *d, const char *buildid_dir,
 		    char *err, size_t errlen);

@@ -17,6 +17,7 @@
  * perf's build-id cache (--buildid-dir, default ~/.debug).
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,4 +274,51 @@ nomem:
 err:
 	itrace_data_free(d);
 	return -1;
+}
+
+int itrace_read_any(const char *path, struct itrace_data *d, const char *buildid_dir,
+		    char *err, size_t errlen)
+{
+	char *p = NULL, *dflt = NULL;
+	struct stat st;
+	uint8_t *buf;
+	size_t size;
+	int ret;
+
+	/* perf record --kcore writes a directory: its data file */
+	if (strcmp(path, "-") && !stat(path, &st) && S_ISDIR(st.st_mode)) {
+		if (asprintf(&p, "%s/data", path) < 0)
+			return fail(err, errlen, "out of memory");
+		path = p;
+	}
+	if (itrace_read_all(path, &buf, &size, err, errlen)) {
+		free(p);
+		return -1;
+	}
+	if (!perf_data_is(buf, size)) {
+		ret = itrace_parse(buf, size, d, err, errlen);
+		goto out;
+	}
+	if (!buildid_dir)
+		buildid_dir = getenv("PERF_BUILDID_DIR");
+	if (!buildid_dir && getenv("HOME") && asprintf(&dflt, "%s/.debug", getenv("HOME")) > 0)
+		buildid_dir = dflt;
+	ret = perf_data_parse(buf, size, d, buildid_dir, err, errlen);
+	/* each buffer's trace in one piece, as itrace_parse() leaves it */
+	if (!ret && itrace_regroup(d)) {
+		itrace_data_free(d);
+		snprintf(err, errlen, "out of memory");
+		ret = -1;
+	}
+out:
+	if (ret) {
+		char tmp[256];
+
+		snprintf(tmp, sizeof(tmp), "%s: %s", strcmp(path, "-") ? path : "<stdin>", err);
+		snprintf(err, errlen, "%s", tmp);
+	}
+	free(buf);
+	free(dflt);
+	free(p);
+	return ret;
 }
