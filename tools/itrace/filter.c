@@ -473,7 +473,7 @@ static int resolve_kernel(struct addr_filter *f, const char *start, const char *
 }
 
 /* An executable's path: as given if it has a slash, else from PATH. */
-static char *find_file(const char *name)
+char *find_file(const char *name)
 {
 	const char *path = getenv("PATH");
 	char *p, *dir, *save = NULL, *copy, *res = NULL;

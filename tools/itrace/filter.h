@@ -38,6 +38,8 @@ int addr_filters_parse(const char *spec, struct addr_filters *fs, char *err, siz
 /* The kernel's string ("filter 0xOFF/0xSIZE@FILE,..."), malloc'd. */
 char *addr_filters_kernel(const struct addr_filters *fs);
 void addr_filters_free(struct addr_filters *fs);
+/* A program's absolute path: as given if it has a slash, else from PATH (malloc'd). */
+char *find_file(const char *name);
 /* Resolve a symbol of an ELF file to its runtime offset from the file's load base. */
 int elf_symbol_vaddr(const char *path, const char *name, uint64_t *vaddr, uint64_t *size,
 		     int *pie, char *err, size_t errlen);

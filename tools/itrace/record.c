@@ -42,7 +42,9 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/ioctl.h>
+#include <linux/hw_breakpoint.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -163,6 +165,7 @@ struct ropts {
 	const char	*filter;
 	double		duration;	/* seconds, 0: none */
 	int		kcore;		/* copy the kernel text to PATH.kcore */
+	const char	*snap_on;	/* --snapshot-on SYMBOL[@FILE] */
 	int		quiet;
 	char		**cmd;
 };
@@ -909,6 +912,8 @@ static void usage_record(FILE *f)
 		"  --cyc           cycle-accurate timing (CYC packets)\n"
 		"  --snapshot      overwrite mode: keep the newest trace; a snapshot at each\n"
 		"                  SIGUSR2 and at the end, each decodable on its own\n"
+		"  --snapshot-on SYMBOL[@FILE]  --snapshot, and one when the program first\n"
+		"                  executes SYMBOL (a hardware breakpoint; FILE: the program)\n"
 		"  -q, --quiet     no summary on stderr\n"
 		"exit status: CMD's (killed by a signal: itrace ends by the same signal, as\n"
 		"perf record does); without CMD 0; 1 recording failed, 2 usage, 126/127 CMD\n"
@@ -937,6 +942,15 @@ struct rstate {
 	sigset_t	oldmask;
 	int		stop_sig;	/* SIGINT/SIGTERM received */
 	long		pmu_type;
+	/* --snapshot-on: the breakpoint, its events and their rings */
+	char		*snap_file;
+	uint64_t	snap_vaddr;
+	int		snap_pie;
+	uint64_t	snap_addr;
+	int		*bp_fds;
+	struct ring	*bp_rings;
+	size_t		nr_bp;
+	bool		bp_hit;
 };
 
 static int add_fd(struct rstate *st, struct rbuf *b, int fd)
@@ -1124,6 +1138,164 @@ static int open_events(struct rstate *st)
 	return 0;
 }
 
+/* ---- --snapshot-on SYMBOL ------------------------------------------- */
+
+/*
+ * SYMBOL[@FILE]: the file (FILE, else the command from PATH, else the
+ * attached process's /proc/PID/exe) and the symbol's address in it.  A
+ * position independent program's address is known once it is mapped.
+ */
+static int snap_resolve(struct rstate *st)
+{
+	const char *spec = st->o.snap_on, *at = strchr(spec, '@');
+	char *sym = at ? strndup(spec, at - spec) : strdup(spec), err[512];
+	uint64_t size;
+	int ret = -1;
+
+	if (!sym || !*sym) {
+		fprintf(stderr, "itrace: --snapshot-on '%s': SYMBOL[@FILE]\n", spec);
+		goto out;
+	}
+	if (at) {
+		st->snap_file = find_file(at + 1);
+	} else if (st->o.cmd) {
+		st->snap_file = find_file(st->o.cmd[0]);
+	} else if (st->nr_targets) {
+		char exe[64];
+
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", st->targets[0].pid);
+		st->snap_file = realpath(exe, NULL);
+	}
+	if (!st->snap_file) {
+		fprintf(stderr, "itrace: --snapshot-on %s: cannot find the program%s%s: %s\n", spec,
+			at ? " " : "", at ? at + 1 : "", strerror(errno));
+		goto out;
+	}
+	if (elf_symbol_vaddr(st->snap_file, sym, &st->snap_vaddr, &size, &st->snap_pie, err,
+			     sizeof(err))) {
+		fprintf(stderr, "itrace: --snapshot-on: %s\n", err);
+		goto out;
+	}
+	st->snap_addr = st->snap_vaddr;
+	ret = 0;
+out:
+	free(sym);
+	return ret;
+}
+
+/* A PIE's load address in pid: where its mapping at file offset 0 starts. */
+static int snap_relocate(struct rstate *st, pid_t pid)
+{
+	char path[64], line[4352], name[4096];
+	unsigned long long lo, hi, off;
+	FILE *f;
+	int found = 0;
+
+	if (!st->snap_pie)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f) && !found)
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095[^\n]", &lo, &hi, &off, name) == 4 &&
+		    !off && !strcmp(name, st->snap_file)) {
+			st->snap_addr = lo + st->snap_vaddr;
+			found = 1;
+		}
+	if (f)
+		fclose(f);
+	if (!found)
+		fprintf(stderr, "itrace: --snapshot-on: %s is not mapped in process %d\n",
+			st->snap_file, pid);
+	return found ? 0 : -1;
+}
+
+static int open_bp(struct rstate *st, pid_t pid, int cpu, bool on_exec)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a), .type = PERF_TYPE_BREAKPOINT,
+		.bp_type = HW_BREAKPOINT_X, .bp_addr = st->snap_addr, .bp_len = sizeof(long),
+		.sample_period = 1, .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+		.wakeup_events = 1, .exclude_kernel = 1, .exclude_hv = 1,
+		.inherit = !st->o.no_inherit, .disabled = on_exec, .enable_on_exec = on_exec,
+	};
+	size_t n = st->nr_bp;
+	int fd = perf_event_open(&a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	int *nf;
+	struct ring *nr;
+
+	if (fd < 0) {
+		fprintf(stderr, "itrace: --snapshot-on: the breakpoint at 0x%llx (pid %d, cpu %d): %s\n",
+			(unsigned long long)st->snap_addr, pid, cpu, strerror(errno));
+		return -1;
+	}
+	nf = realloc(st->bp_fds, (n + 1) * sizeof(*nf));
+	nr = nf ? realloc(st->bp_rings, (n + 1) * sizeof(*nr)) : NULL;
+	if (nf)
+		st->bp_fds = nf;
+	if (nr)
+		st->bp_rings = nr;
+	if (!nf || !nr) {
+		close(fd);
+		return -1;
+	}
+	memset(&st->bp_rings[n], 0, sizeof(*nr));
+	st->bp_rings[n].name = "breakpoint";
+	st->bp_fds[n] = fd;
+	st->nr_bp++;
+	if (ring_map(&st->bp_rings[n], fd, 1, 1)) {
+		fprintf(stderr, "itrace: --snapshot-on: mmap of the breakpoint's ring: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The breakpoint on every thread the trace follows (the command: its CPUs). */
+static int open_breakpoints(struct rstate *st, bool on_exec)
+{
+	size_t i, c;
+
+	if (st->child >= 0 && st->o.no_inherit)
+		return open_bp(st, st->child, -1, on_exec);
+	if (st->child >= 0) {
+		for (c = 0; c < st->nr_cpus; c++)
+			if (open_bp(st, st->child, st->cpus[c], on_exec))
+				return -1;
+		return 0;
+	}
+	for (i = 0; i < st->nr_targets; i++)
+		for (c = 0; c < st->nr_cpus; c++)
+			if (open_bp(st, st->targets[i].tid, st->cpus[c], false))
+				return -1;
+	return 0;
+}
+
+/* A breakpoint ring has a sample: the symbol ran.  Snapshot, once. */
+static int check_breakpoints(struct rstate *st)
+{
+	size_t i;
+	bool hit = false;
+
+	for (i = 0; i < st->nr_bp; i++) {
+		struct ring *r = &st->bp_rings[i];
+		uint64_t head = __atomic_load_n(&r->pg->data_head, __ATOMIC_ACQUIRE);
+
+		if (head != r->tail)
+			hit = true;
+		r->tail = head;
+		__atomic_store_n(&r->pg->data_tail, head, __ATOMIC_RELEASE);
+	}
+	if (!hit || st->bp_hit)
+		return 0;
+	st->bp_hit = true;
+	for (i = 0; i < st->nr_bp; i++)
+		ioctl(st->bp_fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (!st->o.quiet)
+		fprintf(stderr, "itrace: %s reached: snapshot %u\n", st->o.snap_on,
+			st->rec.nr_snaps + 1);
+	return take_snapshot(&st->rec, ITRACE_SNAP_SYMBOL, true);
+}
+
 /* The TIME section: TSC to perf time, and the clock ratios MTC needs. */
 static int write_time(struct rstate *st)
 {
@@ -1248,6 +1420,9 @@ static int fork_command(struct rstate *st)
 		/* wait until the parent has set up tracing (or died) */
 		if (read(st->go[0], &b, 1) != 1)
 			_exit(127);
+		/* --snapshot-on a PIE: stop after the exec (SIGTRAP), for its address */
+		if (b == 't' && ptrace(PTRACE_TRACEME, 0, NULL, NULL))
+			_exit(127);
 		execvp(st->o.cmd[0], st->o.cmd);
 		e = errno;
 		if (write(st->ep[1], &e, sizeof(e)) < 0)
@@ -1265,7 +1440,7 @@ static int start_command(struct rstate *st)
 {
 	int child_err = 0;
 
-	if (write(st->go[1], "x", 1) != 1) {
+	if (write(st->go[1], st->snap_pie ? "t" : "x", 1) != 1) {
 		perror("itrace: releasing the command");
 		return EIO;
 	}
@@ -1284,7 +1459,8 @@ static void reap_child(struct rstate *st, int flags)
 
 	if (st->child < 0 || st->child_done)
 		return;
-	if (waitpid(st->child, &status, flags) == st->child) {
+	if (waitpid(st->child, &status, flags) == st->child &&
+	    (WIFEXITED(status) || WIFSIGNALED(status))) {
 		st->child_status = status;
 		st->child_done = true;
 	}
@@ -1357,7 +1533,7 @@ static int handle_signals(struct rstate *st)
 static int record_loop(struct rstate *st)
 {
 	struct recorder *rec = &st->rec;
-	size_t nfd = 1 + 2 * st->rec.nr_bufs + st->nr_all, i, n;
+	size_t nfd = 1 + 2 * st->rec.nr_bufs + st->nr_all + st->nr_bp, i, n;
 	struct pollfd *p = calloc(nfd, sizeof(*p));
 	double deadline = st->o.duration > 0 ? now_s() + st->o.duration : 0;
 	int ready = 1, ret = 0;
@@ -1378,11 +1554,15 @@ static int record_loop(struct rstate *st)
 		p[n].fd = st->all_fds[i];
 		p[n++].events = 0;
 	}
+	for (i = 0; i < st->nr_bp; i++) {
+		p[n].fd = st->bp_fds[i];
+		p[n++].events = POLLIN;
+	}
 	nfd = n;
 	for (;;) {
 		int ms = STALL_MS, live = 0, r;
 
-		if (handle_signals(st)) {
+		if (handle_signals(st) || (st->nr_bp && check_breakpoints(st))) {
 			ret = -1;
 			break;
 		}
@@ -1417,6 +1597,9 @@ static int record_loop(struct rstate *st)
 				p[i].fd = -1;	/* gone: do not spin on it */
 			if (p[i].fd >= 0 && p[i].events == 0)
 				live++;
+			/* the breakpoint fired: the check above sees it; no spin */
+			if (i >= n - st->nr_bp && (p[i].revents & POLLIN) && st->bp_hit)
+				p[i].fd = -1;
 		}
 		/* -p, -t: every target has exited */
 		if (st->child < 0 && !st->o.all_cpus && !st->o.cpu_list && !live)
@@ -1470,7 +1653,8 @@ static void print_summary(struct rstate *st)
 
 static int parse_record_opts(int argc, char **argv, struct ropts *o)
 {
-	enum { O_NO_INHERIT = 256, O_FILTER, O_DURATION, O_NO_TIMING, O_CYC, O_KCORE };
+	enum { O_NO_INHERIT = 256, O_FILTER, O_DURATION, O_NO_TIMING, O_CYC, O_KCORE,
+	       O_SNAP_ON };
 	static const struct option opts[] = {
 		{ "output",	required_argument, NULL, 'o' },
 		{ "pages",	required_argument, NULL, 'm' },
@@ -1487,6 +1671,7 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		{ "no-timing",	no_argument,	   NULL, O_NO_TIMING },
 		{ "cyc",	no_argument,	   NULL, O_CYC },
 		{ "kcore",	no_argument,	   NULL, O_KCORE },
+		{ "snapshot-on", required_argument, NULL, O_SNAP_ON },
 		{ "quiet",	no_argument,	   NULL, 'q' },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -1552,6 +1737,10 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		case O_KCORE:
 			o->kcore = 1;
 			break;
+		case O_SNAP_ON:
+			o->snap_on = optarg;
+			o->snapshot = 1;
+			break;
 		case 'q':
 			o->quiet = 1;
 			break;
@@ -1579,6 +1768,11 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 	}
 	if (!o->cmd && !o->pids && !o->tids && !o->all_cpus && !o->cpu_list) {
 		usage_record(stderr);
+		return EXIT_USAGE;
+	}
+	if (o->snap_on && (o->all_cpus || o->cpu_list)) {
+		fprintf(stderr,
+			"itrace: --snapshot-on: a symbol of a program, not of every process (-a, -C)\n");
 		return EXIT_USAGE;
 	}
 	if (o->no_inherit && (o->all_cpus || o->cpu_list)) {
@@ -1642,6 +1836,14 @@ static void cleanup(struct rstate *st)
 	free(st->targets);
 	free(st->kfilter);
 	addr_filters_free(&st->filters);
+	for (i = 0; i < st->nr_bp; i++) {
+		if (st->bp_rings[i].base)
+			munmap(st->bp_rings[i].base, st->bp_rings[i].map_size);
+		close(st->bp_fds[i]);
+	}
+	free(st->bp_fds);
+	free(st->bp_rings);
+	free(st->snap_file);
 	sigprocmask(SIG_SETMASK, &st->oldmask, NULL);
 }
 
@@ -1757,6 +1959,15 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 
+	if (o->snap_on && snap_resolve(st)) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (o->snap_on && st->nr_targets && snap_relocate(st, st->targets[0].pid)) {
+		ret = EXIT_USAGE;
+		goto out;
+	}
+
 	/* signals arrive through a signalfd; the command gets them back */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
@@ -1776,6 +1987,9 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	setup_attr(st, config);
 	if (open_events(st))
+		goto kill_child;
+	/* a position independent command's breakpoint waits for its exec */
+	if (o->snap_on && !st->snap_pie && open_breakpoints(st, st->child >= 0))
 		goto kill_child;
 	if (st->child >= 0 && !o->all_cpus && !o->cpu_list)
 		rec->exec_seen = 0;	/* enable_on_exec starts the trace */
@@ -1833,6 +2047,16 @@ int cmd_record(int argc, char **argv)
 			reap_child(st, 0);
 			status = (exec_err == ENOENT ? 127 : 126) << 8;
 			st->child_status = status;
+		} else if (o->snap_on && st->snap_pie) {
+			/* stopped by ptrace after its exec: the address, then go */
+			int ok = waitpid(st->child, &status, 0) == st->child && WIFSTOPPED(status) &&
+				 !snap_relocate(st, st->child) && !open_breakpoints(st, false);
+
+			if (ptrace(PTRACE_DETACH, st->child, NULL, NULL) || !ok) {
+				if (ok)
+					perror("itrace: ptrace(PTRACE_DETACH)");
+				goto kill_child;
+			}
 		}
 	}
 

@@ -67,8 +67,10 @@ rec cpuwide -a -- sh -c "$p/threads > cpuwide-threads.out & $p/pool > cpuwide-po
 rec filter --filter "filter fib @ $p/fib" -- "$p/fib"
 rec nofilter -- "$p/fib"
 
-# Snapshots: one at SIGUSR2 (the program sends it), one at the end
+# Snapshots: one at SIGUSR2 (the program sends it), one at the end; and
+# one more when the program first runs beta() (a hardware breakpoint)
 rec snap --snapshot -- "$p/snapme"
+rec snapon --snapshot-on beta -- "$p/snapme"
 
 # SIGTERM in the middle: a complete file, the command ended, status 143
 "$itrace" record -o term.itrace -- "$p/spin" 0 term.pid > term.out 2> term.log &

@@ -16,6 +16,7 @@
 #  - timestamps never go backwards on a CPU (threads, cpuwide);
 #  - snap: the SIGUSR2 snapshot decodes alone from its first PSB with
 #    every alpha() call, the two snapshots together every call;
+#    snapon: --snapshot-on beta takes one at beta()'s first call;
 #  - term: SIGTERM mid-run: exit 143, a complete decodable file, the
 #    command gone.
 #
@@ -208,6 +209,19 @@ if clean snap && [ "$(stat_of "$stats" calls alpha)" = 3000 ] &&
 	tap ok "snapshots 1 and 2: every call of alpha() and beta(), 0 errors"
 else
 	tap fail "snapshots 1 and 2" "${why:-alpha $(stat_of "$stats" calls alpha), beta $(stat_of "$stats" calls beta)}"
+fi
+
+# --snapshot-on beta: snapshot 2 is taken at the first call of beta()
+decode snapon --snapshot 2
+if ! grep -q ', 3 snapshots' "$dir/snapon.log" 2>/dev/null ||
+   ! grep -q 'beta reached' "$dir/snapon.log"; then
+	tap fail "snapshot-on" "$(tr '\n' ' ' < "$dir/snapon.log" 2>/dev/null)"
+elif ! clean snapon; then
+	tap fail "snapshot-on" "$why"
+elif [ "$(stat_of "$stats" calls beta)" -ge 1 ] && [ "$(stat_of "$stats" calls alpha)" = "" ]; then
+	tap ok "snapshot-on beta: its snapshot alone decodes: $(stat_of "$stats" calls beta) calls of beta(), none of alpha()"
+else
+	tap fail "snapshot-on" "beta $(stat_of "$stats" calls beta), alpha $(stat_of "$stats" calls alpha)"
 fi
 
 # SIGTERM in the middle
