@@ -1041,6 +1041,13 @@ static int open_event(struct rstate *st, pid_t pid, int cpu)
 	struct rbuf *b = buf_of_cpu(st, cpu);
 	int fd = perf_event_open(&st->attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
+	if (fd < 0 && errno == EINVAL && (st->attr.sample_type & PERF_SAMPLE_READ)) {
+		/* before Linux 6.11: no PERF_SAMPLE_READ with inherit */
+		fprintf(stderr,
+			"itrace: warning: this kernel switches the contexts of a process's threads without a PERF_RECORD_AUX: decode gives such a thread's trace to the one before it\n");
+		st->attr.sample_type &= ~PERF_SAMPLE_READ;
+		fd = perf_event_open(&st->attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
 	if (fd < 0) {
 		report_open_error(&st->o, &st->attr, pid, cpu, errno);
 		return -1;
@@ -1103,6 +1110,17 @@ static void setup_attr(struct rstate *st, uint64_t config)
 	 */
 	a->build_id = 1;
 	a->sample_type = SAMPLE_ID_TYPE;
+	/*
+	 * Inherited per-task events: PERF_SAMPLE_READ (the event takes no
+	 * samples, so it adds nothing to any record) makes the kernel switch
+	 * their contexts the slow way (ctx->nr_no_switch_fast, Linux 6.11+):
+	 * without it, threads of one process whose contexts are clones swap
+	 * contexts at a switch without stopping the trace, and no
+	 * PERF_RECORD_AUX says where one thread's trace ends and the next's
+	 * begins.  With it, each switch-out ends an output transaction.
+	 */
+	if (a->inherit && !o->all_cpus && !o->cpu_list)
+		a->sample_type |= PERF_SAMPLE_READ;
 	/*
 	 * Stop mode: wake the reader (the trace fd's POLLIN) when a quarter
 	 * of the buffer is full rather than the kernel's default half, as

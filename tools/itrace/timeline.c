@@ -595,6 +595,7 @@ struct tl_stream {
 	struct tl_aspace	*as;
 	uint64_t		key;		/* when its next piece ran */
 	bool			done;
+	uint64_t		look_from;	/* lookahead_tsc() reads from here */
 };
 
 struct tl_dec {
@@ -677,6 +678,103 @@ static void activate(struct tl_dec *x, struct tl_stream *s)
 	x->tl->ops->switch_to(x->ctx, s->th, s->as, stream_cpu(s, s->runs[0].buf));
 }
 
+static bool dec_time(struct tl_stream *s, uint64_t *tsc);
+
+/*
+ * The time of the task that a TIP.PGE starts: a TIP.PGE may carry a stale
+ * time.  Hardware sends timing packets while the traced task is out of
+ * context too (MTC with TriggerEn), so a TIP.PGE after a stay in the
+ * kernel is timed; an emulator that can only tell time where it writes a
+ * packet sends a PSB+ with a fresh TSC at the next branch instead
+ * (tools/testing/itrace/qemu/README.md), which libipt may not have applied
+ * when it reports the TIP.PGE.  Between a TIP.PGE and the next TIP.PGD one
+ * task runs, so any TSC there tells which.  The packets are read from
+ * from (the decoder's offset at the previous look: before this TIP.PGE)
+ * to the first TSC after the last TIP.PGE at or before now (the decoder's
+ * offset), not beyond the TIP.PGD that follows.  Returns true with it.
+ */
+static bool lookahead_tsc(const struct tl_run *r, uint64_t from, uint64_t now, uint64_t *tsc)
+{
+	struct pt_packet_decoder *pd;
+	struct pt_packet p;
+	struct pt_config cfg;
+	uint64_t off, val = 0;
+	bool in = false, have = false;
+	int after = 0;
+
+	if (from >= r->size || from > now)
+		return false;
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)r->bytes;
+	cfg.end = (uint8_t *)r->bytes + r->size;
+	pd = pt_pkt_alloc_decoder(&cfg);
+	if (!pd)
+		return false;
+	if (pt_pkt_sync_set(pd, from) < 0) {
+		pt_pkt_free_decoder(pd);
+		return false;
+	}
+	while (pt_pkt_get_offset(pd, &off) >= 0 && pt_pkt_next(pd, &p, sizeof(p)) >= 0) {
+		/* from now on: this task's packets, a few of them */
+		if (off >= now && (have || !in || ++after > 256))
+			break;
+		switch (p.type) {
+		case ppt_tip_pge:
+			if (off >= now)
+				goto out;
+			in = true;	/* the last TIP.PGE before now so far */
+			have = false;
+			break;
+		case ppt_tip_pgd:
+		case ppt_ovf:
+			if (off >= now)
+				goto out;
+			in = false;
+			have = false;
+			break;
+		case ppt_tsc:
+			if (in && !have) {
+				val = p.payload.tsc.tsc;
+				have = true;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+out:
+	pt_pkt_free_decoder(pd);
+	if (have && in)
+		*tsc = val;
+	return have && in;
+}
+
+/*
+ * A per-task trace with kernel mode: the address space by the CR3 the
+ * thread runs with (PIP).  An address space learns its CR3 when user-mode
+ * code runs in it (stream_run()): the kernel borrows other page tables
+ * for a while at times (text_poke()'s temporary mm, ...).  A CR3 that none
+ * of the process's address spaces has, once the current one knows its
+ * own: an exec (exec_mmap() switches CR3 before the COMM record is
+ * written) if one follows, or a borrowed one that the next PIP leaves
+ * again; so go to the next one, and come back when a known CR3 comes
+ * back.  NULL: nothing known, take the address space by time.
+ */
+static struct tl_aspace *cr3_aspace(struct timeline *tl, struct tl_stream *s,
+				    struct tl_thread *th, bool paging)
+{
+	struct tl_aspace *as, *cur = s->th == th ? s->as : NULL;
+
+	for (as = aspace_head(tl, th->pid); as; as = as->next)
+		if (as->cr3 == th->cr3)
+			return as;
+	if (!cur || cur->pid != th->pid)
+		return NULL;
+	if (!cur->cr3)
+		return cur;
+	return paging && cur->next ? cur->next : cur;
+}
+
 /*
  * Where the trace (re)starts: at decoder offset off of the current run,
  * at TSC tsc if have_tsc.  paging: a CR3 change (PIP) to cr3.  Returns
@@ -691,8 +789,21 @@ static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, boo
 	struct tl_aspace *as;
 	bool changed;
 
-	if (have_tsc && tl_has_time(tl))
-		t = tl_tsc_to_ns(tl, tsc);
+	if (tl_has_time(tl)) {
+		uint64_t now = 0, ahead = 0;
+
+		if (dec_time(s, &now) && (!have_tsc || now > tsc)) {
+			tsc = now;
+			have_tsc = true;
+		}
+		if (!paging && lookahead_tsc(&s->runs[s->cur], s->look_from, off, &ahead) &&
+		    (!have_tsc || ahead > tsc)) {
+			tsc = ahead;
+			have_tsc = true;
+		}
+		if (have_tsc)
+			t = tl_tsc_to_ns(tl, tsc);
+	}
 	if (!tl->ids) {
 		th = tl->legacy;
 	} else if (tl->cpu_wide) {
@@ -703,22 +814,19 @@ static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, boo
 	}
 	if (!th)
 		th = s->th ? s->th : tl->legacy ? tl->legacy : thread_get(tl, 0, 0);
-	if (paging && tl->ids && th == s->th && s->as && th->cr3 && cr3 != th->cr3 &&
-	    s->as->next) {
-		/*
-		 * A new CR3 in the same thread of a per-task trace: an exec,
-		 * whose COMM record comes later than the CR3 write: the
-		 * next address space of the process.
-		 */
-		as = s->as->next;
-	} else {
+	if (paging)
+		th->cr3 = cr3;
+	if (tl->ids && !tl->cpu_wide && th->cr3 && (paging || th == s->th))
+		as = cr3_aspace(tl, s, th, paging);
+	else
+		as = NULL;
+	if (!as) {
 		as = aspace_at(tl, th->pid, t != NO_TIME ? t : ct);
 		/* never back to an older one within a thread's run */
 		if (th == s->th && s->as && s->as->pid == as->pid && as->start < s->as->start)
 			as = s->as;
 	}
-	if (paging)
-		th->cr3 = cr3;
+	s->look_from = off;
 	if (th == s->th && as == s->as)
 		return false;
 	changed = th != s->th;
@@ -898,6 +1006,7 @@ static int open_run(struct tl_dec *x, struct tl_stream *s)
 		tl->ops->decoder(x->ctx, s->idec, s->bdec);
 		s->open = true;
 		s->last_ip = 0;
+		s->look_from = 0;
 		s->status = dec_sync(s);
 		if (s->status == -pte_eos) {
 			close_run(x, s, 1);
@@ -905,6 +1014,14 @@ static int open_run(struct tl_dec *x, struct tl_stream *s)
 		}
 		return 0;
 	}
+}
+
+/* User-mode code runs: the CR3 of the thread is its address space's. */
+static inline void learn_cr3(struct tl_stream *s, uint64_t ip)
+{
+	if (!(ip >> 63) && s->th && s->th->cr3 && s->as && !s->as->cr3 &&
+	    !s->tl->cpu_wide && s->as->pid == s->th->pid)
+		s->as->cr3 = s->th->cr3;
 }
 
 /*
@@ -983,6 +1100,7 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 				continue;
 			}
 			s->last_ip = in.ip;
+			learn_cr3(s, in.ip);
 			x->iops->insn(x->ctx, s->idec, &in);
 		} else {
 			struct pt_block b;
@@ -992,6 +1110,7 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 			/* a block may end in an error: its instructions did execute */
 			if (b.ninsn) {
 				s->last_ip = b.end_ip;
+				learn_cr3(s, b.ip);
 				x->bops->block(x->ctx, s->bdec, &b);
 			}
 		}

@@ -29,6 +29,7 @@ struct tl_aspace {
 	const uint8_t		**maps;		/* its MMAP records, for a fork's copy */
 	size_t			nr_maps, cap_maps;
 	struct tl_aspace	*next;		/* the same pid's next one */
+	uint64_t		cr3;		/* its CR3 (kernel traces), 0: unknown */
 };
 
 struct tl_thread {

@@ -72,14 +72,16 @@ clean() {
 	[ -z "$why" ]
 }
 
-# per_thread OUTFILE: the program's "count TID FUNCTION N" lines against
-# $stats: each one decoded exactly, and no other thread calls FUNCTION
+# per_thread OUTFILE [PROGRAM]: the program's "count TID FUNCTION N" lines
+# against $stats: each one decoded exactly, and no other thread calls
+# FUNCTION.  With PROGRAM, FUNCTION is PROGRAM:FUNCTION in $stats (a
+# program other than the recording's first, as decode names them).
 per_thread() {
-	local out=$1 tid fn want got nr=0 fns f others
+	local out=$1 mod=${2:+$2:} tid fn want got nr=0 fns f others
 	why=
 	while read -r _ tid fn want; do
 		nr=$((nr + 1))
-		got=$(stat_of "$stats" thread "$tid" calls "$fn")
+		got=$(stat_of "$stats" thread "$tid" calls "$mod$fn")
 		if [ "${got:-0}" != "$want" ]; then
 			why="thread $tid calls $fn: the program counted $want, decoded ${got:-0}"
 			return 1
@@ -88,7 +90,7 @@ per_thread() {
 	[ "$nr" -gt 0 ] || { why="no count lines in $out"; return 1; }
 	fns=$(awk '$1 == "count" { print $3 }' "$out" | sort -u)
 	for f in $fns; do
-		others=$(awk -v f="$f" '$1 == "thread" && $3 == "calls" && $4 == f { print $2 }' \
+		others=$(awk -v f="$mod$f" '$1 == "thread" && $3 == "calls" && $4 == f { print $2 }' \
 			<<<"$stats" | sort -u | grep -vxF -f <(awk -v f="$f" \
 			'$1 == "count" && $3 == f { print $2 }' "$out"))
 		if [ -n "$others" ]; then
@@ -168,7 +170,7 @@ elif ! clean cpuwide; then
 	tap fail "cpuwide" "$why"
 else
 	for p in threads pool; do
-		if per_thread "$dir/cpuwide-$p.out"; then
+		if per_thread "$dir/cpuwide-$p.out" "$p"; then
 			tap ok "cpuwide $p: record -a, two programs at once: $threads_checked per-thread counts exact"
 		else
 			tap fail "cpuwide $p" "$why"
