@@ -768,10 +768,9 @@ static struct tl_aspace *cr3_aspace(struct timeline *tl, struct tl_stream *s,
 	for (as = aspace_head(tl, th->pid); as; as = as->next)
 		if (as->cr3 == th->cr3)
 			return as;
-	if (!cur || cur->pid != th->pid)
+	/* the current one does not know its CR3 yet: time decides */
+	if (!cur || cur->pid != th->pid || !cur->cr3)
 		return NULL;
-	if (!cur->cr3)
-		return cur;
 	return paging && cur->next ? cur->next : cur;
 }
 
