@@ -596,6 +596,7 @@ struct tl_stream {
 	uint64_t		key;		/* when its next piece ran */
 	bool			done;
 	uint64_t		look_from;	/* lookahead_tsc() reads from here */
+	size_t			chunk;		/* the PERF_RECORD_AUX piece it is in */
 };
 
 struct tl_dec {
@@ -641,7 +642,8 @@ static struct tl_thread *switch_owner(const struct tl_buf *b, uint64_t time)
 }
 
 /* The thread and time of stream offset o (per-task recordings). */
-static struct tl_thread *offset_owner(struct tl_stream *s, uint64_t o, uint64_t *time)
+static struct tl_thread *offset_owner(struct tl_stream *s, uint64_t o, uint64_t *time,
+				      size_t *chunk)
 {
 	const struct tl_buf *b = s->b;
 	size_t i;
@@ -652,6 +654,7 @@ static struct tl_thread *offset_owner(struct tl_stream *s, uint64_t o, uint64_t 
 	if (i == b->nr_own)
 		i--;		/* after the last switch-out: its task still */
 	*time = b->own[i].time;
+	*chunk = i;
 	return b->own[i].th;
 }
 
@@ -784,6 +787,7 @@ static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, boo
 {
 	struct timeline *tl = x->tl;
 	uint64_t o = s->runs[s->cur].offset + off, t = NO_TIME, ct = NO_TIME;
+	size_t chunk = SIZE_MAX;
 	struct tl_thread *th = NULL;
 	struct tl_aspace *as;
 	bool changed;
@@ -809,7 +813,7 @@ static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, boo
 		if (t != NO_TIME)
 			th = switch_owner(s->b, t);
 	} else {
-		th = offset_owner(s, o, &ct);
+		th = offset_owner(s, o, &ct, &chunk);
 	}
 	if (!th)
 		th = s->th ? s->th : tl->legacy ? tl->legacy : thread_get(tl, 0, 0);
@@ -826,6 +830,20 @@ static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, boo
 			as = s->as;
 	}
 	s->look_from = off;
+	/* a new chunk of the same thread: others' may come first */
+	if (chunk != s->chunk && s->chunk != SIZE_MAX && chunk != SIZE_MAX && th == s->th) {
+		s->chunk = chunk;
+		s->key = ct;
+		if (as != s->as) {
+			set_image(x, s, as);
+			s->as = as;
+			x->active = s;
+			tl->ops->switch_to(x->ctx, th, as, stream_cpu(s, s->runs[0].buf));
+		}
+		return true;
+	}
+	if (chunk != SIZE_MAX)
+		s->chunk = chunk;
 	if (th == s->th && as == s->as)
 		return false;
 	changed = th != s->th;
@@ -835,8 +853,15 @@ static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, boo
 	s->as = as;
 	x->active = s;
 	tl->ops->switch_to(x->ctx, th, as, stream_cpu(s, s->runs[0].buf));
-	if (changed)
-		s->key = t != NO_TIME ? t : ct != NO_TIME ? ct : s->key;
+	/*
+	 * The order of the pieces: per-task, by the time each ended (one
+	 * thread's never overlap, so its own come in order); CPU-wide, by
+	 * the time each began (all of them are switch times).
+	 */
+	if (changed && tl->cpu_wide)
+		s->key = t != NO_TIME ? t : s->key;
+	else if (changed)
+		s->key = ct != NO_TIME ? ct : t != NO_TIME ? t : s->key;
 	return changed;
 }
 
@@ -1143,6 +1168,7 @@ int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 		oom();
 	for (i = 0; i < nr; i++) {
 		s[i].tl = tl;
+		s[i].chunk = SIZE_MAX;
 		make_runs(tl, &s[i], bufs[i]);
 		/* the first piece's time: its first chunk's, or its first switch */
 		if (s[i].b && s[i].b->nr_own && s[i].nr_runs) {

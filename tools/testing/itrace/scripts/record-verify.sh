@@ -148,18 +148,24 @@ for name in threads cpuwide; do
 	fi
 done
 
-# attach to a running loop: each round calls a() once and b() twice
+# attach to a running loop: each round calls a() once and b() twice; the
+# loop writes trace faster than a reader may keep up with: trace lost
+# (gaps, reported) cuts a round at each end
 decode attach
 a=$(stat_of "$stats" calls a)
 b=$(stat_of "$stats" calls b)
+gaps=$(stat_of "$stats" total gaps)
+slack=$((2 + 2 * ${gaps:-0}))
 if [ "$(cat "$dir/attach.rc" 2>/dev/null)" != 0 ]; then
 	tap fail "attach" "itrace record -p exit $(cat "$dir/attach.rc" 2>/dev/null): $(tail -n1 "$dir/attach.log")"
-elif ! clean attach; then
-	tap fail "attach" "$why"
-elif [ "${a:-0}" -gt 100 ] && [ $((b - 2 * a)) -ge -2 ] && [ $((b - 2 * a)) -le 2 ]; then
-	tap ok "attach: record -p of a running loop: a() $a calls, b() $b (twice per round)"
+elif [ "$drc" != 0 ] && [ "$(stat_of "$stats" total errors)" != 0 ]; then
+	tap fail "attach" "decode exit $drc: $(grep -m1 -v warning "$dir/attach.decode-err")"
+elif [ "${gaps:-0}" -gt 0 ] && ! grep -q 'trace lost: ' "$dir/attach.log"; then
+	tap fail "attach" "$gaps gaps in the decode, no loss reported by record"
+elif [ "${a:-0}" -gt 100 ] && [ $((b - 2 * a)) -ge -$slack ] && [ $((b - 2 * a)) -le $slack ]; then
+	tap ok "attach: record -p of a running loop: a() $a calls, b() $b (twice per round), ${gaps:-0} gaps reported"
 else
-	tap fail "attach" "a() ${a:-0} calls, b() ${b:-0}: not twice as many"
+	tap fail "attach" "a() ${a:-0} calls, b() ${b:-0}: not twice as many (${gaps:-0} gaps)"
 fi
 
 # CPU-wide, two programs
