@@ -29,9 +29,26 @@
 #include <unistd.h>
 
 #include "itrace.h"
+#include "json.h"
 #include "sym.h"
 
+/* Linux 6.12 + this series: RLIMIT_CORE cut the older trace (decode from its first PSB) */
+#ifndef BIT
+#define BIT(nr)			(1UL << (nr))
+#endif
+#ifndef ITRACE_NOTE_CLAMPED
+#define ITRACE_NOTE_CLAMPED	BIT(3)
+#endif
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+#define NO_PSB		"no PSB in the trace: nothing to decode"
+
 #define CORE_DEFAULT_N	16
+/* Trace decoded first, from the last PSB before it; doubled until the tail is full. */
+#define CORE_WINDOW	(64 << 10)
+#define MAX_STACK	4096	/* call stack depth kept */
 #define NR_ERR_MSGS	4
 #define MSG_LEN		256
 
@@ -83,6 +100,15 @@ struct core_thread {
 	enum end_how	how;
 	uint64_t	end_ip;
 	int		walk;		/* itrace_pt_walk()'s result */
+	uint64_t	from;		/* trace offset the decode started at */
+	uint64_t	hidden;		/* branches in the dynamic linker left out */
+
+	/* the call stack as the trace saw it: calls minus returns */
+	uint64_t	stack[MAX_STACK];	/* the call instructions, outermost first */
+	unsigned int	depth;			/* frames kept */
+	uint64_t	dropped;		/* older frames beyond MAX_STACK */
+	uint64_t	unmatched;		/* returns past the first call seen */
+	uint64_t	rip_start;		/* rip: ld.so's tail stays if it crashed there */
 };
 
 struct core_map {			/* an NT_FILE entry */
@@ -100,14 +126,15 @@ struct core {
 	size_t		nr_th;
 	struct core_map	*maps;
 	size_t		nr_maps;
-	uint64_t	vdso, entry;
-	const char	*psname;	/* NT_PRPSINFO pr_fname */
+	uint64_t	vdso, entry, interp;	/* AT_SYSINFO_EHDR, AT_ENTRY, AT_BASE */
+	char		psname[17];	/* NT_PRPSINFO pr_fname */
+	uint32_t	pid;		/* NT_PRPSINFO pr_pid; 0 if none */
 };
 
 struct core_opts {
 	const char	*exe;
 	const char	*sysroot;
-	bool		insn, json;
+	bool		insn, json, all;
 	unsigned long	n;
 };
 
@@ -121,9 +148,12 @@ struct ctx {
 	struct core		*c;
 	const struct core_opts	*o;
 	struct symtab		*st;
-	struct pt_image		*image;
+	struct itrace_image	im;
 	const char		*exe;		/* module name of the program */
+	const char		*interp;	/* NT_FILE name of the dynamic linker */
+	int			vdso_fd;
 	char			vdso_path[64];
+	bool			no_demangle;
 	struct missing		*miss;
 	size_t			nr_miss;
 	struct core_thread	*t;		/* being decoded */
@@ -188,6 +218,8 @@ static void parse_auxv(struct core *c, const uint8_t *d, uint64_t n)
 			c->vdso = v[1];
 		else if (v[0] == AT_ENTRY)
 			c->entry = v[1];
+		else if (v[0] == AT_BASE)
+			c->interp = v[1];
 	}
 }
 
@@ -328,9 +360,12 @@ static int parse_notes(struct core *c, const Elf64_Phdr *p, char *err, size_t er
 			case NT_PRPSINFO: {
 				struct elf_prpsinfo ps;
 
-				if (nh.n_descsz >= sizeof(ps))
-					c->psname = (const char *)desc +
-						offsetof(struct elf_prpsinfo, pr_fname);
+				if (nh.n_descsz >= sizeof(ps)) {
+					memcpy(&ps, desc, sizeof(ps));
+					c->pid = ps.pr_pid;
+					snprintf(c->psname, sizeof(c->psname), "%.16s",
+						 ps.pr_fname);
+				}
 				break;
 			}
 			}
@@ -458,6 +493,9 @@ static void build_image(struct ctx *x)
 	int err;
 
 	x->exe = exe ? itrace_base_name(exe) : NULL;
+	for (k = 0; c->interp && k < c->nr_maps; k++)
+		if (c->interp >= c->maps[k].start && c->interp < c->maps[k].end)
+			x->interp = c->maps[k].name;
 	for (k = 0; k < c->nr_maps; k++) {
 		const struct core_map *m = &c->maps[k];
 		const Elf64_Phdr *p = load_at(c, m->start);
@@ -470,7 +508,7 @@ static void build_image(struct ctx *x)
 		else
 			snprintf(path, sizeof(path), "%s%s", x->o->sysroot ? x->o->sysroot : "",
 				 m->name);
-		err = itrace_image_add(x->image, x->st, itrace_base_name(m->name), path,
+		err = itrace_image_add(&x->im, x->st, itrace_base_name(m->name), path,
 				       m->start, m->end - m->start, m->pgoff);
 		if (err < 0)
 			add_missing(x, path, -err);
@@ -482,17 +520,17 @@ static void build_image(struct ctx *x)
 		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) || !p->p_filesz ||
 		    p->p_offset > c->size || p->p_filesz > c->size - p->p_offset)
 			continue;
-		err = pt_image_add_file(x->image, c->path, p->p_offset, p->p_filesz, NULL,
-					p->p_vaddr);
+		err = itrace_image_add_section(&x->im, c->path, p->p_offset, p->p_filesz,
+					       p->p_vaddr);
 		if (err < 0)
 			fprintf(stderr, "itrace: warning: %s: segment at 0x%llx: %s\n", c->path,
 				(unsigned long long)p->p_vaddr, pt_errstr(pt_errcode(err)));
-		if (p->p_vaddr != c->vdso || x->vdso_path[0])
+		if (p->p_vaddr != c->vdso || x->vdso_fd >= 0)
 			continue;
-		err = itrace_tmp_image(c->buf + p->p_offset, p->p_filesz, x->vdso_path,
-				       sizeof(x->vdso_path));
-		if (err || sym_add_mapping(x->st, "[vdso]", x->vdso_path, p->p_vaddr,
-					   p->p_filesz, 0))
+		x->vdso_fd = itrace_mem_image("itrace-vdso", c->buf + p->p_offset, p->p_filesz,
+					      x->vdso_path, sizeof(x->vdso_path));
+		if (x->vdso_fd < 0 || sym_add_mapping(x->st, "[vdso]", x->vdso_path, p->p_vaddr,
+						      p->p_filesz, 0))
 			fprintf(stderr, "itrace: warning: no symbols for the vdso\n");
 	}
 	sym_done(x->st);
@@ -500,11 +538,55 @@ static void build_image(struct ctx *x)
 
 /* ---- decoding: keep the last n branches or instructions -------------- */
 
+/* Is ip in the dynamic linker (the file mapped at AT_BASE)? */
+static bool in_interp(const struct ctx *x, uint64_t ip)
+{
+	size_t i;
+
+	if (!x->interp)
+		return false;
+	for (i = 0; i < x->c->nr_maps; i++)
+		if (ip >= x->c->maps[i].start && ip < x->c->maps[i].end &&
+		    !strcmp(x->c->maps[i].name, x->interp))
+			return true;
+	return false;
+}
+
 static void push(struct ctx *x, const struct ent *e)
 {
 	struct core_thread *t = x->t;
 
+	/*
+	 * Lazy binding: the first call through a PLT entry runs the dynamic
+	 * linker's resolver (dozens of branches) before the function.  Its
+	 * branches inside ld.so are left out of the tail, counted; the jump
+	 * into it and the one out of it to the function stay.  --all keeps
+	 * them all.
+	 */
+	if (!x->o->all && e->kind != E_ERROR && e->kind != E_OVERFLOW && in_interp(x, e->ip) &&
+	    (!e->to || in_interp(x, e->to)) && !in_interp(x, t->rip_start)) {
+		t->hidden++;
+		return;
+	}
 	t->ring[t->nr_ents++ % x->o->n] = *e;
+}
+
+/* The call stack as the trace saw it: a call pushes, a return pops. */
+static void track_stack(struct core_thread *t, const struct pt_insn *in, enum ent_kind k)
+{
+	if (k == E_CALL) {
+		if (t->depth == MAX_STACK) {
+			memmove(t->stack, t->stack + 1, (MAX_STACK - 1) * sizeof(t->stack[0]));
+			t->depth--;
+			t->dropped++;
+		}
+		t->stack[t->depth++] = in->ip;
+	} else if (k == E_RET) {
+		if (t->depth)
+			t->depth--;
+		else
+			t->unmatched++;
+	}
 }
 
 static void resolve(struct ctx *x, uint64_t to)
@@ -534,20 +616,20 @@ static enum ent_kind kind_of(const struct pt_insn *in)
 	case ptic_far_call:
 	case ptic_far_return:
 	case ptic_far_jump:
-		return in->size >= 2 && in->raw[0] == 0x0f && in->raw[1] == 0x05 ?
-			E_SYSCALL : E_FAR;
+		return itrace_is_syscall(in->raw, in->size) ? E_SYSCALL : E_FAR;
 	default:
 		return E_INSN;
 	}
 }
 
-static void tail_insn(void *ctx, const struct pt_insn *in)
+static void tail_insn(void *ctx, struct pt_insn_decoder *dec, const struct pt_insn *in)
 {
 	struct ctx *x = ctx;
 	struct core_thread *t = x->t;
 	struct ent e = { .kind = kind_of(in), .ip = in->ip, .size = in->size };
 
 	resolve(x, in->ip);
+	track_stack(t, in, e.kind);
 	t->insns++;
 	t->last = *in;
 	t->have_last = true;
@@ -586,6 +668,7 @@ static void tail_event(void *ctx, struct pt_insn_decoder *dec, const struct pt_e
 	case ptev_overflow:
 		t->pend = false;
 		pt_insn_get_offset(dec, &e.off);
+		e.off += t->from;
 		e.ip = ev->variant.overflow.ip;
 		push(x, &e);
 		t->errors++;
@@ -602,6 +685,7 @@ static void tail_error(void *ctx, struct pt_insn_decoder *dec, int err, uint64_t
 	struct ent e = { .kind = E_ERROR, .ip = last_ip, .err = pt_errcode(err) };
 
 	pt_insn_get_offset(dec, &e.off);
+	e.off += t->from;
 	t->pend = false;
 	t->how = END_NONE;
 	t->lost_end = true;
@@ -614,41 +698,84 @@ static void tail_error(void *ctx, struct pt_insn_decoder *dec, int err, uint64_t
 	push(x, &e);
 }
 
+/* Offset of the last PSB at or before limit in buf, or 0. */
+static uint64_t psb_before(const uint8_t *buf, uint64_t limit)
+{
+	static const uint8_t psb[16] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	};
+	uint64_t i;
+
+	for (i = limit + 1; i-- > 0;)
+		if (!memcmp(buf + i, psb, sizeof(psb)))
+			return i;
+	return 0;
+}
+
+static void reset_thread(struct core_thread *t, unsigned long n)
+{
+	memset(t->ring, 0, n * sizeof(*t->ring));
+	t->nr_ents = 0;
+	t->insns = 0;
+	t->errors = 0;
+	t->hidden = 0;
+	t->pend = false;
+	t->have_last = false;
+	t->lost_end = false;
+	t->how = END_NONE;
+	t->end_ip = 0;
+	t->depth = 0;
+	t->dropped = 0;
+	t->unmatched = 0;
+}
+
+/*
+ * Decode only what the report shows: from the last PSB before the newest
+ * CORE_WINDOW bytes; when that gives fewer than n entries, from twice as
+ * far back, until the tail is full or the whole trace was decoded.  The
+ * call stack comes from the same decode: frames entered before it are not
+ * seen (the report says from where it decoded).
+ */
 static int decode_thread(struct ctx *x, struct core_thread *t)
 {
 	static const struct pt_walk_ops ops = {
 		.insn = tail_insn, .event = tail_event, .error = tail_error,
 	};
+	uint64_t size = t->note.trace_size, window = CORE_WINDOW;
 	struct pt_config cfg;
 
 	t->ring = calloc(x->o->n, sizeof(*t->ring));
 	if (!t->ring)
 		return -1;
 	x->t = t;
-	itrace_pt_config(&cfg, t->trace, t->note.trace_size, t->note.cpu_vendor,
-			 t->note.cpu_family, t->note.cpu_model, t->note.cpu_stepping);
-	/* timing packets (MTC, CYC, TMA) of a trace with TSC or MTC on */
-	cfg.mtc_freq = t->note.mtc_freq;
-	cfg.nom_freq = t->note.nom_freq;
-	cfg.cpuid_0x15_eax = t->note.tsc_ctc_den;
-	cfg.cpuid_0x15_ebx = t->note.tsc_ctc_num;
-	t->walk = itrace_pt_walk(&cfg, x->image, &ops, x);
-	if (t->pend)		/* the trace ends on a branch */
-		resolve(x, t->how == END_ASYNC ? t->end_ip : 0);
-	if (t->how == END_NONE && t->have_last)
-		t->end_ip = t->last.ip;
+	t->rip_start = t->rip;
+	for (;;) {
+		t->from = size > window + 16 ? psb_before(t->trace, size - window - 16) : 0;
+		reset_thread(t, x->o->n);
+		itrace_pt_config(&cfg, t->trace + t->from, size - t->from, t->note.cpu_vendor,
+				 t->note.cpu_family, t->note.cpu_model, t->note.cpu_stepping);
+		/* timing packets (MTC, CYC, TMA) of a trace with TSC or MTC on */
+		cfg.mtc_freq = t->note.mtc_freq;
+		cfg.nom_freq = t->note.nom_freq;
+		cfg.cpuid_0x15_eax = t->note.tsc_ctc_den;
+		cfg.cpuid_0x15_ebx = t->note.tsc_ctc_num;
+		t->walk = itrace_pt_walk(&cfg, x->im.image, &ops, x);
+		if (t->pend)		/* the trace ends on a branch */
+			resolve(x, t->how == END_ASYNC ? t->end_ip : 0);
+		if (t->how == END_NONE && t->have_last)
+			t->end_ip = t->last.ip;
+		if (t->walk < 0 || !t->from || t->nr_ents >= x->o->n)
+			break;
+		window *= 2;
+	}
 	return t->walk < 0 ? -1 : 0;
 }
 
 /* ---- output ---------------------------------------------------------- */
 
-struct loc {
-	char		sym[160];	/* name+0xoff [module] or 0xaddr */
-	const char	*file;		/* NULL: no line info */
-	int		line;
-};
-
-static void locate(struct ctx *x, uint64_t ip, struct loc *l)
+/* "name+0xoff [module]" (the module outside the program), or "?" */
+static void print_sym(struct ctx *x, uint64_t ip)
 {
 	struct sym_info si;
 	bool other;
@@ -656,101 +783,92 @@ static void locate(struct ctx *x, uint64_t ip, struct loc *l)
 	sym_lookup(x->st, ip, &si);
 	other = si.module && strcmp(si.module, "?") && (!x->exe || strcmp(si.module, x->exe));
 	if (!si.name)
-		snprintf(l->sym, sizeof(l->sym), "?%s%s%s", other ? " [" : "",
-			 other ? si.module : "", other ? "]" : "");
+		fprintf(x->out, "?");
 	else if (ip != si.start)
-		snprintf(l->sym, sizeof(l->sym), "%.*s+0x%llx%s%s%s", sym_name_len(si.name),
-			 si.name, (unsigned long long)(ip - si.start), other ? " [" : "",
-			 other ? si.module : "", other ? "]" : "");
+		fprintf(x->out, "%.*s+0x%llx", sym_name_len(si.name), si.name,
+			(unsigned long long)(ip - si.start));
 	else
-		snprintf(l->sym, sizeof(l->sym), "%.*s%s%s%s", sym_name_len(si.name), si.name,
-			 other ? " [" : "", other ? si.module : "", other ? "]" : "");
-	if (sym_srcline(x->st, ip, &l->file, &l->line))
-		l->file = NULL;
+		fprintf(x->out, "%.*s", sym_name_len(si.name), si.name);
+	if (other)
+		fprintf(x->out, " [%s]", si.module);
 }
 
-static void json_str(FILE *f, const char *s)
+/* "0x401136 main+0x10 (crash.c:30)" */
+static void print_loc(struct ctx *x, uint64_t ip)
 {
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = *s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
-/* "0x401136 main+0x10 (crash.c:30)", or the JSON object of that place */
-static void print_loc(struct ctx *x, const char *key, uint64_t ip)
-{
-	struct loc l;
+	const char *file;
+	int line;
 
 	if (!ip) {
-		if (x->o->json)
-			fprintf(x->out, "\"%s\": null", key);
-		else
-			fprintf(x->out, "?");
+		fprintf(x->out, "?");
 		return;
 	}
-	locate(x, ip, &l);
-	if (!x->o->json) {
-		fprintf(x->out, "0x%llx %s", (unsigned long long)ip, l.sym);
-		if (l.file)
-			fprintf(x->out, " (%s:%d)", itrace_base_name(l.file), l.line);
-		return;
-	}
-	fprintf(x->out, "\"%s\": {\"ip\": \"0x%llx\", \"sym\": ", key, (unsigned long long)ip);
-	json_str(x->out, l.sym);
-	if (l.file) {
-		fprintf(x->out, ", \"file\": ");
-		json_str(x->out, l.file);
-		fprintf(x->out, ", \"line\": %d", l.line);
-	}
-	fprintf(x->out, "}");
+	fprintf(x->out, "0x%llx ", (unsigned long long)ip);
+	print_sym(x, ip);
+	if (!sym_srcline(x->st, ip, &file, &line))
+		fprintf(x->out, " (%s:%d)", itrace_base_name(file), line);
+}
+
+static const char * const cls_name[] = {
+	[E_INSN] = "", [E_CALL] = "call", [E_RET] = "ret", [E_JUMP] = "jmp",
+	[E_JCC] = "jcc", [E_SYSCALL] = "syscall", [E_FAR] = "far",
+};
+
+static const char *ent_kind(const struct ent *e)
+{
+	return e->kind == E_INSN ? cls_name[e->cls] : ent_name[e->kind];
 }
 
 static void print_ent(struct ctx *x, const struct ent *e)
 {
-	static const char * const cls[] = {
-		[E_INSN] = "", [E_CALL] = "call", [E_RET] = "ret", [E_JUMP] = "jmp",
-		[E_JCC] = "jcc", [E_SYSCALL] = "syscall", [E_FAR] = "far",
-	};
-	const char *sep = x->o->json ? ", " : " ";
 	unsigned int i;
 
 	if (e->kind == E_ERROR || e->kind == E_OVERFLOW) {
-		if (x->o->json)
-			fprintf(x->out, "{\"kind\": \"%s\", \"offset\": %llu, \"message\": \"%s\"}",
-				ent_name[e->kind], (unsigned long long)e->off,
-				e->kind == E_ERROR ? pt_errstr(e->err) : "trace overflow");
-		else
-			fprintf(x->out, "    [%s at trace offset 0x%llx: %s]\n",
-				ent_name[e->kind], (unsigned long long)e->off,
-				e->kind == E_ERROR ? pt_errstr(e->err) :
-				"hardware lost trace");
+		fprintf(x->out, "    [%s at trace offset 0x%llx: %s]\n", ent_name[e->kind],
+			(unsigned long long)e->off,
+			e->kind == E_ERROR ? pt_errstr(e->err) : "hardware lost trace");
 		return;
 	}
-	if (x->o->json)
-		fprintf(x->out, "{\"kind\": \"%s\", ",
-			e->kind == E_INSN ? cls[e->cls] : ent_name[e->kind]);
-	else
-		fprintf(x->out, "    %-7s ", e->kind == E_INSN ? cls[e->cls] : ent_name[e->kind]);
-	print_loc(x, "at", e->ip);
+	fprintf(x->out, "    %-7s ", ent_kind(e));
+	print_loc(x, e->ip);
 	if (e->kind == E_INSN) {
-		fprintf(x->out, "%s%s", sep, x->o->json ? "\"bytes\": \"" : " ");
+		fprintf(x->out, "  ");
 		for (i = 0; i < e->size; i++)
 			fprintf(x->out, "%02x", e->raw[i]);
-		fprintf(x->out, "%s", x->o->json ? "\"}" : "\n");
+		fprintf(x->out, "\n");
 		return;
 	}
-	fprintf(x->out, "%s", x->o->json ? ", " : " -> ");
-	print_loc(x, "to", e->to);
-	fprintf(x->out, "%s", x->o->json ? "}" : "\n");
+	fprintf(x->out, " -> ");
+	print_loc(x, e->to);
+	fprintf(x->out, "\n");
+}
+
+static struct json_object *json_ent(struct ctx *x, const struct ent *e)
+{
+	struct json_object *o = json_object_new_object();
+	const char *msg;
+
+	if (e->kind == E_ERROR || e->kind == E_OVERFLOW) {
+		json_object_object_add(o, "kind", json_object_new_string(ent_name[e->kind]));
+		json_object_object_add(o, "offset", json_object_new_uint64(e->off));
+		msg = e->kind == E_ERROR ? pt_errstr(e->err) : "trace overflow";
+		json_object_object_add(o, "message", json_object_new_string(msg));
+		return o;
+	}
+	json_object_object_add(o, "kind", json_object_new_string(ent_kind(e)));
+	json_object_object_add(o, "at", jloc(x->st, e->ip));
+	if (e->kind == E_INSN) {
+		char hex[2 * sizeof(e->raw) + 1];
+		unsigned int i;
+
+		for (i = 0; i < e->size; i++)
+			snprintf(hex + 2 * i, 3, "%02x", e->raw[i]);
+		hex[2 * e->size] = 0;
+		json_object_object_add(o, "bytes", json_object_new_string(hex));
+	} else {
+		json_object_object_add(o, "to", e->to ? jloc(x->st, e->to) : NULL);
+	}
+	return o;
 }
 
 static const char *sig_name(int sig)
@@ -790,17 +908,112 @@ static bool rip_ok(const struct core_thread *t)
 	       (t->how == END_SYSCALL && t->end_ip + t->last.size == t->rip);
 }
 
-static void print_flags(FILE *f, uint32_t flags, bool json)
+static const char * const flag_names[] = { "wrapped", "paused", "error", "clamped" };
+#define NR_FLAGS	ARRAY_SIZE(flag_names)
+
+static void print_flags(FILE *f, uint32_t flags)
 {
-	static const char * const names[] = { "wrapped", "paused", "error" };
 	unsigned int i, n = 0;
 
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < NR_FLAGS; i++)
 		if (flags & (1U << i))
-			fprintf(f, "%s%s%s%s", n++ ? (json ? ", " : ",") : "", json ? "\"" : "",
-				names[i], json ? "\"" : "");
-	if (!n && !json)
+			fprintf(f, "%s%s", n++ ? "," : "", flag_names[i]);
+	if (flags >> NR_FLAGS)
+		fprintf(f, "%sunknown 0x%x", n++ ? "," : "", flags & ~((1U << NR_FLAGS) - 1));
+	if (!n)
 		fprintf(f, "none");
+}
+
+static const char *end_how(const struct core_thread *t)
+{
+	return t->how == END_ASYNC ? "fault" : t->how == END_SYSCALL ? "syscall" :
+	       t->lost_end ? "decode-error" : t->have_last ? "trace-end" : "none";
+}
+
+static struct json_object *json_thread(struct ctx *x, struct core_thread *t, bool crashed)
+{
+	const struct itrace_note *h = &t->note;
+	uint64_t i, n = t->nr_ents < x->o->n ? t->nr_ents : x->o->n;
+	int sig = t->have_si ? t->sig_no : t->cursig;
+	struct json_object *o = json_object_new_object(), *tr, *a, *e;
+	unsigned int k;
+
+	json_object_object_add(o, "tid", json_object_new_int64(t->tid));
+	json_object_object_add(o, "crashed", json_object_new_boolean(crashed));
+	json_object_object_add(o, "signal", json_object_new_int(sig));
+	json_object_object_add(o, "signal_name", json_object_new_string(sig_name(sig)));
+	if (t->have_si)
+		json_object_object_add(o, "si_code", json_object_new_int(t->sig_code));
+	if (t->have_si && fault_sig(sig))
+		json_object_object_add(o, "si_addr", jaddr(t->sig_addr));
+	json_object_object_add(o, "rip", jloc(x->st, t->rip));
+	if (!t->has_note || t->bad[0]) {
+		json_object_object_add(o, "trace", NULL);
+		if (t->bad[0])
+			json_object_object_add(o, "note_error", jstr(t->bad));
+		return o;
+	}
+	tr = json_object_new_object();
+	json_object_object_add(tr, "bytes", json_object_new_uint64(h->trace_size));
+	json_object_object_add(tr, "buf_size", json_object_new_uint64(h->buf_size));
+	a = json_object_new_array();
+	for (k = 0; k < NR_FLAGS; k++)
+		if (h->flags & (1U << k))
+			json_object_array_add(a, json_object_new_string(flag_names[k]));
+	json_object_object_add(tr, "flags", a);
+	json_object_object_add(tr, "flags_value", json_object_new_int64(h->flags));
+	json_object_object_add(tr, "pmu", jstr(h->pmu_name));
+	json_object_object_add(tr, "config", jaddr(h->config));
+	json_object_object_add(tr, "pauses", json_object_new_uint64(h->pauses));
+	json_object_object_add(tr, "decoded_from", json_object_new_uint64(t->from));
+	json_object_object_add(o, "trace", tr);
+	json_object_object_add(o, "decoded_insns", json_object_new_uint64(t->insns));
+	a = json_object_new_array();
+	for (i = 0; i < t->errors && i < NR_ERR_MSGS; i++)
+		json_object_array_add(a, jstr(t->errmsg[i]));
+	if (t->walk == 1)
+		json_object_array_add(a, json_object_new_string(NO_PSB));
+	json_object_object_add(o, "errors", a);
+	json_object_object_add(o, "nr_errors", json_object_new_uint64(t->errors));
+	json_object_object_add(o, "hidden_ld_so", json_object_new_uint64(t->hidden));
+	a = json_object_new_array();
+	for (i = t->nr_ents - n; i < t->nr_ents; i++)
+		json_object_array_add(a, json_ent(x, &t->ring[i % x->o->n]));
+	json_object_object_add(o, x->o->insn ? "insns" : "branches", a);
+	e = json_object_new_object();
+	json_object_object_add(e, "how", json_object_new_string(end_how(t)));
+	json_object_object_add(e, "at", t->have_last || t->how ? jloc(x->st, t->end_ip) : NULL);
+	json_object_object_add(e, "matches_rip", json_object_new_boolean(rip_ok(t)));
+	json_object_object_add(o, "end", e);
+	a = json_object_new_array();
+	for (k = t->depth; k-- > 0;)
+		json_object_array_add(a, jloc(x->st, t->stack[k]));
+	json_object_object_add(o, "stack", a);
+	json_object_object_add(o, "stack_complete",
+			       json_object_new_boolean(!t->from && !t->dropped));
+	return o;
+}
+
+/* The call stack at the end of the trace, innermost first: the call sites. */
+static void print_stack(struct ctx *x, struct core_thread *t)
+{
+	unsigned int k;
+
+	fprintf(x->out, "  call stack from the trace (calls not yet returned, innermost first):\n");
+	if (t->have_last || t->how) {
+		fprintf(x->out, "    #0  ");
+		print_loc(x, t->end_ip);
+		fprintf(x->out, "\n");
+	}
+	for (k = t->depth; k-- > 0;) {
+		fprintf(x->out, "    #%-2u ", t->depth - k);
+		print_loc(x, t->stack[k]);
+		fprintf(x->out, "\n");
+	}
+	if (t->from || t->dropped)
+		fprintf(x->out, "    ... older frames: calls before trace offset 0x%llx (%s)\n",
+			(unsigned long long)t->from, t->dropped ? "deeper than kept" :
+			"not decoded; the trace before it may have them");
 }
 
 static void print_thread(struct ctx *x, struct core_thread *t, bool crashed)
@@ -810,61 +1023,13 @@ static void print_thread(struct ctx *x, struct core_thread *t, bool crashed)
 	FILE *f = x->out;
 	int sig = t->have_si ? t->sig_no : t->cursig;
 
-	if (x->o->json) {
-		fprintf(f, "    {\"tid\": %u, \"crashed\": %s, ", t->tid,
-			crashed ? "true" : "false");
-		fprintf(f, "\"signal\": %d, \"signal_name\": \"%s\"", sig, sig_name(sig));
-		if (t->have_si)
-			fprintf(f, ", \"si_code\": %d", t->sig_code);
-		if (t->have_si && fault_sig(sig))
-			fprintf(f, ", \"si_addr\": \"0x%llx\"", (unsigned long long)t->sig_addr);
-		fprintf(f, ", ");
-		print_loc(x, "rip", t->rip);
-		if (!t->has_note || t->bad[0]) {
-			fprintf(f, ", \"trace\": null");
-			if (t->bad[0]) {
-				fprintf(f, ", \"note_error\": ");
-				json_str(f, t->bad);
-			}
-			fprintf(f, "}");
-			return;
-		}
-		fprintf(f, ",\n      \"trace\": {\"bytes\": %llu, \"buf_size\": %llu, \"flags\": [",
-			(unsigned long long)h->trace_size, (unsigned long long)h->buf_size);
-		print_flags(f, h->flags, true);
-		fprintf(f, "], \"pmu\": ");
-		json_str(f, h->pmu_name);
-		fprintf(f, ", \"config\": \"0x%llx\", \"pauses\": %llu}",
-			(unsigned long long)h->config, (unsigned long long)h->pauses);
-		fprintf(f, ",\n      \"decoded_insns\": %llu, \"errors\": [",
-			(unsigned long long)t->insns);
-		for (i = 0; i < t->errors && i < NR_ERR_MSGS; i++) {
-			fprintf(f, "%s", i ? ", " : "");
-			json_str(f, t->errmsg[i]);
-		}
-		if (t->walk == 1)
-			fprintf(f, "\"no PSB in the trace: nothing to decode\"");
-		fprintf(f, "], \"nr_errors\": %llu,\n      \"%s\": [",
-			(unsigned long long)t->errors, x->o->insn ? "insns" : "branches");
-		for (i = t->nr_ents - n; i < t->nr_ents; i++) {
-			fprintf(f, "%s\n        ", i > t->nr_ents - n ? "," : "");
-			print_ent(x, &t->ring[i % x->o->n]);
-		}
-		fprintf(f, "],\n      \"end\": {\"how\": \"%s\", ",
-			t->how == END_ASYNC ? "fault" : t->how == END_SYSCALL ? "syscall" :
-			t->lost_end ? "decode-error" : t->have_last ? "trace-end" : "none");
-		print_loc(x, "at", t->have_last || t->how ? t->end_ip : 0);
-		fprintf(f, ", \"matches_rip\": %s}}", rip_ok(t) ? "true" : "false");
-		return;
-	}
-
 	fprintf(f, "thread %u: signal %d %s", t->tid, sig, sig_name(sig));
 	if (t->have_si && fault_sig(sig))
 		fprintf(f, " (code %d, addr 0x%llx)", t->sig_code, (unsigned long long)t->sig_addr);
 	else if (t->have_si)
 		fprintf(f, " (code %d)", t->sig_code);
 	fprintf(f, "%s\n  rip ", crashed ? ", the crashing thread" : "");
-	print_loc(x, "rip", t->rip);
+	print_loc(x, t->rip);
 	fprintf(f, "\n");
 	if (!t->has_note) {
 		fprintf(f, "  trace: none (no NT_ITRACE note: RLIMIT_ITRACE was 0?)\n");
@@ -876,28 +1041,46 @@ static void print_thread(struct ctx *x, struct core_thread *t, bool crashed)
 	}
 	fprintf(f, "  trace: %llu bytes (buffer %llu), flags ", (unsigned long long)h->trace_size,
 		(unsigned long long)h->buf_size);
-	print_flags(f, h->flags, false);
+	print_flags(f, h->flags);
 	fprintf(f, ", %s config 0x%llx\n", h->pmu_name, (unsigned long long)h->config);
 	if (h->flags & ITRACE_NOTE_PAUSED)
 		fprintf(f, "  paused %llu times: the trace has gaps\n",
 			(unsigned long long)h->pauses);
 	if (h->flags & ITRACE_NOTE_ERROR)
 		fprintf(f, "  the PMU reported lost trace\n");
+	if (h->flags & ITRACE_NOTE_CLAMPED)
+		fprintf(f, "  RLIMIT_CORE cut the older trace: decoded from its first PSB\n");
 	if (t->walk == 1)
 		fprintf(f, "  no PSB in the trace: nothing to decode\n");
 	fprintf(f, "  decoded %llu instructions, %llu errors\n", (unsigned long long)t->insns,
 		(unsigned long long)t->errors);
+	if (t->from)
+		fprintf(f, "  (from trace offset 0x%llx: the last %llu bytes hold the %lu %s)\n",
+			(unsigned long long)t->from,
+			(unsigned long long)(h->trace_size - t->from), x->o->n,
+			x->o->insn ? "instructions" : "branches");
 	for (i = 0; i < t->errors && i < NR_ERR_MSGS; i++)
 		fprintf(f, "  %s\n", t->errmsg[i]);
 	fprintf(f, "  last %llu %s, oldest first:\n", (unsigned long long)n,
 		x->o->insn ? "instructions" : "branches");
 	for (i = t->nr_ents - n; i < t->nr_ents; i++)
 		print_ent(x, &t->ring[i % x->o->n]);
-	if (!t->have_last && !t->how)
-		return;
-	fprintf(f, "  %s ", crashed ? "crash:" : "end:  ");
-	print_loc(x, "at", t->end_ip);
-	fprintf(f, "  %s\n", rip_check(t));
+	if (t->have_last || t->how) {
+		fprintf(f, "  %s ", crashed ? "crash:" : "end:  ");
+		print_loc(x, t->end_ip);
+		fprintf(f, "  %s\n", rip_check(t));
+	}
+	if (t->hidden)
+		fprintf(f, "  (%llu %s in the dynamic linker (its start-up, lazy binding) %s)\n",
+			(unsigned long long)t->hidden, x->o->insn ? "instructions" : "branches",
+			"left out; --all shows them");
+	if (t->have_last || t->how)
+		print_stack(x, t);
+}
+
+static uint32_t core_pid(const struct core *c)
+{
+	return c->pid ? c->pid : c->th[0].tid;
 }
 
 static void print_report(struct ctx *x)
@@ -909,31 +1092,31 @@ static void print_report(struct ctx *x)
 	for (i = 0; i < c->nr_th; i++)
 		with += c->th[i].has_note && !c->th[i].bad[0];
 	if (x->o->json) {
-		fprintf(f, "{\"core\": ");
-		json_str(f, c->path);
-		fprintf(f, ", \"pid\": %u, \"exe\": ", c->th[0].tid);
-		if (x->exe)
-			json_str(f, x->exe);
-		else
-			fprintf(f, "null");
-		fprintf(f, ", \"threads_with_trace\": %zu,\n  \"missing\": [", with);
+		struct json_object *doc = jdoc("itrace-core"), *a;
+
+		json_object_object_add(doc, "core", jstr(c->path));
+		json_object_object_add(doc, "pid", json_object_new_int64(core_pid(c)));
+		json_object_object_add(doc, "exe", x->exe ? jstr(x->exe) : NULL);
+		json_object_object_add(doc, "threads_with_trace", json_object_new_uint64(with));
+		a = json_object_new_array();
 		for (i = 0; i < x->nr_miss; i++) {
-			fprintf(f, "%s{\"path\": ", i ? ", " : "");
-			json_str(f, x->miss[i].path);
-			fprintf(f, ", \"error\": ");
-			json_str(f, strerror(x->miss[i].err));
-			fprintf(f, "}");
+			struct json_object *m = json_object_new_object();
+
+			json_object_object_add(m, "path", jstr(x->miss[i].path));
+			json_object_object_add(m, "error", jstr(strerror(x->miss[i].err)));
+			json_object_array_add(a, m);
 		}
-		fprintf(f, "],\n  \"threads\": [\n");
-		for (i = 0; i < c->nr_th; i++) {
-			print_thread(x, &c->th[i], i == 0);
-			fprintf(f, "%s\n", i + 1 < c->nr_th ? "," : "");
-		}
-		fprintf(f, "  ]}\n");
+		json_object_object_add(doc, "missing", a);
+		a = json_object_new_array();
+		for (i = 0; i < c->nr_th; i++)
+			json_object_array_add(a, json_thread(x, &c->th[i], i == 0));
+		json_object_object_add(doc, "threads", a);
+		jprint(f, doc, 1);
+		json_object_put(doc);
 		return;
 	}
-	fprintf(f, "core %s: pid %u (%s), %zu thread%s, %zu with trace\n", c->path, c->th[0].tid,
-		x->exe ? x->exe : c->psname ? c->psname : "?", c->nr_th,
+	fprintf(f, "core %s: pid %u (%s), %zu thread%s, %zu with trace\n", c->path, core_pid(c),
+		x->exe ? x->exe : c->psname[0] ? c->psname : "?", c->nr_th,
 		c->nr_th == 1 ? "" : "s", with);
 	for (i = 0; i < x->nr_miss; i++)
 		fprintf(f, "missing: %s: %s (code there cannot be decoded)\n", x->miss[i].path,
@@ -944,16 +1127,19 @@ static void print_report(struct ctx *x)
 
 /* ---- the command ----------------------------------------------------- */
 
-static void usage_core(void)
+static void usage_core(FILE *f)
 {
-	fprintf(stderr,
-		"usage: itrace core [--exe PATH] [--sysroot DIR] [--insn] [--json] [-n N] CORE\n"
+	fprintf(f,
+		"usage: itrace core [--exe PATH] [--sysroot DIR] [--insn] [--json] [--all] [-n N] CORE\n"
 		"  the last N (default %d) branches of each thread before the crash, oldest\n"
-		"  first, from the NT_ITRACE notes of an ELF core dump (RLIMIT_ITRACE)\n"
+		"  first, and the call stack the trace saw, from the NT_ITRACE notes of an ELF\n"
+		"  core dump (RLIMIT_ITRACE)\n"
 		"  --exe PATH     the program's ELF file, if not at its path in the core\n"
 		"  --sysroot DIR  read the mapped files under DIR\n"
 		"  --insn         the last N instructions instead of branches\n"
-		"  --json         one JSON object\n"
+		"  --json         one JSON document (tools/itrace/itrace.schema.json)\n"
+		"  --all          keep the dynamic linker's lazy-binding branches in the tail\n"
+		"  --no-demangle  C++ symbols as they are in the ELF file\n"
 		"  exit status: 0 report printed (decode problems are in it), 1 unusable\n"
 		"  core or malformed NT_ITRACE note, 2 usage\n", CORE_DEFAULT_N);
 }
@@ -965,11 +1151,11 @@ static int run_core(struct ctx *x)
 	int ret = 0;
 
 	x->st = sym_new();
-	x->image = pt_image_alloc("core");
-	if (!x->st || !x->image) {
+	if (!x->st || itrace_image_init(&x->im, "core")) {
 		fprintf(stderr, "itrace: out of memory\n");
 		return 1;
 	}
+	sym_set_demangle(x->st, !x->no_demangle);
 	build_image(x);
 	for (i = 0; i < c->nr_th; i++) {
 		struct core_thread *t = &c->th[i];
@@ -1006,16 +1192,19 @@ int cmd_core(int argc, char **argv)
 		{ "sysroot", required_argument, NULL, 'r' },
 		{ "insn",    no_argument,       NULL, 'i' },
 		{ "json",    no_argument,       NULL, 'j' },
+		{ "all",     no_argument,       NULL, 'a' },
+		{ "no-demangle", no_argument,   NULL, 'D' },
 		{ "help",    no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct core_opts o = { .n = CORE_DEFAULT_N };
 	struct core c = { 0 };
-	struct ctx x = { .c = &c, .o = &o, .out = stdout };
+	struct ctx x = { .c = &c, .o = &o, .out = stdout, .vdso_fd = -1 };
 	char err[512], *end;
 	struct stat sb;
 	size_t i;
 	int fd, ch, ret;
+	bool no_demangle = false;
 
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "hn:", opts, NULL)) != -1) {
@@ -1032,22 +1221,31 @@ int cmd_core(int argc, char **argv)
 		case 'j':
 			o.json = true;
 			break;
+		case 'a':
+			o.all = true;
+			break;
+		case 'D':
+			no_demangle = true;
+			break;
 		case 'n':
 			errno = 0;
 			o.n = strtoul(optarg, &end, 0);
 			if (errno || *end || !o.n || o.n > 1000000) {
 				fprintf(stderr, "itrace: -n wants a number from 1 to 1000000\n");
-				return 2;
+				return EXIT_USAGE;
 			}
 			break;
+		case 'h':
+			usage_core(stdout);
+			return 0;
 		default:
-			usage_core();
-			return ch == 'h' ? 0 : 2;
+			usage_core(stderr);
+			return EXIT_USAGE;
 		}
 	}
 	if (argc - optind != 1) {
-		usage_core();
-		return 2;
+		usage_core(stderr);
+		return EXIT_USAGE;
 	}
 	c.path = argv[optind];
 	fd = open(c.path, O_RDONLY | O_CLOEXEC);
@@ -1066,14 +1264,14 @@ int cmd_core(int argc, char **argv)
 		fprintf(stderr, "itrace: %s: %s\n", c.path, err);
 		ret = 1;
 	} else {
+		x.no_demangle = no_demangle;
 		ret = run_core(&x);
 	}
 	if (fflush(stdout))
 		ret = 1;
-	if (x.vdso_path[0])
-		unlink(x.vdso_path);
-	if (x.image)
-		pt_image_free(x.image);
+	if (x.vdso_fd >= 0)
+		close(x.vdso_fd);
+	itrace_image_fini(&x.im);
 	sym_free(x.st);
 	for (i = 0; i < x.nr_miss; i++)
 		free(x.miss[i].path);

@@ -3,40 +3,46 @@
  * itrace decode: rebuild the instruction flow of a recording with libipt.
  *
  * The image is built from the executable mappings of the perf stream
- * (MMAP/MMAP2; [vdso] from the bytes saved in the file).  Every contiguous
- * segment of trace gets its own pt_insn decoder.  Decode errors are
- * reported with their trace offset, the decoder resynchronizes at the next
- * PSB and the command exits non-zero: there is never a silent gap.
+ * (MMAP/MMAP2; [vdso] from the bytes saved in the file), through one image
+ * section cache.  Every contiguous segment of trace gets its own decoder:
+ * the block decoder for the function-level flow (the default view), the
+ * instruction decoder for the views that look at every instruction.
+ * Decode errors are reported with their trace offset, the decoder
+ * resynchronizes at the next PSB and the command exits with
+ * EXIT_DECODE_ERRORS: there is never a silent gap.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <getopt.h>
 #include <intel-pt.h>
-#include <linux/perf_event.h>
+#include <search.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "itrace.h"
 #include "itrace-file.h"
+#include "json.h"
+#include "perf-event.h"
 #include "sym.h"
-
-#ifndef PERF_RECORD_ITRACE_LOST
-#define PERF_RECORD_ITRACE_LOST	23
-#endif
+#include "disasm.h"
+#include "timeline.h"
 
 #define NR_KEEP		8	/* flow lines kept for the summary */
 #define NR_PROG		40	/* calls into the program kept for it */
-#define LINE_MAX_LEN	256
+#define NR_JSON_ERRORS	100	/* errors listed in a JSON report */
+#define NR_FS_CACHE	1024	/* per-function counters by symbol, direct mapped */
 
 struct fstat {
 	char		*key;		/* name, or module:name outside the program */
-	uint64_t	start;
+	char		*module;	/* NULL: the program's */
+	char		*sym;		/* NULL: no symbol there */
 	uint64_t	insns, calls, taken, not_taken, syscalls;
 };
 
@@ -47,17 +53,27 @@ struct dstate {
 	FILE		*out;
 	struct itrace_data *d;
 	struct symtab	*st;
-	struct pt_image	*image;
+	struct itrace_image im;
+	struct disasm	*dis;		/* --insn: capstone, if it is there */
 	char		*exe;		/* module name of the program */
+	char		*exe_path;	/* its path in the recording */
+	int		vdso_fd;
 	char		vdso_path[64];
 
 	/* totals */
 	uint64_t	insns, cond, taken, not_taken, calls, rets, jumps;
 	uint64_t	syscalls, gaps, errors, far;
 	uint64_t	kernel_insns;	/* at addresses of the upper half */
+	bool		truncated;	/* the file was cut short */
 
-	/* per function, open addressing */
-	struct fstat	*fs;
+	/* per function: a tsearch() tree by key, and the list */
+	struct {
+		const char	*name, *module;	/* as sym_lookup() gives them */
+		uint64_t	start;
+		struct fstat	*f;
+	} fs_cache[NR_FS_CACHE];
+	void		*fs_tree;
+	struct fstat	**fsv;
 	size_t		nr_fs, cap_fs;
 
 	/* current function */
@@ -72,64 +88,99 @@ struct dstate {
 	struct sym_info	pend_from;
 	int		depth;
 
-	/* stream offsets where trace stopped and resumed (loss records) */
-	uint64_t	*splits;
-	size_t		nr_splits;
+	/* threads, address spaces, buffers (timeline.c) */
+	struct timeline	*tl;
+	struct dthread	*th;		/* the thread whose state is loaded */
+	int		cpu;		/* the buffer being decoded (-1: one) */
+	bool		threads;	/* the recording knows its threads */
+	bool		timed;		/* ... and the time of its trace */
+	bool		skip;		/* --tid, --time: not this part */
+	bool		ctx_shown;	/* the context line of this part printed */
+	struct pt_insn_decoder *idec;	/* the decoder of the current run */
+	struct pt_block_decoder *bdec;
+	void		*bid_checked;	/* paths whose build-id was checked */
+	bool		kernel_ready;	/* --kernel: add it to new address spaces */
 
-	/* flow lines for the summary */
-	char		first[NR_KEEP][LINE_MAX_LEN];
-	char		last[NR_KEEP][LINE_MAX_LEN];
+	/* flow lines for the summary (malloc'd) */
+	char		*first[NR_KEEP];
+	char		*last[NR_KEEP];
 	uint64_t	nr_lines;
-	char		prog[NR_PROG][LINE_MAX_LEN];	/* calls into the program */
+	char		*prog[NR_PROG];		/* calls into the program */
 	uint64_t	nr_prog;
 	uint64_t	seg_base;	/* stream offset of the current segment */
+	size_t		seg_buf;	/* its position in d->trace */
+
+	/* JSON */
+	struct json_object *jerrors;	/* the report's "errors" */
+
+	/* progress on stderr */
+	uint64_t	next_check;
+	struct timespec	start, shown;
+	bool		progress_shown;
+};
+
+/*
+ * A thread's part of the state: its function counters, the function it is
+ * in, the branch waiting for its target, its call depth.  The timeline
+ * switches threads where one's trace ends and another's begins
+ * (switch_thread()); the totals of the report are the sums over threads.
+ */
+struct dthread {
+	struct tl_thread *t;
+	void		*fs_tree;
+	struct fstat	**fsv;
+	size_t		nr_fs, cap_fs;
+	struct sym_info	cur;
+	struct fstat	*cur_fs;
+	int		have_cur;
+	enum pending	pend;
+	uint64_t	pend_next;
+	struct fstat	*pend_fs;
+	struct sym_info	pend_from;
+	int		depth;
+	bool		selected;	/* --tid */
+	int		last_cpu;
 };
 
 /* ---- per-function counters ------------------------------------------- */
 
-static uint64_t hash_str(const char *s)
+static int cmp_fs_key(const void *a, const void *b)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
+	return strcmp(((const struct fstat *)a)->key, ((const struct fstat *)b)->key);
 }
 
-static struct fstat *fs_get(struct dstate *s, const char *key, uint64_t start)
+static void oom(void)
 {
-	size_t i;
+	fprintf(stderr, "itrace: out of memory\n");
+	exit(1);
+}
 
-	if (2 * (s->nr_fs + 1) > s->cap_fs) {
-		size_t ncap = s->cap_fs ? 2 * s->cap_fs : 1024, j;
-		struct fstat *n = calloc(ncap, sizeof(*n));
+static struct fstat *fs_get(struct dstate *s, const char *key, const struct sym_info *si,
+			    bool prog)
+{
+	struct fstat k = { .key = (char *)key }, *f, **found;
 
-		if (!n) {
-			fprintf(stderr, "itrace: out of memory\n");
-			exit(1);
-		}
-		for (j = 0; j < s->cap_fs; j++) {
-			if (!s->fs[j].key)
-				continue;
-			i = hash_str(s->fs[j].key) & (ncap - 1);
-			while (n[i].key)
-				i = (i + 1) & (ncap - 1);
-			n[i] = s->fs[j];
-		}
-		free(s->fs);
-		s->fs = n;
-		s->cap_fs = ncap;
+	found = tfind(&k, &s->fs_tree, cmp_fs_key);
+	if (found)
+		return *found;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		oom();
+	f->key = strdup(key);
+	f->module = prog ? NULL : strdup(si->module);
+	f->sym = si->name ? strndup(si->name, sym_name_len(si->name)) : NULL;
+	if (!f->key || (!prog && !f->module) || (si->name && !f->sym))
+		oom();
+	if (!tsearch(f, &s->fs_tree, cmp_fs_key))
+		oom();
+	if (s->nr_fs == s->cap_fs) {
+		s->cap_fs = s->cap_fs ? 2 * s->cap_fs : 256;
+		s->fsv = realloc(s->fsv, s->cap_fs * sizeof(*s->fsv));
+		if (!s->fsv)
+			oom();
 	}
-	i = hash_str(key) & (s->cap_fs - 1);
-	while (s->fs[i].key) {
-		if (!strcmp(s->fs[i].key, key))
-			return &s->fs[i];
-		i = (i + 1) & (s->cap_fs - 1);
-	}
-	s->fs[i].key = strdup(key);
-	s->fs[i].start = start;
-	s->nr_fs++;
-	return &s->fs[i];
+	s->fsv[s->nr_fs++] = f;
+	return f;
 }
 
 static int in_exe(struct dstate *s, const struct sym_info *si)
@@ -139,65 +190,266 @@ static int in_exe(struct dstate *s, const struct sym_info *si)
 
 static struct fstat *fs_of(struct dstate *s, const struct sym_info *si)
 {
-	char key[LINE_MAX_LEN];
+	uint64_t start = si->name ? si->start : 0;
+	unsigned int h = (start ^ (start >> 12) ^ (uintptr_t)si->module) % NR_FS_CACHE;
+	struct fstat *f;
+	char *key;
+	int n;
+
+	/* the names sym_lookup() gives are stable: the pointers identify them */
+	if (s->fs_cache[h].f && s->fs_cache[h].start == start &&
+	    s->fs_cache[h].name == si->name && s->fs_cache[h].module == si->module)
+		return s->fs_cache[h].f;
 
 	if (si->name && in_exe(s, si))
-		snprintf(key, sizeof(key), "%.*s", sym_name_len(si->name), si->name);
+		n = asprintf(&key, "%.*s", sym_name_len(si->name), si->name);
 	else if (si->name)
-		snprintf(key, sizeof(key), "%s:%.*s", si->module, sym_name_len(si->name), si->name);
+		n = asprintf(&key, "%s:%.*s", si->module, sym_name_len(si->name), si->name);
 	else
-		snprintf(key, sizeof(key), "%s:[unknown]", si->module);
-	return fs_get(s, key, si->start);
+		n = asprintf(&key, "%s:[unknown]", si->module);
+	if (n < 0)
+		oom();
+	f = fs_get(s, key, si, si->name && in_exe(s, si));
+	free(key);
+	s->fs_cache[h].name = si->name;
+	s->fs_cache[h].module = si->module;
+	s->fs_cache[h].start = start;
+	s->fs_cache[h].f = f;
+	return f;
 }
 
 /* ---- output ---------------------------------------------------------- */
 
-static void fmt_sym(struct dstate *s, char *buf, size_t len, uint64_t ip,
-		    const struct sym_info *si)
+/* "name+0xoff [module]": the module only outside the program */
+static void print_sym(struct dstate *s, FILE *f, uint64_t ip, const struct sym_info *si)
 {
-	const char *mod = in_exe(s, si) || !si->module ? "" : si->module;
+	bool none = in_exe(s, si) || !si->module || !strcmp(si->module, "?");
+	const char *mod = none ? "" : si->module;
 	const char *sep = *mod ? " [" : "", *end = *mod ? "]" : "";
 
 	if (!si->name)
-		snprintf(buf, len, "0x%llx%s%s%s", (unsigned long long)ip, sep, mod, end);
+		fprintf(f, "0x%llx%s%s%s", (unsigned long long)ip, sep, mod, end);
 	else if (ip != si->start)
-		snprintf(buf, len, "%.*s+0x%llx%s%s%s", sym_name_len(si->name), si->name,
-			 (unsigned long long)(ip - si->start), sep, mod, end);
+		fprintf(f, "%.*s+0x%llx%s%s%s", sym_name_len(si->name), si->name,
+			(unsigned long long)(ip - si->start), sep, mod, end);
 	else
-		snprintf(buf, len, "%.*s%s%s%s", sym_name_len(si->name), si->name, sep, mod, end);
+		fprintf(f, "%.*s%s%s%s", sym_name_len(si->name), si->name, sep, mod, end);
+}
+
+/* v in decimal (right-aligned in width) or hex at p: the length written */
+static size_t put_dec(char *p, uint64_t v, int width)
+{
+	char t[24];
+	int n = 0, i = 0;
+
+	do {
+		t[n++] = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	for (; i < width - n; i++)
+		p[i] = ' ';
+	while (n)
+		p[i++] = t[--n];
+	return i;
+}
+
+static size_t put_hex(char *p, uint64_t v)
+{
+	static const char dig[] = "0123456789abcdef";
+	char t[16];
+	int n = 0, i = 0;
+
+	do {
+		t[n++] = dig[v & 15];
+		v >>= 4;
+	} while (v);
+	while (n)
+		p[i++] = t[--n];
+	return i;
+}
+
+/* The perf time (ns) of the decoder's position; 0 when unknown. */
+static uint64_t cur_time(struct dstate *s)
+{
+	uint32_t lost_mtc, lost_cyc;
+	uint64_t tsc;
+	int r;
+
+	if (!s->timed || (!s->idec && !s->bdec))
+		return 0;
+	r = s->idec ? pt_insn_time(s->idec, &tsc, &lost_mtc, &lost_cyc) :
+		      pt_blk_time(s->bdec, &tsc, &lost_mtc, &lost_cyc);
+	return r < 0 ? 0 : tl_tsc_to_ns(s->tl, tsc);
+}
+
+/* "SECONDS.NANOSECONDS " as perf script prints time */
+static size_t put_time(char *p, uint64_t ns)
+{
+	size_t n = put_dec(p, ns / 1000000000, 5);
+	uint64_t frac = ns % 1000000000;
+	int i;
+
+	p[n++] = '.';
+	for (i = 8; i >= 0; i--, frac /= 10)
+		p[n + i] = '0' + frac % 10;
+	n += 9;
+	p[n++] = ' ';
+	return n;
+}
+
+/*
+ * Before the first line of a thread's part of the trace (text views of a
+ * recording that knows its threads): which thread, process, CPU, when.
+ */
+static void context_line(struct dstate *s)
+{
+	const struct tl_thread *t;
+	char tb[40];
+	uint64_t ns;
+
+	if (s->ctx_shown || !s->threads || s->o->json || !s->th)
+		return;
+	s->ctx_shown = true;
+	t = s->th->t;
+	ns = cur_time(s);
+	tb[put_time(tb, ns) - 1] = 0;
+	fprintf(s->out, "[thread %u pid %u", t->tid, t->pid);
+	if (s->cpu >= 0)
+		fprintf(s->out, " cpu %d", s->cpu);
+	if (ns)
+		fprintf(s->out, " at %s", tb + strspn(tb, " "));
+	fprintf(s->out, "%s%s]\n", t->comm[0] ? " " : "", t->comm);
+}
+
+/* tid, cpu and time of a JSON line, when the recording has them */
+static void jcontext(struct dstate *s, struct json_object *o)
+{
+	uint64_t ns = cur_time(s);
+
+	if (s->threads && s->th) {
+		json_object_object_add(o, "tid", json_object_new_int64(s->th->t->tid));
+		json_object_object_add(o, "pid", json_object_new_int64(s->th->t->pid));
+		if (s->cpu >= 0)
+			json_object_object_add(o, "cpu", json_object_new_int(s->cpu));
+	}
+	if (ns)
+		json_object_object_add(o, "time", json_object_new_uint64(ns));
+}
+
+/*
+ * A flow line as print_sym() and "%10llu %-7s %*s" would make it, built in
+ * a buffer: the default view prints tens of millions of them, and printf's
+ * formatting was most of its time.  Names too long for the buffer take the
+ * printf path.
+ */
+static void fast_flow_line(struct dstate *s, const char *what, int indent, uint64_t ip,
+			   const struct sym_info *si)
+{
+	const char *mod = in_exe(s, si) || !si->module || !strcmp(si->module, "?") ? "" :
+			  si->module;
+	size_t wl = strlen(what), nl = si->name ? (size_t)sym_name_len(si->name) : 0;
+	size_t ml = strlen(mod), n = 0;
+	char buf[512];
+
+	context_line(s);
+	if (s->timed)
+		n = put_time(buf, cur_time(s));
+	if (nl + ml + 2 * indent + 100 > sizeof(buf)) {
+		fwrite(buf, 1, n, s->out);
+		fprintf(s->out, "%10llu %-7s %*s", (unsigned long long)s->insns, what,
+			2 * indent, "");
+		print_sym(s, s->out, ip, si);
+		fputc('\n', s->out);
+		return;
+	}
+	n += put_dec(buf + n, s->insns, 10);
+	buf[n++] = ' ';
+	memcpy(buf + n, what, wl);
+	n += wl;
+	for (; wl < 7; wl++)
+		buf[n++] = ' ';
+	buf[n++] = ' ';
+	memset(buf + n, ' ', 2 * indent);
+	n += 2 * indent;
+	if (!si->name) {
+		buf[n++] = '0';
+		buf[n++] = 'x';
+		n += put_hex(buf + n, ip);
+	} else {
+		memcpy(buf + n, si->name, nl);
+		n += nl;
+		if (ip != si->start) {
+			memcpy(buf + n, "+0x", 3);
+			n += 3;
+			n += put_hex(buf + n, ip - si->start);
+		}
+	}
+	if (ml) {
+		buf[n++] = ' ';
+		buf[n++] = '[';
+		memcpy(buf + n, mod, ml);
+		n += ml;
+		buf[n++] = ']';
+	}
+	buf[n++] = '\n';
+	fwrite(buf, 1, n, s->out);
+}
+
+static void keep(char **slot, char *line)
+{
+	free(*slot);
+	*slot = line;
 }
 
 /* One line of the function-level flow. */
 static void flow_line(struct dstate *s, const char *what, uint64_t ip,
 		      const struct sym_info *si)
 {
-	char sym[LINE_MAX_LEN - 64], line[LINE_MAX_LEN];
 	int indent = s->depth < 0 ? 0 : (s->depth > 30 ? 30 : s->depth);
+	char *line = NULL;
+	size_t len;
+	FILE *m;
 
-	/* only the flow and the summary show lines: not worth formatting */
-	if (s->o->mode != DECODE_FLOW && s->o->mode != DECODE_SUMMARY) {
-		s->nr_lines++;
+	s->nr_lines++;
+	if (s->o->mode == DECODE_FLOW && s->o->json) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "kind", json_object_new_string(what));
+		json_object_object_add(o, "insns", json_object_new_uint64(s->insns));
+		json_object_object_add(o, "depth", json_object_new_int(s->depth));
+		json_object_object_add(o, "at", ip ? jloc(s->st, ip) : NULL);
+		jcontext(s, o);
+		jprint(s->out, o, 0);
+		json_object_put(o);
 		return;
 	}
-	fmt_sym(s, sym, sizeof(sym), ip, si);
-	snprintf(line, sizeof(line), "%10llu %-7s %*s%s",
-		 (unsigned long long)s->insns, what, 2 * indent, "", sym);
-	if (s->nr_lines < NR_KEEP)
-		memcpy(s->first[s->nr_lines], line, sizeof(line));
-	memcpy(s->last[s->nr_lines % NR_KEEP], line, sizeof(line));
-	s->nr_lines++;
+	if (s->o->mode == DECODE_FLOW) {
+		fast_flow_line(s, what, indent, ip, si);
+		return;
+	}
+	/* only the summary keeps lines: the other views do not format them */
+	if (s->o->mode != DECODE_SUMMARY)
+		return;
+	m = open_memstream(&line, &len);
+	if (!m)
+		oom();
+	fprintf(m, "%10llu %-7s %*s", (unsigned long long)s->insns, what, 2 * indent, "");
+	print_sym(s, m, ip, si);
+	if (fclose(m))
+		oom();
+	if (s->nr_lines <= NR_KEEP)
+		keep(&s->first[s->nr_lines - 1], strdup(line));
 	if (in_exe(s, si) && (!strcmp(what, "call") || !strcmp(what, "syscall"))) {
 		if (s->nr_prog < NR_PROG)
-			memcpy(s->prog[s->nr_prog], line, sizeof(line));
+			keep(&s->prog[s->nr_prog], strdup(line));
 		s->nr_prog++;
 	}
-	if (s->o->mode == DECODE_FLOW)
-		fprintf(s->out, "%s\n", line);
+	keep(&s->last[(s->nr_lines - 1) % NR_KEEP], line);
 }
 
 static void note(struct dstate *s, const char *what, uint64_t ip)
 {
-	struct sym_info si = { .name = "", .module = "", .start = ip };
+	struct sym_info si = { .name = NULL, .module = "", .start = ip };
 
 	if (ip)
 		sym_lookup(s->st, ip, &si);
@@ -220,6 +472,32 @@ static const char *iclass_name(enum pt_insn_class c)
 	}
 }
 
+/* Progress on stderr, at most twice a second, once decoding took a second. */
+static void progress(struct dstate *s, uint64_t off)
+{
+	struct timespec now;
+	double el, done;
+
+	if (!s->o->progress)
+		return;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+	el = now.tv_sec - s->start.tv_sec + (now.tv_nsec - s->start.tv_nsec) / 1e9;
+	if (el < 1 || now.tv_sec - s->shown.tv_sec + (now.tv_nsec - s->shown.tv_nsec) / 1e9 < 0.5)
+		return;
+	s->shown = now;
+	done = s->d->trace_size ? 100.0 * (s->seg_buf + off) / s->d->trace_size : 100;
+	fprintf(stderr, "\ritrace: decoding %s: %3.0f%% of %.1f MiB of trace, %llu instructions%s",
+		s->o->name, done > 100 ? 100 : done, s->d->trace_size / 1048576.0,
+		(unsigned long long)s->insns, "\033[K");
+	s->progress_shown = true;
+}
+
+static void progress_done(struct dstate *s)
+{
+	if (s->progress_shown)
+		fprintf(stderr, "\r\033[K");
+}
+
 /* ---- the instruction flow -------------------------------------------- */
 
 /* The previous instruction was a branch: next_ip tells where it went. */
@@ -233,15 +511,18 @@ static void resolve(struct dstate *s, uint64_t next_ip)
 	case P_COND:
 		if (next_ip == s->pend_next) {
 			s->not_taken++;
-			s->pend_fs->not_taken++;
+			if (s->pend_fs)
+				s->pend_fs->not_taken++;
 		} else {
 			s->taken++;
-			s->pend_fs->taken++;
+			if (s->pend_fs)
+				s->pend_fs->taken++;
 		}
 		break;
 	case P_CALL:
 		sym_lookup(s->st, next_ip, &t);
-		fs_of(s, &t)->calls++;
+		if (s->o->mode != DECODE_FLOW)
+			fs_of(s, &t)->calls++;
 		s->depth++;
 		flow_line(s, "call", next_ip, &t);
 		break;
@@ -263,18 +544,72 @@ static void resolve(struct dstate *s, uint64_t next_ip)
 }
 
 /* A system call: SYSCALL, SYSENTER, or INT 0x80 (32-bit programs). */
-static int is_syscall(const struct pt_insn *in)
+bool itrace_is_syscall(const uint8_t *raw, size_t size)
 {
-	if (in->size < 2)
-		return 0;
-	return (in->raw[0] == 0x0f && (in->raw[1] == 0x05 || in->raw[1] == 0x34)) ||
-	       (in->raw[0] == 0xcd && in->raw[1] == 0x80);
+	if (size < 2)
+		return false;
+	return (raw[0] == 0x0f && (raw[1] == 0x05 || raw[1] == 0x34)) ||
+	       (raw[0] == 0xcd && raw[1] == 0x80);
 }
 
-static void on_insn(void *ctx, const struct pt_insn *in)
+static void print_insn(struct dstate *s, const struct pt_insn *in)
+{
+	uint8_t i;
+
+	if (s->o->json) {
+		struct json_object *o = json_object_new_object();
+		char hex[2 * sizeof(in->raw) + 1];
+		const char *text;
+
+		for (i = 0; i < in->size; i++)
+			snprintf(hex + 2 * i, 3, "%02x", in->raw[i]);
+		hex[2 * in->size] = 0;
+		json_object_object_add(o, "kind", json_object_new_string("insn"));
+		json_object_object_add(o, "insns", json_object_new_uint64(s->insns));
+		json_object_object_add(o, "at", jloc(s->st, in->ip));
+		json_object_object_add(o, "bytes", json_object_new_string(hex));
+		json_object_object_add(o, "class", json_object_new_string(iclass_name(in->iclass)));
+		text = s->dis ? disasm_insn(s->dis, in->raw, in->size, in->ip, in->mode) : NULL;
+		if (text)
+			json_object_object_add(o, "asm", json_object_new_string(text));
+		jcontext(s, o);
+		jprint(s->out, o, 0);
+		json_object_put(o);
+		return;
+	}
+	context_line(s);
+	fprintf(s->out, "%10llu %016llx ", (unsigned long long)s->insns,
+		(unsigned long long)in->ip);
+	print_sym(s, s->out, in->ip, &s->cur);
+	fputc(' ', s->out);
+	for (i = 0; i < in->size; i++)
+		fprintf(s->out, "%02x", in->raw[i]);
+	if (s->dis) {
+		const char *text = disasm_insn(s->dis, in->raw, in->size, in->ip, in->mode);
+
+		fprintf(s->out, "  %s", text ? text : "(bad)");
+	}
+	fprintf(s->out, "%s%s\n", *iclass_name(in->iclass) ? "  # " : "",
+		iclass_name(in->iclass));
+}
+
+/* --time: is the decoder's position outside the range? */
+static bool out_of_time(struct dstate *s)
+{
+	uint64_t t;
+
+	if (!s->o->time_from && !s->o->time_to)
+		return false;
+	t = cur_time(s);
+	return t < s->o->time_from || (s->o->time_to && t > s->o->time_to);
+}
+
+static void on_insn(void *ctx, struct pt_insn_decoder *dec, const struct pt_insn *in)
 {
 	struct dstate *s = ctx;
 
+	if (s->skip || out_of_time(s))
+		return;
 	if (s->pend)
 		resolve(s, in->ip);
 	if (!s->have_cur || in->ip < s->cur.start || in->ip >= s->cur.end) {
@@ -286,18 +621,16 @@ static void on_insn(void *ctx, const struct pt_insn *in)
 	s->cur_fs->insns++;
 	if (in->ip >> 63)
 		s->kernel_insns++;
+	if (s->insns >= s->next_check) {
+		uint64_t off = 0;
 
-	if (s->o->mode == DECODE_INSN) {
-		char sym[LINE_MAX_LEN];
-		uint8_t i;
-
-		fmt_sym(s, sym, sizeof(sym), in->ip, &s->cur);
-		fprintf(s->out, "%10llu %016llx %-40s ", (unsigned long long)s->insns,
-			(unsigned long long)in->ip, sym);
-		for (i = 0; i < in->size; i++)
-			fprintf(s->out, "%02x", in->raw[i]);
-		fprintf(s->out, " %s\n", iclass_name(in->iclass));
+		s->next_check = s->insns + (1 << 18);
+		pt_insn_get_offset(dec, &off);
+		progress(s, off);
 	}
+
+	if (s->o->mode == DECODE_INSN)
+		print_insn(s, in);
 
 	switch (in->iclass) {
 	case ptic_cond_jump:
@@ -323,7 +656,7 @@ static void on_insn(void *ctx, const struct pt_insn *in)
 	case ptic_far_return:
 	case ptic_far_jump:
 		s->far++;
-		if (is_syscall(in)) {
+		if (itrace_is_syscall(in->raw, in->size)) {
 			s->syscalls++;
 			s->cur_fs->syscalls++;
 			flow_line(s, "syscall", in->ip, &s->cur);
@@ -334,34 +667,182 @@ static void on_insn(void *ctx, const struct pt_insn *in)
 	}
 }
 
+/*
+ * The class of a block's last instruction, from its bytes, where libipt's
+ * block decoder does not give it (ptic_error: blocks it served from its
+ * cache that end in an indirect branch).  Only the branches matter.
+ */
+static enum pt_insn_class classify(const uint8_t *b, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0x2e || b[i] == 0x3e ||
+			 b[i] == 0x26 || b[i] == 0x36 || b[i] == 0x64 || b[i] == 0x65 ||
+			 b[i] == 0xf0 || b[i] == 0xf2 || b[i] == 0xf3))
+		i++;
+	if (i < n && b[i] >= 0x40 && b[i] <= 0x4f)
+		i++;
+	if (i >= n)
+		return ptic_other;
+	switch (b[i]) {
+	case 0x70 ... 0x7f:
+	case 0xe0 ... 0xe3:
+		return ptic_cond_jump;
+	case 0xe8:
+		return ptic_call;
+	case 0xe9: case 0xeb:
+		return ptic_jump;
+	case 0xc2: case 0xc3:
+		return ptic_return;
+	case 0xca: case 0xcb: case 0xcf:
+		return ptic_far_return;
+	case 0xcc: case 0xcd: case 0xce:
+		return ptic_far_call;
+	case 0xea:
+		return ptic_far_jump;
+	case 0x0f:
+		if (i + 1 >= n)
+			return ptic_other;
+		if (b[i + 1] >= 0x80 && b[i + 1] <= 0x8f)
+			return ptic_cond_jump;
+		if (b[i + 1] == 0x05 || b[i + 1] == 0x34)
+			return ptic_far_call;
+		if (b[i + 1] == 0x07 || b[i + 1] == 0x35)
+			return ptic_far_return;
+		return ptic_other;
+	case 0xff:
+		if (i + 1 >= n)
+			return ptic_other;
+		switch ((b[i + 1] >> 3) & 7) {
+		case 2: return ptic_call;
+		case 3: return ptic_far_call;
+		case 4: return ptic_jump;
+		case 5: return ptic_far_jump;
+		}
+		return ptic_other;
+	}
+	return ptic_other;
+}
+
+/*
+ * The block decoder's view (the default flow): only the last instruction
+ * of a block can branch, so only it is looked at.
+ */
+static void on_block(void *ctx, struct pt_block_decoder *dec, const struct pt_block *b)
+{
+	struct dstate *s = ctx;
+	enum pt_insn_class iclass = b->iclass;
+	uint8_t raw[pt_max_insn_size];
+	int n = -1;
+
+	if (s->skip || out_of_time(s))
+		return;
+	if (s->pend)
+		resolve(s, b->ip);
+	s->insns += b->ninsn;
+	if (b->ip >> 63)
+		s->kernel_insns += b->ninsn;
+	if (s->insns >= s->next_check) {
+		uint64_t off = 0;
+
+		s->next_check = s->insns + (1 << 18);
+		pt_blk_get_offset(dec, &off);
+		progress(s, off);
+	}
+
+	if (b->truncated) {
+		memcpy(raw, b->raw, b->size);
+		n = b->size;
+	} else if (iclass == ptic_error || iclass == ptic_far_call || iclass == ptic_far_jump ||
+		   iclass == ptic_far_return) {
+		n = pt_iscache_read(s->im.iscache, raw, sizeof(raw), b->isid, b->end_ip);
+	}
+	if (iclass == ptic_error)
+		iclass = n > 0 ? classify(raw, n) : ptic_other;
+	switch (iclass) {
+	case ptic_cond_jump:
+		s->cond++;
+		break;
+	case ptic_call:
+		s->calls++;
+		s->pend = P_CALL;
+		break;
+	case ptic_return:
+		s->rets++;
+		s->pend = P_RET;
+		break;
+	case ptic_jump:
+		s->jumps++;
+		s->pend = P_JUMP;
+		sym_lookup(s->st, b->end_ip, &s->pend_from);
+		break;
+	case ptic_far_call:
+	case ptic_far_return:
+	case ptic_far_jump:
+		s->far++;
+		if (n >= 2 && itrace_is_syscall(raw, n)) {
+			struct sym_info si;
+
+			s->syscalls++;
+			sym_lookup(s->st, b->end_ip, &si);
+			flow_line(s, "syscall", b->end_ip, &si);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void report_error(struct dstate *s, uint64_t off, uint64_t ip, const char *msg)
+{
+	struct sym_info si;
+
+	if (s->skip)
+		return;
+
+	sym_lookup(s->st, ip, &si);
+	fprintf(stderr, "itrace: %s: decode error at trace offset 0x%llx (after %llu %s, last ip ",
+		s->o->name, (unsigned long long)off, (unsigned long long)s->insns, "instructions");
+	print_sym(s, stderr, ip, &si);
+	fprintf(stderr, "): %s\n", msg);
+	s->errors++;
+	s->pend = P_NONE;
+	s->have_cur = 0;
+	if (s->o->json && s->jerrors && json_object_array_length(s->jerrors) < NR_JSON_ERRORS) {
+		struct json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "offset", json_object_new_uint64(off));
+		json_object_object_add(e, "message", json_object_new_string(msg));
+		json_object_object_add(e, "last", ip ? jloc(s->st, ip) : NULL);
+		json_object_array_add(s->jerrors, e);
+	}
+	flow_line(s, "[error]", ip, &si);
+}
+
 static void decode_error(void *ctx, struct pt_insn_decoder *dec, int err, uint64_t ip)
 {
 	struct dstate *s = ctx;
 	uint64_t off = 0;
-	struct sym_info si;
-	char sym[LINE_MAX_LEN];
 
 	pt_insn_get_offset(dec, &off);
-	sym_lookup(s->st, ip, &si);
-	fmt_sym(s, sym, sizeof(sym), ip, &si);
-	fprintf(stderr,
-		"itrace: %s: decode error at trace offset 0x%llx (after %llu instructions, last ip %s): %s\n",
-		s->o->name, (unsigned long long)(s->seg_base + off),
-		(unsigned long long)s->insns, sym, pt_errstr(pt_errcode(err)));
-	s->errors++;
-	s->pend = P_NONE;
-	s->have_cur = 0;
-	flow_line(s, "[error]", ip, &si);
+	report_error(s, s->seg_base + off, ip, pt_errstr(pt_errcode(err)));
 }
 
-static void on_event(void *ctx, struct pt_insn_decoder *dec, const struct pt_event *ev)
+static void blk_error(void *ctx, struct pt_block_decoder *dec, int err, uint64_t ip)
 {
 	struct dstate *s = ctx;
 	uint64_t off = 0;
 
+	pt_blk_get_offset(dec, &off);
+	report_error(s, s->seg_base + off, ip, pt_errstr(pt_errcode(err)));
+}
+
+static void event(struct dstate *s, uint64_t off, const struct pt_event *ev)
+{
+	if (s->skip)
+		return;
 	switch (ev->type) {
 	case ptev_overflow:
-		pt_insn_get_offset(dec, &off);
 		fprintf(stderr,
 			"itrace: %s: trace overflow (hardware lost trace) at trace offset 0x%llx\n",
 			s->o->name, (unsigned long long)(s->seg_base + off));
@@ -372,232 +853,293 @@ static void on_event(void *ctx, struct pt_insn_decoder *dec, const struct pt_eve
 	case ptev_enabled:
 		if (!s->nr_lines)
 			note(s, "start", ev->variant.enabled.ip);
-		if (s->o->mode == DECODE_INSN)
+		if (s->o->mode == DECODE_INSN && !s->o->json) {
+			context_line(s);
 			fprintf(s->out, "           [enabled at 0x%llx]\n",
 				(unsigned long long)ev->variant.enabled.ip);
+		}
 		break;
 	case ptev_disabled:
 	case ptev_async_disabled:
-		if (s->o->mode == DECODE_INSN)
+		/*
+		 * Where the branch before went is known here, not from the
+		 * next instruction, which may be another thread's (or, after
+		 * an interrupt, the kernel's).
+		 */
+		if (ev->type == ptev_async_disabled)
+			resolve(s, ev->variant.async_disabled.at);
+		else if (!ev->ip_suppressed)
+			resolve(s, ev->variant.disabled.ip);
+		if (s->o->mode == DECODE_INSN && !s->o->json) {
+			context_line(s);
 			fprintf(s->out, "           [disabled]\n");
+		}
+		break;
+	case ptev_async_branch:
+		/* an interrupt or exception: the branch before it went to from */
+		resolve(s, ev->variant.async_branch.from);
 		break;
 	default:
 		break;
 	}
 }
 
-void itrace_pt_config(struct pt_config *cfg, const uint8_t *trace, size_t size,
-		      uint32_t vendor, uint32_t family, uint32_t model, uint32_t stepping)
+static void on_event(void *ctx, struct pt_insn_decoder *dec, const struct pt_event *ev)
 {
-	pt_config_init(cfg);
-	cfg->begin = (uint8_t *)trace;
-	cfg->end = cfg->begin + size;
-	if (vendor == ITRACE_CPU_INTEL) {
-		cfg->cpu.vendor = pcv_intel;
-		cfg->cpu.family = family;
-		cfg->cpu.model = model;
-		cfg->cpu.stepping = stepping;
-		if (pt_cpu_errata(&cfg->errata, &cfg->cpu) < 0)
-			memset(&cfg->errata, 0, sizeof(cfg->errata));
+	uint64_t off = 0;
+
+	if (ev->type == ptev_overflow)
+		pt_insn_get_offset(dec, &off);
+	event(ctx, off, ev);
+}
+
+static void blk_event(void *ctx, struct pt_block_decoder *dec, const struct pt_event *ev)
+{
+	uint64_t off = 0;
+
+	if (ev->type == ptev_overflow)
+		pt_blk_get_offset(dec, &off);
+	event(ctx, off, ev);
+}
+
+/* ---- threads (timeline.c calls these) ------------------------------- */
+
+static struct dthread *dthread_of(struct dstate *s, struct tl_thread *t)
+{
+	struct dthread *th = t->priv;
+	const char *p;
+	size_t n;
+
+	if (th)
+		return th;
+	th = calloc(1, sizeof(*th));
+	if (!th)
+		oom();
+	th->t = t;
+	th->last_cpu = -1;
+	th->selected = !s->o->tids;
+	for (p = s->o->tids; p && *p; p += n + (p[n] == ',')) {
+		n = strcspn(p, ",");
+		if (strtoul(p, NULL, 10) == t->tid)
+			th->selected = true;
+	}
+	t->priv = th;
+	return th;
+}
+
+/* Put the loaded thread's state away and load th's. */
+static void switch_thread(void *ctx, struct tl_thread *t, struct tl_aspace *as, int cpu)
+{
+	struct dstate *s = ctx;
+	struct dthread *th = dthread_of(s, t), *o = s->th;
+
+	if (o) {
+		o->fs_tree = s->fs_tree;
+		o->fsv = s->fsv;
+		o->nr_fs = s->nr_fs;
+		o->cap_fs = s->cap_fs;
+		o->cur = s->cur;
+		o->cur_fs = s->cur_fs;
+		o->have_cur = s->have_cur;
+		o->pend = s->pend;
+		o->pend_next = s->pend_next;
+		o->pend_fs = s->pend_fs;
+		o->pend_from = s->pend_from;
+		o->depth = s->depth;
+	}
+	if (o != th) {
+		s->fs_tree = th->fs_tree;
+		s->fsv = th->fsv;
+		s->nr_fs = th->nr_fs;
+		s->cap_fs = th->cap_fs;
+		s->cur = th->cur;
+		s->cur_fs = th->cur_fs;
+		s->have_cur = th->have_cur;
+		s->pend = th->pend;
+		s->pend_next = th->pend_next;
+		s->pend_fs = th->pend_fs;
+		s->pend_from = th->pend_from;
+		s->depth = th->depth;
+		/* the cache points into the per-function counters of a thread */
+		memset(s->fs_cache, 0, sizeof(s->fs_cache));
+	}
+	if (o != th || cpu != s->cpu || s->st != as->st)
+		s->ctx_shown = false;
+	s->th = th;
+	s->cpu = cpu;
+	th->last_cpu = cpu;
+	s->skip = !th->selected;
+	/* the address space: the symbols and the image of this process */
+	if (s->st != as->st)
+		s->have_cur = 0;
+	s->st = as->st;
+	s->im = as->im;
+}
+
+static void set_decoder(void *ctx, struct pt_insn_decoder *idec, struct pt_block_decoder *bdec)
+{
+	struct dstate *s = ctx;
+
+	s->idec = idec;
+	s->bdec = bdec;
+}
+
+/*
+ * A run of contiguous trace begins: say what came before it (a gap,
+ * lost trace, another snapshot); the call depth starts again.
+ */
+static void begin_run(void *ctx, const struct tl_run *r)
+{
+	struct dstate *s = ctx;
+	char what[48];
+
+	s->seg_base = r->offset;
+	s->seg_buf = r->bytes - s->d->trace;
+	s->depth = 0;
+	s->have_cur = 0;
+	s->pend = P_NONE;
+	switch (r->kind) {
+	case TL_RUN_FIRST:
+		break;
+	case TL_RUN_GAP:
+		fprintf(stderr, "itrace: %s: gap in the trace%s%s: bytes 0x%llx-0x%llx missing\n",
+			s->o->name, s->cpu >= 0 ? " of cpu " : "",
+			s->cpu >= 0 ? (snprintf(what, sizeof(what), "%d", s->cpu), what) : "",
+			(unsigned long long)r->expect, (unsigned long long)r->offset);
+		s->gaps++;
+		if (!s->skip)
+			note(s, "[gap]", 0);
+		break;
+	case TL_RUN_LOST:
+		if (!s->skip)
+			note(s, "[lost]", 0);
+		break;
+	case TL_RUN_SNAPSHOT:
+		if (!s->skip)
+			note(s, "[snapshot]", 0);
+		break;
 	}
 }
 
-int itrace_pt_walk(const struct pt_config *cfg, struct pt_image *image,
-		   const struct pt_walk_ops *ops, void *ctx)
+static void end_run(void *ctx, const struct tl_run *r, int walk)
 {
-	struct pt_insn_decoder *dec = pt_insn_alloc_decoder(cfg);
-	uint64_t last_ip = 0;
-	struct pt_event ev;
-	struct pt_insn in;
-	int status;
+	struct dstate *s = ctx;
 
-	if (!dec)
-		return -pte_nomem;
-	pt_insn_set_image(dec, image);
-	status = pt_insn_sync_forward(dec);
-	if (status == -pte_eos) {
-		pt_insn_free_decoder(dec);
-		return 1;
-	}
-	while (status != -pte_eos) {
-		if (status < 0) {
-			ops->error(ctx, dec, status, last_ip);
-			status = pt_insn_sync_forward(dec);
-			continue;
-		}
-		while (status & pts_event_pending) {
-			status = pt_insn_event(dec, &ev, sizeof(ev));
-			if (status < 0)
-				break;
-			ops->event(ctx, dec, &ev);
-		}
-		if (status < 0)
-			continue;
-		if (status & pts_eos)
-			break;
-		memset(&in, 0, sizeof(in));
-		status = pt_insn_next(dec, &in, sizeof(in));
-		if (status < 0) {
-			if (status == -pte_eos)
-				break;
-			/* in.ip is set when the instruction itself failed */
-			if (in.ip)
-				last_ip = in.ip;
-			continue;
-		}
-		last_ip = in.ip;
-		ops->insn(ctx, &in);
-	}
-	pt_insn_free_decoder(dec);
-	return 0;
-}
-
-static void decode_segment(struct dstate *s, const struct itrace_segment *seg)
-{
-	static const struct pt_walk_ops ops = {
-		.insn = on_insn,
-		.event = on_event,
-		.error = decode_error,
-	};
-	const struct itrace_file_header *h = &s->d->hdr;
-	struct pt_config cfg;
-	int ret;
-
-	itrace_pt_config(&cfg, s->d->trace + seg->buf_offset, seg->size, h->cpu_vendor,
-			 h->cpu_family, h->cpu_model, h->cpu_stepping);
-	s->seg_base = seg->stream_offset;
-	ret = itrace_pt_walk(&cfg, s->image, &ops, s);
-	if (ret < 0) {
-		fprintf(stderr, "itrace: cannot allocate the libipt decoder\n");
-		s->errors++;
-	} else if (ret > 0) {
+	if (walk > 0) {
 		fprintf(stderr,
-			"itrace: %s: no PSB in %zu bytes of trace at offset 0x%llx: nothing to decode\n",
-			s->o->name, seg->size, (unsigned long long)seg->stream_offset);
+			"itrace: %s: no PSB in %zu bytes of trace at offset 0x%llx%s: nothing to decode\n",
+			s->o->name, r->size, (unsigned long long)r->offset,
+			s->cpu >= 0 ? " (a buffer of one CPU)" : "");
 		s->errors++;
 	}
 	/* a branch at the very end of the trace has no known outcome */
 	s->pend = P_NONE;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * Trace on both sides of a loss point is decoded by separate decoders: the
- * bytes are contiguous in the buffer, the packet stream is not.  The gap
- * itself was counted with its loss record.
- */
-static void decode_split(struct dstate *s, const struct itrace_segment *seg)
-{
-	struct itrace_segment part = *seg;
-	uint64_t end = seg->stream_offset + seg->size;
-	size_t i;
-
-	for (i = 0; i < s->nr_splits; i++) {
-		uint64_t at = s->splits[i];
-
-		if (at <= part.stream_offset || at >= end)
-			continue;
-		part.size = at - part.stream_offset;
-		decode_segment(s, &part);
-		part.buf_offset += part.size;
-		part.stream_offset = at;
-		part.size = end - at;
-		s->depth = 0;
-		s->have_cur = 0;
-		note(s, "[lost]", 0);
-	}
-	decode_segment(s, &part);
+	s->idec = NULL;
+	s->bdec = NULL;
 }
 
 /* ---- sideband: the address space ------------------------------------- */
 
-const char *itrace_base_name(const char *p)
+static void hex_id(char *buf, const uint8_t *id, size_t n)
 {
-	const char *b = strrchr(p, '/');
+	size_t i;
 
-	return b ? b + 1 : p;
+	for (i = 0; i < n; i++)
+		sprintf(buf + 2 * i, "%02x", id[i]);
+	buf[2 * n] = 0;
 }
 
-int itrace_tmp_image(const void *buf, size_t size, char *path, size_t len)
+/*
+ * The file at path against the build-id the recording saw: a mismatch
+ * means the file changed after recording, and code decoded through it is
+ * not what ran.
+ */
+static void check_build_id(struct dstate *s, const char *path, const uint8_t *want, size_t n)
 {
-	const char *tmp = getenv("TMPDIR");
-	int fd, err = 0;
+	uint8_t got[PEV_BUILD_ID_MAX];
+	char a[2 * PEV_BUILD_ID_MAX + 1], b[2 * PEV_BUILD_ID_MAX + 1];
+	int len;
 
-	snprintf(path, len, "%.40s/itrace-image-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	fd = mkstemp(path);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, buf, size) != (ssize_t)size)
-		err = errno ? -errno : -EIO;
-	close(fd);
-	if (err) {
-		unlink(path);
-		path[0] = 0;
+	if (!n)
+		return;
+	len = sym_build_id(path, got, sizeof(got));
+	hex_id(a, want, n);
+	if (len < 0) {
+		fprintf(stderr,
+			"itrace: %s: warning: %s has no build-id; the recording's is %s: the file may not be the one that ran\n",
+			s->o->name, path, a);
+		return;
 	}
-	return err;
+	if ((size_t)len == n && !memcmp(got, want, n))
+		return;
+	hex_id(b, got, len);
+	fprintf(stderr,
+		"itrace: %s: warning: %s: build-id %s, but the recording's is %s: the file changed since it was recorded and its code decodes wrongly (--sysroot, --exe: the file that ran)\n",
+		s->o->name, path, b, a);
 }
 
-int itrace_image_add(struct pt_image *image, struct symtab *st, const char *name,
-		     const char *path, uint64_t addr, uint64_t len, uint64_t pgoff)
+static int cmp_str(const void *a, const void *b)
 {
-	struct stat sb;
-	int err;
-
-	if (stat(path, &sb))
-		return -errno;
-	if ((uint64_t)sb.st_size <= pgoff)
-		return 1;
-	if (len > (uint64_t)sb.st_size - pgoff)
-		len = sb.st_size - pgoff;
-	err = pt_image_add_file(image, path, pgoff, len, NULL, addr);
-	if (err < 0)
-		fprintf(stderr, "itrace: warning: %s at 0x%llx: %s\n", path,
-			(unsigned long long)addr, pt_errstr(pt_errcode(err)));
-	if (sym_add_mapping(st, name, path, addr, len, pgoff))
-		fprintf(stderr, "itrace: warning: no symbols for %s\n", path);
-	return 0;
+	return strcmp(a, b);
 }
 
-static void add_mapping(struct dstate *s, const char *file, uint64_t addr,
-			uint64_t len, uint64_t pgoff)
+static void add_mapping(struct dstate *s, struct itrace_image *im, struct symtab *st,
+			const struct pev *ev)
 {
-	const char *path = file, *name = itrace_base_name(file);
+	char *file = strndup(ev->mmap.name, ev->mmap.name_len), *alt = NULL;
+	const char *path = file, *name;
 	int err;
 
+	if (!file)
+		oom();
+	name = itrace_base_name(file);
 	if (!strcmp(file, "[vdso]")) {
 		if (!s->d->vdso_size) {
 			fprintf(stderr,
 				"itrace: warning: [vdso] mapped but not saved in the file\n");
-			return;
+			goto out;
 		}
-		if (!s->vdso_path[0]) {
-			err = itrace_tmp_image(s->d->vdso, s->d->vdso_size, s->vdso_path,
-					       sizeof(s->vdso_path));
-			if (err) {
-				fprintf(stderr, "itrace: cannot write the vdso image to %s: %s\n",
-					s->vdso_path, strerror(-err));
-				return;
+		if (s->vdso_fd < 0) {
+			s->vdso_fd = itrace_mem_image("itrace-vdso", s->d->vdso, s->d->vdso_size,
+						      s->vdso_path, sizeof(s->vdso_path));
+			if (s->vdso_fd < 0) {
+				fprintf(stderr, "itrace: cannot hold the vdso image: %s\n",
+					strerror(-s->vdso_fd));
+				goto out;
 			}
 		}
 		path = s->vdso_path;
 		name = "[vdso]";
 	} else if (file[0] != '/') {
-		return;		/* //anon, [uprobes]...: no file to decode from */
+		goto out;	/* //anon, [uprobes]...: no file to decode from */
+	} else if (s->o->exe && (!s->exe_path || !strcmp(s->exe_path, file))) {
+		/* --exe: the program, the first file mapped executable */
+		path = s->o->exe;
+	} else if (s->o->sysroot) {
+		if (asprintf(&alt, "%s%s", s->o->sysroot, file) < 0)
+			oom();
+		path = alt;
 	}
-	err = itrace_image_add(s->image, s->st, name, path, addr, len, pgoff);
+	/* once per file: a fork copies its parent's mappings */
+	if (path != s->vdso_path && !tfind(path, &s->bid_checked, cmp_str)) {
+		char *k = strdup(path);
+
+		if (!k || !tsearch(k, &s->bid_checked, cmp_str))
+			oom();
+		check_build_id(s, path, ev->mmap.build_id, ev->mmap.build_id_size);
+	}
+	err = itrace_image_add(im, st, name, path, ev->mmap.addr, ev->mmap.len,
+			       ev->mmap.pgoff);
 	if (err < 0)
 		fprintf(stderr, "itrace: warning: %s: %s (code there cannot be decoded)\n",
 			path, strerror(-err));
-	if (err)
-		return;
-	if (!s->exe)
+	if (!s->exe && path != s->vdso_path && file[0] == '/') {
 		s->exe = strdup(name);
+		s->exe_path = strdup(file);
+	}
+out:
+	free(alt);
+	free(file);
 }
 
 /*
@@ -613,7 +1155,8 @@ static void add_mapping(struct dstate *s, const char *file, uint64_t addr,
  *  - a directory perf record --kcore wrote: its kcore_dir/kcore.
  * Returns 0, or -1 when FILE is none of these or holds no code.
  */
-static int add_kernel(struct dstate *s, const char *path)
+static int add_kernel(struct dstate *s, struct itrace_image *im, struct symtab *st,
+		      const char *path)
 {
 	size_t i, nr = 0, added = 0;
 	char *kcore = NULL;
@@ -652,7 +1195,7 @@ static int add_kernel(struct dstate *s, const char *path)
 			continue;
 		if (!core) {
 			if ((ph.p_flags & PF_X) &&
-			    !itrace_image_add(s->image, s->st, itrace_base_name(path), path,
+			    !itrace_image_add(im, st, itrace_base_name(path), path,
 					      ph.p_vaddr, ph.p_filesz, ph.p_offset))
 				added++;
 			continue;
@@ -662,8 +1205,8 @@ static int add_kernel(struct dstate *s, const char *path)
 			continue;
 		if (ph.p_filesz > (uint64_t)sb.st_size - ph.p_offset)
 			ph.p_filesz = sb.st_size - ph.p_offset;
-		err = pt_image_add_file(s->image, path, ph.p_offset, ph.p_filesz, NULL,
-					ph.p_vaddr);
+		err = itrace_image_add_section(im, path, ph.p_offset, ph.p_filesz,
+					       ph.p_vaddr);
 		if (err < 0)
 			fprintf(stderr, "itrace: warning: %s at 0x%llx: %s\n", path,
 				(unsigned long long)ph.p_vaddr, pt_errstr(pt_errcode(err)));
@@ -681,7 +1224,7 @@ static int add_kernel(struct dstate *s, const char *path)
 		char *ksyms = NULL;
 
 		if (asprintf(&ksyms, "%.*skallsyms", slash ? (int)(slash - path + 1) : 0,
-			     path) >= 0 && !access(ksyms, R_OK) && sym_add_kallsyms(s->st, ksyms))
+			     path) >= 0 && !access(ksyms, R_OK) && sym_add_kallsyms(st, ksyms))
 			fprintf(stderr, "itrace: warning: %s: no text symbols\n", ksyms);
 		free(ksyms);
 	}
@@ -689,204 +1232,280 @@ static int add_kernel(struct dstate *s, const char *path)
 	return added ? 0 : -1;
 }
 
-/* Is @split already a known discontinuity of the trace? */
-static bool has_split(const struct dstate *s, uint64_t split)
+static void tl_add_map(void *ctx, struct tl_aspace *as, const struct pev *ev)
 {
-	size_t i;
-
-	for (i = 0; i < s->nr_splits; i++)
-		if (s->splits[i] == split)
-			return true;
-	return false;
+	add_mapping(ctx, &as->im, as->st, ev);
 }
 
-/* Walk the perf stream: mappings, losses. */
-static int scan_sideband(struct dstate *s)
+struct kernel_arg {
+	struct dstate	*s;
+	const char	*path;
+	int		ret;
+};
+
+static void kernel_one(void *arg, struct tl_aspace *as)
 {
-	const uint8_t *p = s->d->perf;
-	size_t len = s->d->perf_size, pos = 0;
+	struct kernel_arg *k = arg;
 
-	while (pos < len) {
-		struct perf_event_header h;
-		uint64_t v[3], split, *ns;
+	if (!k->ret)
+		k->ret = add_kernel(k->s, &as->im, as->st, k->path);
+}
 
-		if (len - pos < sizeof(h)) {
-			fprintf(stderr,
-				"itrace: %s: truncated perf record at sideband offset 0x%zx\n",
-				s->o->name, pos);
-			return -1;
-		}
-		memcpy(&h, p + pos, sizeof(h));
-		if (h.size < sizeof(h) || h.size > len - pos) {
-			fprintf(stderr,
-				"itrace: %s: bad perf record (type %u size %u) at sideband offset 0x%zx\n",
-				s->o->name, h.type, h.size, pos);
-			return -1;
-		}
-		switch (h.type) {
-		case PERF_RECORD_MMAP:	/* hdr, pid, tid, addr, len, pgoff, filename */
-			if (h.size <= 40 || (h.misc & PERF_RECORD_MISC_MMAP_DATA))
-				break;
-			memcpy(v, p + pos + 16, sizeof(v));
-			add_mapping(s, strndupa((const char *)p + pos + 40, h.size - 40),
-				    v[0], v[1], v[2]);
-			break;
-		/* MMAP2: ..., maj/min/ino or build id, prot, flags, filename */
-		case PERF_RECORD_MMAP2: {
-			uint32_t prot;
+static void jset_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_uint64(v));
+}
 
-			if (h.size <= 72)
-				break;
-			memcpy(v, p + pos + 16, sizeof(v));
-			memcpy(&prot, p + pos + 64, sizeof(prot));
-			if (!(prot & PROT_EXEC))
-				break;
-			add_mapping(s, strndupa((const char *)p + pos + 72, h.size - 72),
-				    v[0], v[1], v[2]);
-			break;
-		}
-		case PERF_RECORD_LOST:
-			fprintf(stderr,
-				"itrace: %s: warning: sideband records were lost while recording; mappings may be missing\n",
-				s->o->name);
-			break;
-		case PERF_RECORD_ITRACE_LOST:
-		case PERF_RECORD_AUX:
-			if (h.size < sizeof(h) + 24)
-				break;
-			memcpy(v, p + pos + sizeof(h), sizeof(v));
-			if (h.type == PERF_RECORD_AUX && !(v[2] & PERF_AUX_FLAG_TRUNCATED))
-				break;
-			/*
-			 * ITRACE_LOST: trace stopped and resumed at offset.
-			 * AUX TRUNCATED: the buffer filled after the data it
-			 * reports; what follows was written after a gap.
-			 */
-			split = h.type == PERF_RECORD_AUX ? v[0] + v[1] : v[0];
-			/* One stop may be told by both records: one gap. */
-			if (has_split(s, split))
-				break;
-			if (h.type == PERF_RECORD_AUX)
-				fprintf(stderr,
-					"itrace: %s: trace lost at trace offset 0x%llx (buffer full)\n",
-					s->o->name, (unsigned long long)split);
-			else
-				fprintf(stderr,
-					"itrace: %s: trace lost at trace offset 0x%llx (%llu bytes%s)\n",
-					s->o->name, (unsigned long long)split,
-					(unsigned long long)v[1], v[1] ? "" : ", size unknown");
-			s->gaps++;
-			ns = realloc(s->splits, (s->nr_splits + 1) * sizeof(*ns));
-			if (ns) {
-				s->splits = ns;
-				s->splits[s->nr_splits++] = split;
-			}
-			break;
-		default:
-			break;
-		}
-		pos += h.size;
+/* A perf_event record as a JSON object (--sideband --json). */
+static struct json_object *record_json(const struct pev *ev, const char *type,
+				       const struct pev_id *sid)
+{
+	struct json_object *j = json_object_new_object();
+	char id[2 * PEV_BUILD_ID_MAX + 1];
+	bool exec = ev->misc & PERF_RECORD_MISC_COMM_EXEC;
+
+	jset_u64(j, "offset", ev->pos);
+	json_object_object_add(j, "type", json_object_new_string(type));
+	json_object_object_add(j, "misc", json_object_new_int(ev->misc));
+	json_object_object_add(j, "size", json_object_new_int(ev->size));
+	if (sid) {
+		struct json_object *o = json_object_new_object();
+
+		jset_u64(o, "pid", sid->pid);
+		jset_u64(o, "tid", sid->tid);
+		jset_u64(o, "time", sid->time);
+		jset_u64(o, "cpu", sid->cpu);
+		json_object_object_add(j, "sample", o);
 	}
-	return 0;
+	if (pev_short(ev))
+		return j;
+	switch (ev->type) {
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		jset_u64(j, "next_prev_pid", ev->sw.next_prev_pid);
+		jset_u64(j, "next_prev_tid", ev->sw.next_prev_tid);
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		jset_u64(j, "pid", ev->mmap.pid);
+		jset_u64(j, "tid", ev->mmap.tid);
+		json_object_object_add(j, "start", jaddr(ev->mmap.addr));
+		json_object_object_add(j, "end", jaddr(ev->mmap.addr + ev->mmap.len));
+		jset_u64(j, "pgoff", ev->mmap.pgoff);
+		jset_u64(j, "prot", ev->mmap.prot);
+		json_object_object_add(j, "file", jstrn(ev->mmap.name, ev->mmap.name_len));
+		if (ev->mmap.build_id_size) {
+			hex_id(id, ev->mmap.build_id, ev->mmap.build_id_size);
+			json_object_object_add(j, "build_id", json_object_new_string(id));
+		}
+		break;
+	case PERF_RECORD_COMM:
+		jset_u64(j, "pid", ev->comm.pid);
+		jset_u64(j, "tid", ev->comm.tid);
+		json_object_object_add(j, "comm", jstrn(ev->comm.name, ev->comm.name_len));
+		json_object_object_add(j, "exec", json_object_new_boolean(exec));
+		break;
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_FORK:
+		jset_u64(j, "pid", ev->task.pid);
+		jset_u64(j, "ppid", ev->task.ppid);
+		jset_u64(j, "tid", ev->task.tid);
+		break;
+	case PERF_RECORD_LOST:
+		jset_u64(j, "lost", ev->lost.lost);
+		break;
+	case PERF_RECORD_ITRACE_START:
+		jset_u64(j, "pid", ev->start.pid);
+		jset_u64(j, "tid", ev->start.tid);
+		break;
+	case PERF_RECORD_ITRACE_LOST:
+	case PERF_RECORD_AUX:
+		jset_u64(j, "aux_offset", ev->aux.offset);
+		jset_u64(j, "aux_size", ev->aux.size);
+		jset_u64(j, "flags", ev->aux.flags);
+		break;
+	}
+	return j;
 }
 
-/* One line per record of the perf stream. */
-static int dump_sideband(struct itrace_data *d, const char *name, FILE *out)
+/* A perf_event record as a line of text (--sideband). */
+static void record_text(FILE *out, const struct pev *ev, const char *type,
+			const struct pev_id *sid)
 {
-	const uint8_t *p = d->perf;
-	size_t len = d->perf_size, pos = 0;
+	char id[2 * PEV_BUILD_ID_MAX + 1];
 
-	while (pos < len) {
-		struct perf_event_header h;
-		const uint8_t *r = p + pos;
-		uint32_t u[4];
-		uint64_t v[3];
-
-		if (len - pos < sizeof(h))
-			break;
-		memcpy(&h, r, sizeof(h));
-		if (h.size < sizeof(h) || h.size > len - pos) {
-			fprintf(stderr,
-				"itrace: %s: bad perf record (type %u size %u) at sideband offset 0x%zx\n",
-				name, h.type, h.size, pos);
-			return 1;
+	fprintf(out, "%8zx ", ev->pos);
+	/* the sample_id: [cpu] time (s) tid */
+	if (sid)
+		fprintf(out, "[%03u] %5llu.%09llu %6u: ", sid->cpu,
+			(unsigned long long)(sid->time / 1000000000),
+			(unsigned long long)(sid->time % 1000000000), sid->tid);
+	if (pev_short(ev))
+		goto other;
+	switch (ev->type) {
+	case PERF_RECORD_SWITCH:
+		fprintf(out, "SWITCH %s\n", ev->misc & PERF_RECORD_MISC_SWITCH_OUT ? "out" : "in");
+		return;
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		fprintf(out, "SWITCH_CPU_WIDE %s pid %u tid %u\n",
+			ev->misc & PERF_RECORD_MISC_SWITCH_OUT ? "out, next" : "in, prev",
+			ev->sw.next_prev_pid, ev->sw.next_prev_tid);
+		return;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		fprintf(out, "%-5s pid %u tid %u 0x%llx-0x%llx pgoff 0x%llx %c%c%c %.*s",
+			type, ev->mmap.pid, ev->mmap.tid, (unsigned long long)ev->mmap.addr,
+			(unsigned long long)(ev->mmap.addr + ev->mmap.len),
+			(unsigned long long)ev->mmap.pgoff,
+			ev->mmap.prot & PROT_READ ? 'r' : '-',
+			ev->mmap.prot & PROT_WRITE ? 'w' : '-',
+			ev->mmap.prot & PROT_EXEC ? 'x' : '-',
+			(int)ev->mmap.name_len, ev->mmap.name);
+		if (ev->mmap.build_id_size) {
+			hex_id(id, ev->mmap.build_id, ev->mmap.build_id_size);
+			fprintf(out, " build-id %s", id);
 		}
-		fprintf(out, "%8zx ", pos);
-		memset(u, 0, sizeof(u));
-		memcpy(u, r + 8, h.size >= 24 ? 16 : h.size - 8);
-		switch (h.type) {
-		case PERF_RECORD_MMAP:
-		case PERF_RECORD_MMAP2: {
-			size_t fo = h.type == PERF_RECORD_MMAP ? 40 : 72;
-			uint32_t prot = 0;
-
-			if (h.size <= fo)
-				goto other;
-			memcpy(v, r + 16, sizeof(v));
-			if (h.type == PERF_RECORD_MMAP2)
-				memcpy(&prot, r + 64, sizeof(prot));
-			fprintf(out, "%s pid %u tid %u 0x%llx-0x%llx pgoff 0x%llx %c%c%c %s\n",
-				h.type == PERF_RECORD_MMAP ? "MMAP " : "MMAP2", u[0], u[1],
-				(unsigned long long)v[0], (unsigned long long)(v[0] + v[1]),
-				(unsigned long long)v[2],
-				h.type == PERF_RECORD_MMAP || (prot & PROT_READ) ? 'r' : '-',
-				prot & PROT_WRITE ? 'w' : '-',
-				h.type == PERF_RECORD_MMAP || (prot & PROT_EXEC) ? 'x' : '-',
-				strndupa((const char *)r + fo, h.size - fo));
-			break;
-		}
-		case PERF_RECORD_COMM:
-			if (h.size <= 16)
-				goto other;
-			fprintf(out, "COMM%s pid %u tid %u %s\n",
-				h.misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "", u[0], u[1],
-				strndupa((const char *)r + 16, h.size - 16));
-			break;
-		case PERF_RECORD_EXIT:
-		case PERF_RECORD_FORK:
-			fprintf(out, "%s pid %u ppid %u tid %u\n",
-				h.type == PERF_RECORD_EXIT ? "EXIT" : "FORK", u[0], u[1], u[2]);
-			break;
-		case PERF_RECORD_LOST:
-			fprintf(out, "LOST (sideband records lost)\n");
-			break;
-		case PERF_RECORD_ITRACE_START:
-			fprintf(out, "ITRACE_START pid %u tid %u\n", u[0], u[1]);
-			break;
-		case PERF_RECORD_ITRACE_LOST:
-		case PERF_RECORD_AUX:
-			if (h.size < 32)
-				goto other;
-			memcpy(v, r + 8, sizeof(v));
-			fprintf(out, "%s offset 0x%llx size %llu flags 0x%llx\n",
-				h.type == PERF_RECORD_AUX ? "AUX" : "ITRACE_LOST",
-				(unsigned long long)v[0], (unsigned long long)v[1],
-				h.type == PERF_RECORD_AUX ? (unsigned long long)v[2] : 0ULL);
-			break;
-		default:
+		fputc('\n', out);
+		return;
+	case PERF_RECORD_COMM:
+		fprintf(out, "COMM%s pid %u tid %u %.*s\n",
+			ev->misc & PERF_RECORD_MISC_COMM_EXEC ? " exec" : "", ev->comm.pid,
+			ev->comm.tid, (int)ev->comm.name_len, ev->comm.name);
+		return;
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_FORK:
+		fprintf(out, "%s pid %u ppid %u tid %u\n", type, ev->task.pid, ev->task.ppid,
+			ev->task.tid);
+		return;
+	case PERF_RECORD_LOST:
+		fprintf(out, "LOST (sideband records lost)\n");
+		return;
+	case PERF_RECORD_ITRACE_START:
+		fprintf(out, "ITRACE_START pid %u tid %u\n", ev->start.pid, ev->start.tid);
+		return;
+	case PERF_RECORD_ITRACE_LOST:
+	case PERF_RECORD_AUX:
+		fprintf(out, "%s offset 0x%llx size %llu flags 0x%llx\n", type,
+			(unsigned long long)ev->aux.offset, (unsigned long long)ev->aux.size,
+			(unsigned long long)ev->aux.flags);
+		return;
+	}
 other:
-			fprintf(out, "type %u misc 0x%x size %u\n", h.type, h.misc, h.size);
-			break;
+	fprintf(out, "%s misc 0x%x size %u\n", type, ev->misc, ev->size);
+}
+
+/* One line (or JSON object) per record of the perf stream. */
+static int dump_sideband(struct itrace_data *d, const struct decode_opts *o, FILE *out)
+{
+	uint64_t st = d->is_perf_data ? 0 : itrace_sample_type(d);
+	struct pev_iter it;
+	struct pev_id sid;
+	struct pev ev;
+	char err[256], tbuf[32];
+	int r;
+
+	pev_iter_init(&it, d->perf, d->perf_size);
+	while ((r = pev_next(&it, &ev, err, sizeof(err))) > 0) {
+		const char *type = pev_type_name(ev.type, tbuf, sizeof(tbuf));
+		const struct pev_id *idp = st && pev_sample_id(&ev, st, &sid) ? &sid : NULL;
+
+		if (o->json) {
+			struct json_object *j = record_json(&ev, type, idp);
+
+			jprint(out, j, 0);
+			json_object_put(j);
+		} else {
+			record_text(out, &ev, type, idp);
 		}
-		pos += h.size;
+	}
+	if (r < 0) {
+		fprintf(stderr, "itrace: %s: sideband: %s\n", o->name, err);
+		return EXIT_DECODE_ERRORS;
 	}
 	return 0;
 }
 
 /* ---- reports --------------------------------------------------------- */
 
-static int cmp_fs(const void *a, const void *b)
+static int cmp_fsp(const void *a, const void *b)
 {
-	const struct fstat *x = a, *y = b;
+	return strcmp((*(struct fstat * const *)a)->key, (*(struct fstat * const *)b)->key);
+}
 
-	if (!x->key || !y->key)
-		return !x->key - !y->key;
-	return strcmp(x->key, y->key);
+/* "KEY FUNCTION N" lines of a table of per-function counters, after prefix */
+static void print_fstats(struct dstate *s, const char *prefix, struct fstat **fsv, size_t nr)
+{
+	size_t i;
+
+	if (nr)
+		qsort(fsv, nr, sizeof(*fsv), cmp_fsp);
+	for (i = 0; i < nr; i++) {
+		const struct fstat *f = fsv[i];
+
+		fprintf(s->out, "%sinsns %s %llu\n", prefix, f->key, (unsigned long long)f->insns);
+		if (f->calls)
+			fprintf(s->out, "%scalls %s %llu\n", prefix, f->key,
+				(unsigned long long)f->calls);
+		if (f->taken + f->not_taken)
+			fprintf(s->out, "%scond %s %llu\n", prefix, f->key,
+				(unsigned long long)(f->taken + f->not_taken));
+		if (f->taken)
+			fprintf(s->out, "%staken %s %llu\n", prefix, f->key,
+				(unsigned long long)f->taken);
+		if (f->not_taken)
+			fprintf(s->out, "%snot_taken %s %llu\n", prefix, f->key,
+				(unsigned long long)f->not_taken);
+		if (f->syscalls)
+			fprintf(s->out, "%ssyscalls %s %llu\n", prefix, f->key,
+				(unsigned long long)f->syscalls);
+	}
+}
+
+struct ttotals {
+	uint64_t	insns, calls, cond, taken, not_taken, syscalls;
+};
+
+static void thread_totals(const struct dthread *th, struct ttotals *t)
+{
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < th->nr_fs; i++) {
+		t->insns += th->fsv[i]->insns;
+		t->calls += th->fsv[i]->calls;
+		t->taken += th->fsv[i]->taken;
+		t->not_taken += th->fsv[i]->not_taken;
+		t->syscalls += th->fsv[i]->syscalls;
+	}
+	t->cond = t->taken + t->not_taken;
+}
+
+/* The threads that decoded something, by tid; *nr of them (malloc'd). */
+static struct dthread **decoded_threads(struct dstate *s, size_t *nr)
+{
+	struct tl_thread **tv;
+	struct dthread **v;
+	size_t n, i;
+
+	*nr = 0;
+	if (!s->threads)
+		return NULL;
+	tv = tl_threads(s->tl, &n);
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		oom();
+	for (i = 0; i < n; i++) {
+		struct dthread *th = tv[i]->priv;
+
+		if (th && th->nr_fs)
+			v[(*nr)++] = th;
+	}
+	return v;
 }
 
 static void print_stats(struct dstate *s)
 {
-	size_t i;
+	struct dthread **tv;
+	size_t i, nr;
 
 	fprintf(s->out, "total insns %llu\n", (unsigned long long)s->insns);
 	fprintf(s->out, "total cond %llu\n", (unsigned long long)s->cond);
@@ -898,26 +1517,122 @@ static void print_stats(struct dstate *s)
 	fprintf(s->out, "total gaps %llu\n", (unsigned long long)s->gaps);
 	fprintf(s->out, "total errors %llu\n", (unsigned long long)s->errors);
 	fprintf(s->out, "total kernel_insns %llu\n", (unsigned long long)s->kernel_insns);
-	if (s->fs)
-		qsort(s->fs, s->cap_fs, sizeof(*s->fs), cmp_fs);
-	for (i = 0; i < s->nr_fs; i++) {
-		const struct fstat *f = &s->fs[i];
+	print_fstats(s, "", s->fsv, s->nr_fs);
+	/*
+	 * Per thread: "thread TID KEY FUNCTION N" as above and "thread TID
+	 * total KEY N", after a line "thread TID pid PID comm NAME".
+	 */
+	tv = decoded_threads(s, &nr);
+	if (nr)
+		fprintf(s->out, "total threads %zu\n", nr);
+	for (i = 0; i < nr; i++) {
+		const struct tl_thread *t = tv[i]->t;
+		struct ttotals tt;
+		char prefix[48];
 
-		fprintf(s->out, "insns %s %llu\n", f->key, (unsigned long long)f->insns);
-		if (f->calls)
-			fprintf(s->out, "calls %s %llu\n", f->key, (unsigned long long)f->calls);
-		if (f->taken + f->not_taken)
-			fprintf(s->out, "cond %s %llu\n", f->key,
-				(unsigned long long)(f->taken + f->not_taken));
-		if (f->taken)
-			fprintf(s->out, "taken %s %llu\n", f->key, (unsigned long long)f->taken);
-		if (f->not_taken)
-			fprintf(s->out, "not_taken %s %llu\n", f->key,
-				(unsigned long long)f->not_taken);
-		if (f->syscalls)
-			fprintf(s->out, "syscalls %s %llu\n", f->key,
-				(unsigned long long)f->syscalls);
+		thread_totals(tv[i], &tt);
+		fprintf(s->out, "thread %u pid %u comm %s\n", t->tid, t->pid,
+			t->comm[0] ? t->comm : "?");
+		fprintf(s->out, "thread %u total insns %llu\n", t->tid, (unsigned long long)tt.insns);
+		fprintf(s->out, "thread %u total calls %llu\n", t->tid, (unsigned long long)tt.calls);
+		fprintf(s->out, "thread %u total cond %llu\n", t->tid, (unsigned long long)tt.cond);
+		fprintf(s->out, "thread %u total taken %llu\n", t->tid, (unsigned long long)tt.taken);
+		fprintf(s->out, "thread %u total not_taken %llu\n", t->tid,
+			(unsigned long long)tt.not_taken);
+		fprintf(s->out, "thread %u total syscalls %llu\n", t->tid,
+			(unsigned long long)tt.syscalls);
+		snprintf(prefix, sizeof(prefix), "thread %u ", t->tid);
+		print_fstats(s, prefix, tv[i]->fsv, tv[i]->nr_fs);
 	}
+	free(tv);
+}
+
+static struct json_object *ju64(uint64_t v)
+{
+	return json_object_new_uint64(v);
+}
+
+static struct json_object *jfstat(struct dstate *s, const struct fstat *f)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "symbol", f->sym ? jstr(f->sym) : NULL);
+	json_object_object_add(o, "module", f->module ? jstr(f->module) :
+			       s->exe ? jstr(s->exe) : NULL);
+	json_object_object_add(o, "insns", ju64(f->insns));
+	json_object_object_add(o, "calls", ju64(f->calls));
+	json_object_object_add(o, "taken", ju64(f->taken));
+	json_object_object_add(o, "not_taken", ju64(f->not_taken));
+	json_object_object_add(o, "syscalls", ju64(f->syscalls));
+	return o;
+}
+
+/* --stats --json, --summary --json: one document */
+static void print_json_report(struct dstate *s)
+{
+	struct json_object *doc = jdoc("itrace-decode"), *t, *fa, *cmd;
+	const char *c;
+	size_t i;
+
+	json_object_object_add(doc, "file", jstr(s->o->name));
+	cmd = json_object_new_array();
+	for (c = s->d->cmdline; c && c < s->d->cmdline + s->d->cmdline_size; c += strlen(c) + 1)
+		json_object_array_add(cmd, jstr(c));
+	json_object_object_add(doc, "command", cmd);
+	json_object_object_add(doc, "program", s->exe ? jstr(s->exe) : NULL);
+	json_object_object_add(doc, "truncated", json_object_new_boolean(s->truncated));
+	t = json_object_new_object();
+	json_object_object_add(t, "insns", ju64(s->insns));
+	json_object_object_add(t, "kernel_insns", ju64(s->kernel_insns));
+	json_object_object_add(t, "cond", ju64(s->cond));
+	json_object_object_add(t, "taken", ju64(s->taken));
+	json_object_object_add(t, "not_taken", ju64(s->not_taken));
+	json_object_object_add(t, "calls", ju64(s->calls));
+	json_object_object_add(t, "returns", ju64(s->rets));
+	json_object_object_add(t, "jumps", ju64(s->jumps));
+	json_object_object_add(t, "syscalls", ju64(s->syscalls));
+	json_object_object_add(t, "gaps", ju64(s->gaps));
+	json_object_object_add(t, "errors", ju64(s->errors));
+	json_object_object_add(doc, "totals", t);
+	if (s->nr_fs)
+		qsort(s->fsv, s->nr_fs, sizeof(*s->fsv), cmp_fsp);
+	fa = json_object_new_array();
+	for (i = 0; i < s->nr_fs; i++)
+		json_object_array_add(fa, jfstat(s, s->fsv[i]));
+	json_object_object_add(doc, "functions", fa);
+	json_object_object_add(doc, "errors", json_object_get(s->jerrors));
+	{
+		size_t nr, k;
+		struct dthread **tv = decoded_threads(s, &nr);
+		struct json_object *ta;
+
+		if (s->threads) {
+			ta = json_object_new_array();
+			for (i = 0; i < nr; i++) {
+				struct json_object *o = json_object_new_object(), *ff;
+				struct ttotals tt;
+
+				thread_totals(tv[i], &tt);
+				json_object_object_add(o, "tid", ju64(tv[i]->t->tid));
+				json_object_object_add(o, "pid", ju64(tv[i]->t->pid));
+				json_object_object_add(o, "comm", jstr(tv[i]->t->comm));
+				json_object_object_add(o, "insns", ju64(tt.insns));
+				json_object_object_add(o, "calls", ju64(tt.calls));
+				json_object_object_add(o, "taken", ju64(tt.taken));
+				json_object_object_add(o, "not_taken", ju64(tt.not_taken));
+				json_object_object_add(o, "syscalls", ju64(tt.syscalls));
+				ff = json_object_new_array();
+				for (k = 0; k < tv[i]->nr_fs; k++)
+					json_object_array_add(ff, jfstat(s, tv[i]->fsv[k]));
+				json_object_object_add(o, "functions", ff);
+				json_object_array_add(ta, o);
+			}
+			json_object_object_add(doc, "threads", ta);
+		}
+		free(tv);
+	}
+	jprint(s->out, doc, 1);
+	json_object_put(doc);
 }
 
 static int cmp_calls(const void *a, const void *b)
@@ -946,8 +1661,9 @@ static void print_summary(struct dstate *s)
 	fprintf(s->out, "  cpu:           %s family %u model %u stepping %u\n",
 		s->d->hdr.cpu_vendor == ITRACE_CPU_INTEL ? "GenuineIntel" : "unknown",
 		s->d->hdr.cpu_family, s->d->hdr.cpu_model, s->d->hdr.cpu_stepping);
-	fprintf(s->out, "  trace:         %zu bytes in %zu segment(s)%s\n", s->d->trace_size,
-		s->d->nr_segs, s->d->hdr.flags & ITRACE_FLAG_SNAPSHOT ? ", snapshot" : "");
+	fprintf(s->out, "  trace:         %zu bytes in %zu segment(s)%s%s\n", s->d->trace_size,
+		s->d->nr_segs, s->d->hdr.flags & ITRACE_FLAG_SNAPSHOT ? ", snapshot" : "",
+		s->truncated ? ", FILE TRUNCATED" : "");
 	if (s->kernel_insns)
 		fprintf(s->out, "  instructions:  %llu (%llu in kernel mode)\n",
 			(unsigned long long)s->insns, (unsigned long long)s->kernel_insns);
@@ -964,11 +1680,31 @@ static void print_summary(struct dstate *s)
 		s->gaps ? "  (TRACE LOST)" : "");
 	fprintf(s->out, "  decode errors: %llu%s\n", (unsigned long long)s->errors,
 		s->errors ? "  (SEE ABOVE)" : "");
+	{
+		size_t nr, k;
+		struct dthread **tv = decoded_threads(s, &nr);
 
-	for (i = 0; v && i < s->cap_fs; i++)
-		if (s->fs[i].key && !strchr(s->fs[i].key, ':') && s->fs[i].insns)
-			v[n++] = &s->fs[i];
-		else if (s->fs[i].key)
+		if (nr) {
+			fprintf(s->out, "  threads:       %zu\n", nr);
+			fprintf(s->out, "    %8s %8s %-16s %12s %10s %10s\n", "tid", "pid", "comm",
+				"insns", "calls", "syscalls");
+		}
+		for (k = 0; k < nr; k++) {
+			struct ttotals tt;
+
+			thread_totals(tv[k], &tt);
+			fprintf(s->out, "    %8u %8u %-16s %12llu %10llu %10llu\n", tv[k]->t->tid,
+				tv[k]->t->pid, tv[k]->t->comm[0] ? tv[k]->t->comm : "?",
+				(unsigned long long)tt.insns, (unsigned long long)tt.calls,
+				(unsigned long long)tt.syscalls);
+		}
+		free(tv);
+	}
+
+	for (i = 0; v && i < s->nr_fs; i++)
+		if (!s->fsv[i]->module && s->fsv[i]->insns)
+			v[n++] = s->fsv[i];
+		else
 			other++;
 	if (v && n)
 		qsort(v, n, sizeof(*v), cmp_calls);
@@ -1000,112 +1736,376 @@ static void print_summary(struct dstate *s)
 	}
 }
 
+static void free_fstat(void *p)
+{
+	struct fstat *f = p;
+
+	free(f->key);
+	free(f->module);
+	free(f->sym);
+	free(f);
+}
+
+/* The loaded thread's state back into its struct dthread. */
+static void save_thread(struct dstate *s)
+{
+	struct tl_aspace as0 = { 0 };
+
+	if (!s->th)
+		return;
+	/* switching to the same thread saves without loading anything */
+	as0.st = s->st;
+	as0.im = s->im;
+	switch_thread(s, s->th->t, &as0, s->cpu);
+}
+
+static struct fstat *fs_copy(struct dstate *s, const struct fstat *f)
+{
+	struct fstat **found = tfind(f, &s->fs_tree, cmp_fs_key), *g;
+
+	if (found)
+		return *found;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		oom();
+	g->key = strdup(f->key);
+	g->module = f->module ? strdup(f->module) : NULL;
+	g->sym = f->sym ? strdup(f->sym) : NULL;
+	if (!g->key || (f->module && !g->module) || (f->sym && !g->sym) ||
+	    !tsearch(g, &s->fs_tree, cmp_fs_key))
+		oom();
+	if (s->nr_fs == s->cap_fs) {
+		s->cap_fs = s->cap_fs ? 2 * s->cap_fs : 256;
+		s->fsv = realloc(s->fsv, s->cap_fs * sizeof(*s->fsv));
+		if (!s->fsv)
+			oom();
+	}
+	s->fsv[s->nr_fs++] = g;
+	return g;
+}
+
+/* The per-function counters of every thread summed into s's. */
+static void merge_threads(struct dstate *s)
+{
+	struct tl_thread **tv;
+	size_t nr, i, k;
+
+	save_thread(s);
+	s->th = NULL;
+	s->fs_tree = NULL;
+	s->fsv = NULL;
+	s->nr_fs = s->cap_fs = 0;
+	tv = tl_threads(s->tl, &nr);
+	for (i = 0; i < nr; i++) {
+		struct dthread *th = tv[i]->priv;
+
+		for (k = 0; th && k < th->nr_fs; k++) {
+			const struct fstat *f = th->fsv[k];
+			struct fstat *g = fs_copy(s, f);
+
+			g->insns += f->insns;
+			g->calls += f->calls;
+			g->taken += f->taken;
+			g->not_taken += f->not_taken;
+			g->syscalls += f->syscalls;
+		}
+	}
+}
+
+static void init_aspace(void *ctx, struct tl_aspace *as)
+{
+	struct dstate *s = ctx;
+
+	sym_set_demangle(as->st, !s->o->no_demangle);
+	if (s->kernel_ready)
+		add_kernel(s, &as->im, as->st, s->o->kernel);
+}
+
+static void free_threads(struct dstate *s)
+{
+	struct tl_thread **tv;
+	size_t nr, i;
+
+	if (!s->tl)
+		return;
+	tv = tl_threads(s->tl, &nr);
+	for (i = 0; i < nr; i++) {
+		struct dthread *th = tv[i]->priv;
+
+		if (!th)
+			continue;
+		tdestroy(th->fs_tree, free_fstat);
+		free(th->fsv);
+		free(th);
+		tv[i]->priv = NULL;
+	}
+}
+
 int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 {
-	struct dstate *s = calloc(1, sizeof(*s));
-	uint64_t expect = 0;
+	static const struct pt_walk_ops ops = {
+		.insn = on_insn,
+		.event = on_event,
+		.error = decode_error,
+	};
+	static const struct blk_walk_ops bops = {
+		.block = on_block,
+		.event = blk_event,
+		.error = blk_error,
+	};
+	static const struct tl_ops tops = {
+		.init_aspace = init_aspace,
+		.add_map = tl_add_map,
+		.switch_to = switch_thread,
+		.begin_run = begin_run,
+		.end_run = end_run,
+		.decoder = set_decoder,
+	};
+	struct dstate *s;
 	size_t i;
-	int ret = 1;
+	int ret = EXIT_DECODE_ERRORS;
 
+	if (o->mode == DECODE_SIDEBAND)
+		return dump_sideband(d, o, out);
+	s = calloc(1, sizeof(*s));
 	if (!s)
 		return 1;
-	if (o->mode == DECODE_SIDEBAND) {
-		free(s);
-		return dump_sideband(d, o->name, out);
-	}
 	s->o = o;
 	s->out = out;
 	s->d = d;
-	s->st = sym_new();
-	s->image = pt_image_alloc("itrace");
-	if (!s->st || !s->image) {
-		fprintf(stderr, "itrace: out of memory\n");
-		goto out;
-	}
-	if (scan_sideband(s))
+	s->vdso_fd = -1;
+	s->cpu = -1;
+	s->truncated = d->truncated;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &s->start);
+	if (o->json)
+		s->jerrors = json_object_new_array();
+	if (o->mode == DECODE_INSN)
+		s->dis = disasm_open();
+	if (d->truncated) {
+		fprintf(stderr, "itrace: %s: warning: %s: decoding what is there\n", o->name,
+			d->truncated_why);
 		s->errors++;
-	if (o->kernel && add_kernel(s, o->kernel)) {
-		ret = 2;
-		goto out;
 	}
-	sym_done(s->st);
-	if (s->nr_splits)
-		qsort(s->splits, s->nr_splits, sizeof(*s->splits), cmp_u64);
-	if (!s->exe)
+	/* the sideband: threads, address spaces and their mappings, losses */
+	s->tl = tl_new(d, o->name, &tops, s);
+	if (o->snapshot) {
+		if (o->snapshot > d->nr_snaps) {
+			fprintf(stderr, "itrace: %s: --snapshot %u: the recording has %zu snapshot%s\n",
+				o->name, o->snapshot, d->nr_snaps, d->nr_snaps == 1 ? "" : "s");
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		tl_only_snapshot(s->tl, o->snapshot);
+	}
+	s->threads = tl_has_threads(s->tl);
+	s->timed = tl_has_time(s->tl);
+	s->gaps += tl_nr_losses(s->tl);
+	if (o->kernel) {
+		struct kernel_arg k = { .s = s, .path = o->kernel };
+
+		tl_for_each_aspace(s->tl, kernel_one, &k);
+		if (k.ret) {
+			ret = EXIT_USAGE;
+			goto out;
+		}
+		s->kernel_ready = true;
+	}
+	tl_done(s->tl);
+	if (!s->exe && !(d->hdr.flags & ITRACE_FLAG_CPU_WIDE))
 		fprintf(stderr, "itrace: %s: warning: no executable mapping in the sideband\n",
 			o->name);
 	if (!d->trace_size) {
 		fprintf(stderr, "itrace: %s: the file holds no trace\n", o->name);
 		s->errors++;
 	}
+	if ((o->time_from || o->time_to) && !s->timed)
+		fprintf(stderr,
+			"itrace: %s: warning: --time: the recording has no time (record --no-timing, or an old file): nothing is in the range\n",
+			o->name);
+	if (o->json && o->mode != DECODE_STATS && o->mode != DECODE_SUMMARY) {
+		struct json_object *h = jdoc(o->mode == DECODE_INSN ? "itrace-decode-insn" :
+					     "itrace-decode-flow");
 
-	for (i = 0; i < d->nr_segs; i++) {
-		const struct itrace_segment *seg = &d->segs[i];
-
-		if (seg->stream_offset != expect &&
-		    !(i == 0 && (d->hdr.flags & ITRACE_FLAG_SNAPSHOT))) {
-			fprintf(stderr,
-				"itrace: %s: gap in the trace: bytes 0x%llx-0x%llx missing\n",
-				o->name, (unsigned long long)expect,
-				(unsigned long long)seg->stream_offset);
-			s->gaps++;
-			s->depth = 0;
-			s->have_cur = 0;
-			note(s, "[gap]", 0);
-		}
-		decode_split(s, seg);
-		expect = seg->stream_offset + seg->size;
+		json_object_object_add(h, "kind", json_object_new_string("header"));
+		json_object_object_add(h, "file", jstr(o->name));
+		json_object_object_add(h, "program", s->exe ? jstr(s->exe) : NULL);
+		jprint(out, h, 0);
+		json_object_put(h);
 	}
 
-	if (o->mode == DECODE_SUMMARY)
+	if (tl_decode(s->tl, &ops, &bops, o->mode == DECODE_FLOW, s)) {
+		fprintf(stderr, "itrace: cannot allocate the libipt decoder\n");
+		s->errors++;
+	}
+	progress_done(s);
+	merge_threads(s);
+
+	if (o->json && (o->mode == DECODE_STATS || o->mode == DECODE_SUMMARY)) {
+		print_json_report(s);
+	} else if (o->json) {
+		struct json_object *e = json_object_new_object();
+
+		json_object_object_add(e, "kind", json_object_new_string("end"));
+		json_object_object_add(e, "insns", ju64(s->insns));
+		json_object_object_add(e, "gaps", ju64(s->gaps));
+		json_object_object_add(e, "errors", ju64(s->errors));
+		jprint(out, e, 0);
+		json_object_put(e);
+	} else if (o->mode == DECODE_SUMMARY) {
 		print_summary(s);
-	else if (o->mode == DECODE_STATS)
+	} else if (o->mode == DECODE_STATS) {
 		print_stats(s);
-	ret = s->errors ? 1 : 0;
+	}
+	ret = s->errors ? EXIT_DECODE_ERRORS : 0;
 out:
-	if (s->vdso_path[0])
-		unlink(s->vdso_path);
-	if (s->image)
-		pt_image_free(s->image);
-	sym_free(s->st);
-	for (i = 0; i < s->cap_fs; i++)
-		free(s->fs[i].key);
-	free(s->fs);
+	if (s->vdso_fd >= 0)
+		close(s->vdso_fd);
+	disasm_close(s->dis);
+	save_thread(s);
+	free_threads(s);
+	/* a thread's table, if merge_threads() did not run */
+	if (s->th)
+		s->fs_tree = NULL;
+	tdestroy(s->fs_tree, free_fstat);
+	free(s->fsv);
+	tl_free(s->tl);
+	tdestroy(s->bid_checked, free);
+	for (i = 0; i < NR_KEEP; i++) {
+		free(s->first[i]);
+		free(s->last[i]);
+	}
+	for (i = 0; i < NR_PROG; i++)
+		free(s->prog[i]);
+	json_object_put(s->jerrors);
 	free(s->exe);
-	free(s->splits);
+	free(s->exe_path);
 	free(s);
 	return ret;
 }
 
-static void usage_decode(void)
+static void usage_decode(FILE *f)
 {
-	fprintf(stderr,
-		"usage: itrace decode [--insn | --summary | --stats | --sideband] [--kernel KERNEL] [FILE]\n"
+	fprintf(f,
+		"usage: itrace decode [--insn | --summary | --stats | --sideband] [--json]\n"
+		"                     [--tid TIDS] [--time START,STOP]\n"
+		"                     [--kernel KERNEL] [--sysroot DIR] [--exe PATH] [FILE | -]\n"
 		"  (default)   function-level flow: one line per call, return, jump\n"
 		"              between functions and syscall\n"
-		"  --insn      every instruction: address, symbol+offset, bytes, class\n"
+		"  --insn      every instruction: address, symbol+offset, bytes, disassembly\n"
+		"              (capstone), class\n"
 		"  --summary   counts, calls per function, first and last flow lines\n"
 		"  --stats     machine readable counters (used by the tests)\n"
 		"  --sideband  the recorded perf stream records (MMAP2, COMM...)\n"
+		"  --json      JSON: one document for --stats and --summary, one object\n"
+		"              per line otherwise (tools/itrace/itrace.schema.json)\n"
 		"  --kernel KERNEL  kernel code for a recording made with record -k\n"
+		"              (default: FILE.kcore of record --kcore, if there is one)\n"
 		"              (kernel without KASLR): vmlinux, or the running text as an\n"
 		"              ELF core (/proc/kcore, perf record --kcore's kcore_dir/kcore,\n"
 		"              or that perf.data directory)\n"
-		"  FILE        default itrace.data\n");
+		"  --sysroot DIR    read the recorded files under DIR\n"
+		"  --exe PATH       the program's file, if not at its recorded path\n"
+		"  --no-demangle    C++ symbols as they are in the ELF file\n"
+		"  --tid TID[,TID]  only these threads (the others are decoded, not shown\n"
+		"              or counted)\n"
+		"  --snapshot N  only the Nth snapshot of a record --snapshot recording\n"
+		"  --time START,STOP  only trace between these times (seconds, as printed;\n"
+		"              either may be left out: \"12.5,\" from 12.5 s on)\n"
+		"  --buildid-dir DIR  perf's build-id cache, for the [vdso] of a perf.data\n"
+		"              (default $PERF_BUILDID_DIR, ~/.debug)\n"
+		"  --progress, --no-progress  progress on stderr (default: when it is a\n"
+		"              terminal)\n"
+		"  FILE        an itrace recording or a perf.data of perf record -e intel_pt//\n"
+		"              (a file or a perf record --kcore directory); default\n"
+		"              itrace.data; - reads standard input\n"
+		"exit status: 0 decoded, 1 unusable input, 2 usage, 3 decoded with errors\n"
+		"(decode errors, a file cut short; all that could be decoded is printed)\n");
+}
+
+static int decode_main(int argc, char **argv, enum decode_mode mode);
+
+/* "SECONDS[.FRACTION]" into ns, exactly; -1 if it is not that */
+static int parse_seconds(const char *p, const char *end, uint64_t *ns)
+{
+	uint64_t sec = 0, frac = 0;
+	int digits = 0;
+
+	if (p == end)
+		return -1;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (sec > UINT64_MAX / 10000000000ULL)
+			return -1;
+		sec = sec * 10 + (*p - '0');
+	}
+	if (p < end && *p == '.')
+		for (p++; p < end && *p >= '0' && *p <= '9'; p++)
+			if (digits < 9) {
+				frac = frac * 10 + (*p - '0');
+				digits++;
+			}
+	if (p != end)
+		return -1;
+	for (; digits < 9; digits++)
+		frac *= 10;
+	*ns = sec * 1000000000ULL + frac;
+	return 0;
+}
+
+/* --time START,STOP: either may be empty; 0 stands for an open end */
+static int parse_time_range(const char *arg, uint64_t *from, uint64_t *to)
+{
+	const char *comma = strchr(arg, ',');
+	const char *end = arg + strlen(arg);
+
+	*from = 0;
+	*to = 0;
+	if (!comma || (comma == arg && comma + 1 == end))
+		return -1;
+	if (comma != arg && parse_seconds(arg, comma, from))
+		return -1;
+	if (comma + 1 != end && parse_seconds(comma + 1, end, to))
+		return -1;
+	if (*to && *to < *from)
+		return -1;
+	return 0;
 }
 
 int cmd_decode(int argc, char **argv)
 {
+	return decode_main(argc, argv, DECODE_FLOW);
+}
+
+/* itrace report: decode --summary */
+int cmd_report(int argc, char **argv)
+{
+	return decode_main(argc, argv, DECODE_SUMMARY);
+}
+
+static int decode_main(int argc, char **argv, enum decode_mode mode)
+{
+	enum { O_SYSROOT = 256, O_EXE, O_NO_DEMANGLE, O_PROGRESS, O_NO_PROGRESS, O_BUILDID_DIR,
+	       O_TID, O_TIME, O_SNAPSHOT };
 	static const struct option opts[] = {
 		{ "insn",    no_argument, NULL, 'i' },
 		{ "summary", no_argument, NULL, 's' },
 		{ "stats",   no_argument, NULL, 'S' },
 		{ "sideband", no_argument, NULL, 'b' },
+		{ "json",    no_argument, NULL, 'j' },
 		{ "kernel",  required_argument, NULL, 'k' },
+		{ "sysroot", required_argument, NULL, O_SYSROOT },
+		{ "exe",     required_argument, NULL, O_EXE },
+		{ "no-demangle", no_argument, NULL, O_NO_DEMANGLE },
+		{ "buildid-dir", required_argument, NULL, O_BUILDID_DIR },
+		{ "tid",     required_argument, NULL, O_TID },
+		{ "time",    required_argument, NULL, O_TIME },
+		{ "snapshot", required_argument, NULL, O_SNAPSHOT },
+		{ "progress", no_argument, NULL, O_PROGRESS },
+		{ "no-progress", no_argument, NULL, O_NO_PROGRESS },
 		{ "help",    no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct decode_opts o = { .mode = DECODE_FLOW };
+	struct decode_opts o = { .mode = mode, .progress = -1 };
+	char *kcore_dir = NULL;
 	struct itrace_data d;
 	char err[512];
 	int c, ret;
@@ -1125,26 +2125,93 @@ int cmd_decode(int argc, char **argv)
 		case 'b':
 			o.mode = DECODE_SIDEBAND;
 			break;
+		case 'j':
+			o.json = 1;
+			break;
 		case 'k':
 			o.kernel = optarg;
 			break;
+		case O_SYSROOT:
+			o.sysroot = optarg;
+			break;
+		case O_EXE:
+			o.exe = optarg;
+			break;
+		case O_NO_DEMANGLE:
+			o.no_demangle = 1;
+			break;
+		case O_BUILDID_DIR:
+			o.buildid_dir = optarg;
+			break;
+		case O_TID:
+			if (!*optarg || strspn(optarg, "0123456789,") != strlen(optarg)) {
+				fprintf(stderr, "itrace: --tid %s: not a list of thread ids\n", optarg);
+				return EXIT_USAGE;
+			}
+			o.tids = optarg;
+			break;
+		case O_SNAPSHOT: {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*end || !n || n > UINT32_MAX) {
+				fprintf(stderr, "itrace: --snapshot %s: a snapshot number (1, 2, ...)\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			o.snapshot = n;
+			break;
+		}
+		case O_TIME:
+			if (parse_time_range(optarg, &o.time_from, &o.time_to)) {
+				fprintf(stderr,
+					"itrace: --time %s: expected START,STOP in seconds (\"1.5,2\", \"1.5,\", \",2\")\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case O_PROGRESS:
+			o.progress = 1;
+			break;
+		case O_NO_PROGRESS:
+			o.progress = 0;
+			break;
+		case 'h':
+			usage_decode(stdout);
+			return 0;
 		default:
-			usage_decode();
-			return c == 'h' ? 0 : 2;
+			usage_decode(stderr);
+			return EXIT_USAGE;
 		}
 	}
 	if (argc - optind > 1) {
-		usage_decode();
-		return 2;
+		usage_decode(stderr);
+		return EXIT_USAGE;
 	}
+	if (o.progress < 0)
+		o.progress = isatty(STDERR_FILENO);
 	o.name = optind < argc ? argv[optind] : "itrace.data";
-	if (itrace_read_file(o.name, &d, err, sizeof(err))) {
+	/* record --kcore's copy of the kernel text beside the recording */
+	if (!o.kernel && strcmp(o.name, "-")) {
+		struct stat sb;
+
+		if (asprintf(&kcore_dir, "%s.kcore", o.name) > 0 &&
+		    !stat(kcore_dir, &sb) && S_ISDIR(sb.st_mode))
+			o.kernel = kcore_dir;
+	}
+	if (itrace_read_any(o.name, &d, o.buildid_dir, err, sizeof(err))) {
 		fprintf(stderr, "itrace: %s\n", err);
+		free(kcore_dir);
 		return 1;
 	}
+	if (!strcmp(o.name, "-"))
+		o.name = "<stdin>";
+	/* the flow and --insn write lines by the million: write in big blocks */
+	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
 	ret = itrace_decode(&d, &o, stdout);
 	itrace_data_free(&d);
-	if (fflush(stdout))
+	free(kcore_dir);
+	if (fflush(stdout) && !ret)
 		ret = 1;
 	return ret;
 }

@@ -3,33 +3,49 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <intel-pt.h>
+
 #include "itrace.h"
 
-static void print_usage(void)
+static void print_usage(FILE *f)
 {
-	fprintf(stderr,
+	fprintf(f,
 		"usage: itrace record [-o FILE] [-m PAGES] [--snapshot] [-k] -- CMD [ARGS...]\n"
-		"       itrace decode [--insn | --summary | --stats | --sideband] [FILE]\n"
-		"       itrace core [--exe PATH] [--sysroot DIR] [--insn] [--json] [-n N] CORE\n");
+		"       itrace decode [--insn | --summary | --stats | --sideband] [--json]\n"
+		"                     [--kernel KERNEL] [--sysroot DIR] [--exe PATH] [FILE | -]\n"
+		"       itrace report [--json] [--kernel KERNEL] [--sysroot DIR] [--exe PATH] [FILE | -]\n"
+		"       itrace core [--exe PATH] [--sysroot DIR] [--insn] [--json] [-n N]\n"
+		"                   [--stack] [--all] CORE\n"
+		"       itrace --version\n"
+		"`itrace COMMAND --help` describes a command; man itrace, itrace-record,\n"
+		"itrace-decode, itrace-report, itrace-core.\n"
+		"exit status: 0 done, 1 unusable input, 2 usage, 3 decoded with errors\n");
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		print_usage();
-		return 2;
+		print_usage(stderr);
+		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "record"))
 		return cmd_record(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "decode"))
 		return cmd_decode(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "core"))
 		return cmd_core(argc - 1, argv + 1);
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		print_usage();
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		print_usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("itrace %s (libipt %u.%u.%u)\n", ITRACE_VERSION, pt_library_version().major,
+		       pt_library_version().minor, pt_library_version().patch);
 		return 0;
 	}
 	fprintf(stderr, "itrace: unknown command '%s'\n", argv[1]);
-	print_usage();
-	return 2;
+	print_usage(stderr);
+	return EXIT_USAGE;
 }

@@ -2,6 +2,7 @@
 #ifndef ITRACE_H
 #define ITRACE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -13,7 +14,23 @@ struct pt_event;
 struct pt_image;
 struct pt_insn;
 struct pt_insn_decoder;
+struct pt_block;
+struct pt_block_decoder;
+struct pt_image_section_cache;
 struct symtab;
+
+/*
+ * Exit status of every command (itrace(1)): 0 done; 1 the input cannot be
+ * used (not a recording or core, truncated beyond use, unreadable); 2 usage;
+ * 3 decoded, but with errors (trace that could not be decoded, a
+ * recording cut short): everything that could be decoded was printed.
+ */
+enum {
+	EXIT_USAGE	= 2,
+	EXIT_DECODE_ERRORS = 3,
+};
+
+#define ITRACE_VERSION	"0.2"
 
 enum decode_mode {
 	DECODE_FLOW,		/* one line per call / return / jump between functions */
@@ -27,24 +44,54 @@ struct decode_opts {
 	enum decode_mode mode;
 	const char	*name;		/* file name for messages */
 	const char	*kernel;	/* --kernel: ELF image of the kernel */
+	const char	*sysroot;	/* --sysroot: mapped files under it */
+	const char	*exe;		/* --exe: the program's file */
+	int		json;		/* --json */
+	int		progress;	/* progress on stderr */
+	int		no_demangle;
+	const char	*buildid_dir;	/* --buildid-dir: perf's build-id cache */
+	const char	*tids;		/* --tid: only these threads (comma list) */
+	uint64_t	time_from;	/* --time: perf time range in ns, */
+	uint64_t	time_to;	/* 0 when open */
+	unsigned int	snapshot;	/* --snapshot N: only that one (0: all) */
 };
 
-/* Returns 0, 1 on decode errors (after printing everything it could). */
+/* Returns 0, EXIT_DECODE_ERRORS (after printing everything it could). */
 int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out);
 
 int cmd_record(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_core(int argc, char **argv);
 
 /* ---- shared by decode and core (decode.c) ---- */
 
 /* What a walk over one run of trace reports. */
 struct pt_walk_ops {
-	void (*insn)(void *ctx, const struct pt_insn *in);
+	void (*insn)(void *ctx, struct pt_insn_decoder *dec, const struct pt_insn *in);
 	void (*event)(void *ctx, struct pt_insn_decoder *dec, const struct pt_event *ev);
 	/* err: the libipt error; then the decoder resyncs at the next PSB */
 	void (*error)(void *ctx, struct pt_insn_decoder *dec, int err, uint64_t last_ip);
 };
+
+/* The same with the block decoder: one call per block of instructions. */
+struct blk_walk_ops {
+	void (*block)(void *ctx, struct pt_block_decoder *dec, const struct pt_block *b);
+	void (*event)(void *ctx, struct pt_block_decoder *dec, const struct pt_event *ev);
+	void (*error)(void *ctx, struct pt_block_decoder *dec, int err, uint64_t last_ip);
+};
+
+/* The traced memory: an image whose file sections live in one cache. */
+struct itrace_image {
+	struct pt_image			*image;
+	struct pt_image_section_cache	*iscache;
+};
+
+int itrace_image_init(struct itrace_image *im, const char *name);
+/* [offset, offset + size) of a file at vaddr, no symbols: a libipt status. */
+int itrace_image_add_section(struct itrace_image *im, const char *path, uint64_t offset,
+			     uint64_t size, uint64_t vaddr);
+void itrace_image_fini(struct itrace_image *im);
 
 /* A decoder configuration for trace [trace, trace + size) of that CPU. */
 void itrace_pt_config(struct pt_config *cfg, const uint8_t *trace, size_t size,
@@ -52,15 +99,22 @@ void itrace_pt_config(struct pt_config *cfg, const uint8_t *trace, size_t size,
 /* Decode from the first PSB to the end: 0, 1 if there is no PSB, <0 on ENOMEM. */
 int itrace_pt_walk(const struct pt_config *cfg, struct pt_image *image,
 		   const struct pt_walk_ops *ops, void *ctx);
+int itrace_blk_walk(const struct pt_config *cfg, struct pt_image *image,
+		    const struct blk_walk_ops *ops, void *ctx);
 /*
  * Map file offset pgoff of path at [addr, addr + len) in the image and the
  * symbol table: 0, 1 if the file holds nothing there, -errno if it cannot be read.
  */
-int itrace_image_add(struct pt_image *image, struct symtab *st, const char *name,
+int itrace_image_add(struct itrace_image *im, struct symtab *st, const char *name,
 		     const char *path, uint64_t addr, uint64_t len, uint64_t pgoff);
-/* Write buf to a new temporary file, its name in path: 0 or -errno. */
-int itrace_tmp_image(const void *buf, size_t size, char *path, size_t len);
+/*
+ * buf as a file that can be opened by the name put in path (a memfd, no
+ * file on disk): the fd, to close when done, or -errno.
+ */
+int itrace_mem_image(const char *name, const void *buf, size_t size, char *path, size_t len);
 const char *itrace_base_name(const char *path);
+/* A system call instruction: SYSCALL, SYSENTER, or INT 0x80 (32-bit programs). */
+bool itrace_is_syscall(const uint8_t *raw, size_t size);
 void itrace_cpu_ident(struct itrace_file_header *hdr);
 /* A copy of this process's [vdso] image (malloc'd). */
 int itrace_read_vdso(unsigned char **buf, size_t *size);

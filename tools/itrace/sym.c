@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <libiberty/demangle.h>
+#include <search.h>
 
 #include "sym.h"
 
@@ -17,8 +20,31 @@ struct ksym {
 	char		*name;
 };
 
+/* Synthesized PLT entry names of one module: "printf@plt". */
+struct plt_ent {
+	uint64_t	addr;		/* ELF address of the entry */
+	uint64_t	size;		/* 16; 8 in a .plt.got without IBT */
+	char		*name;
+};
+
+struct plt_tab {
+	Dwfl_Module	*mod;
+	struct plt_ent	*ents;		/* sorted by addr */
+	size_t		nr;
+};
+
+/* A demangled name, by the address of the mangled one (stable in libdwfl). */
+struct dname {
+	const char	*mangled;
+	char		*name;
+};
+
 struct symtab {
 	Dwfl		*dwfl;
+	struct plt_tab	*plts;
+	size_t		nr_plts;
+	void		*dnames;	/* tsearch() tree of struct dname */
+	int		demangle;
 	char		**paths;	/* files already reported */
 	size_t		nr_paths;
 	struct ksym	*ksyms;		/* kallsyms text symbols, by address */
@@ -45,7 +71,227 @@ struct symtab *sym_new(void)
 	}
 	dwfl_report_begin(st->dwfl);
 	memset(st->cache_ip, 0xff, sizeof(st->cache_ip));
+	st->demangle = 1;
 	return st;
+}
+
+void sym_set_demangle(struct symtab *st, int on)
+{
+	st->demangle = on;
+}
+
+static int cmp_dname(const void *a, const void *b)
+{
+	const struct dname *x = a, *y = b;
+
+	return x->mangled < y->mangled ? -1 : x->mangled > y->mangled;
+}
+
+/* The C++ demangled form of name, or name itself. */
+static const char *demangled(struct symtab *st, const char *name)
+{
+	struct dname key = { .mangled = name }, *d, **found;
+	char *m;
+	int n;
+
+	if (!st->demangle || name[0] != '_' || name[1] != 'Z')
+		return name;
+	found = tfind(&key, &st->dnames, cmp_dname);
+	if (found)
+		return (*found)->name;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return name;
+	n = sym_name_len(name);
+	m = strndup(name, n);
+	d->mangled = name;
+	/* libiberty's demangler, as binutils and perf show C++ names */
+	d->name = m ? cplus_demangle(m, DMGL_PARAMS | DMGL_ANSI) : NULL;
+	if (d->name && n < (int)strlen(name)) {
+		/* keep the symbol version: "_ZNSo3putEc@@GLIBCXX_3.4" */
+		char *v;
+
+		if (asprintf(&v, "%s%s", d->name, name + n) >= 0) {
+			free(d->name);
+			d->name = v;
+		}
+	}
+	free(m);
+	if (!d->name)
+		d->name = strdup(name);
+	if (!d->name || !tsearch(d, &st->dnames, cmp_dname)) {
+		free(d->name);
+		free(d);
+		return name;
+	}
+	return d->name;
+}
+
+static int cmp_plt(const void *a, const void *b)
+{
+	const struct plt_ent *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * The GOT slot an x86-64 PLT entry jumps through: the first
+ * "jmp *disp32(%rip)" (ff 25, after an endbr64 and a bnd prefix if any)
+ * in its n bytes.  0 if there is none.
+ */
+static uint64_t plt_slot(const uint8_t *p, size_t n, uint64_t addr)
+{
+	size_t i;
+	int32_t disp;
+
+	for (i = 0; i + 6 <= n; i++) {
+		if (p[i] != 0xff || p[i + 1] != 0x25)
+			continue;
+		memcpy(&disp, p + i + 2, 4);
+		return addr + i + 6 + (int64_t)disp;
+	}
+	return 0;
+}
+
+/*
+ * The name of the symbol whose relocation writes the GOT slot at slot; an
+ * IRELATIVE one (an ifunc of the file itself) has none and is named as
+ * perf names it, "*ABS*+0xADDEND", in buf.
+ */
+static const char *slot_symbol(Elf *elf, uint64_t slot, char *buf, size_t len)
+{
+	Elf_Scn *rscn = NULL, *symscn;
+	Elf_Data *rd, *sd;
+	GElf_Shdr rsh, ssh;
+	size_t i, nr;
+
+	while ((rscn = elf_nextscn(elf, rscn))) {
+		if (!gelf_getshdr(rscn, &rsh) || rsh.sh_type != SHT_RELA || !rsh.sh_entsize)
+			continue;
+		symscn = elf_getscn(elf, rsh.sh_link);
+		rd = elf_getdata(rscn, NULL);
+		if (!symscn || !rd || !gelf_getshdr(symscn, &ssh))
+			continue;
+		sd = elf_getdata(symscn, NULL);
+		nr = rsh.sh_size / rsh.sh_entsize;
+		for (i = 0; sd && i < nr; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+
+			if (!gelf_getrela(rd, i, &r) || r.r_offset != slot)
+				continue;
+			if (!GELF_R_SYM(r.r_info)) {
+				snprintf(buf, len, "*ABS*+0x%llx", (unsigned long long)r.r_addend);
+				return buf;
+			}
+			if (!gelf_getsym(sd, GELF_R_SYM(r.r_info), &sym))
+				return NULL;
+			return elf_strptr(elf, ssh.sh_link, sym.st_name);
+		}
+	}
+	return NULL;
+}
+
+static int plt_add(struct plt_tab *t, size_t *cap, uint64_t addr, uint64_t size,
+		   const char *sym)
+{
+	struct plt_ent *n;
+
+	if (t->nr == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		n = realloc(t->ents, *cap * sizeof(*n));
+		if (!n)
+			return -1;
+		t->ents = n;
+	}
+	t->ents[t->nr].addr = addr;
+	t->ents[t->nr].size = size;
+	if (asprintf(&t->ents[t->nr].name, "%.*s@plt", sym_name_len(sym), sym) < 0)
+		return -1;
+	t->nr++;
+	return 0;
+}
+
+/* Name every entry of .plt, .plt.sec and .plt.got by its relocation's symbol. */
+static void plt_build(struct plt_tab *t, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, cap = 0;
+	GElf_Shdr sh;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name, *sym;
+		char abs[32];
+		Elf_Data *data;
+		uint64_t a, slot, step;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (strcmp(name, ".plt") && strcmp(name, ".plt.sec") &&
+			      strcmp(name, ".plt.got")))
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			continue;
+		/* 16-byte entries; .plt.got has 8-byte ones without IBT */
+		step = sh.sh_entsize == 8 ? 8 : 16;
+		for (a = 0; a + step <= data->d_size; a += step) {
+			slot = plt_slot((const uint8_t *)data->d_buf + a, step, sh.sh_addr + a);
+			sym = slot ? slot_symbol(elf, slot, abs, sizeof(abs)) : NULL;
+			if (sym && *sym && plt_add(t, &cap, sh.sh_addr + a, step, sym))
+				return;
+		}
+	}
+	if (t->nr)
+		qsort(t->ents, t->nr, sizeof(*t->ents), cmp_plt);
+}
+
+/* The PLT entry holding ip (a run-time address) in mod: its name and start. */
+static int plt_lookup(struct symtab *st, Dwfl_Module *mod, uint64_t ip, struct sym_info *si)
+{
+	struct plt_tab *t = NULL;
+	GElf_Addr bias;
+	Elf *elf;
+	size_t i, lo, hi;
+
+	for (i = 0; i < st->nr_plts; i++)
+		if (st->plts[i].mod == mod)
+			t = &st->plts[i];
+	elf = dwfl_module_getelf(mod, &bias);
+	if (!elf)
+		return -1;
+	if (!t) {
+		struct plt_tab *n = realloc(st->plts, (st->nr_plts + 1) * sizeof(*n));
+
+		if (!n)
+			return -1;
+		st->plts = n;
+		t = &st->plts[st->nr_plts++];
+		memset(t, 0, sizeof(*t));
+		t->mod = mod;
+		plt_build(t, elf);
+	}
+	ip -= bias;
+	lo = 0;
+	hi = t->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->ents[mid].addr + t->ents[mid].size <= ip) {
+			lo = mid + 1;
+		} else if (t->ents[mid].addr > ip) {
+			hi = mid;
+		} else {
+			si->name = t->ents[mid].name;
+			si->start = t->ents[mid].addr + bias;
+			si->end = si->start + t->ents[mid].size;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 /*
@@ -216,6 +462,11 @@ void sym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si)
 			si->module = mname;
 		name = dwfl_module_addrinfo(mod, ip, &off, &sym, NULL, NULL, NULL);
 	}
+	if (!name && mod && !plt_lookup(st, mod, ip, si)) {
+		st->cache_ip[h] = ip;
+		st->cache[h] = *si;
+		return;
+	}
 	if (!name && mod) {
 		/* no symbol (PLT stubs...): name the section instead */
 		Dwarf_Addr a = ip, bias;
@@ -233,7 +484,7 @@ void sym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si)
 		}
 	}
 	if (name) {
-		si->name = name;
+		si->name = demangled(st, name);
 		si->start = ip - off;
 		si->end = sym.st_size ? si->start + sym.st_size : ip + 1;
 		if (si->end <= ip)
@@ -247,7 +498,33 @@ int sym_name_len(const char *name)
 {
 	const char *at = strchr(name, '@');
 
-	return at && at != name ? (int)(at - name) : (int)strlen(name);
+	/* "memcpy@@GLIBC_2.14" and "memcpy@GLIBC_2.2.5", not "printf@plt" */
+	if (!at || at == name || !strcmp(at, "@plt"))
+		return (int)strlen(name);
+	return (int)(at - name);
+}
+
+int sym_build_id(const char *path, uint8_t *id, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n = -1;
+	const void *p;
+	ssize_t len;
+	Elf *elf;
+
+	if (fd < 0)
+		return -1;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf) {
+		len = dwelf_elf_gnu_build_id(elf, &p);
+		if (len > 0) {
+			n = len > (ssize_t)max ? (int)max : (int)len;
+			memcpy(id, p, n);
+		}
+		elf_end(elf);
+	}
+	close(fd);
+	return n;
 }
 
 int sym_srcline(struct symtab *st, uint64_t ip, const char **file, int *line)
@@ -269,6 +546,21 @@ void sym_free(struct symtab *st)
 	if (!st)
 		return;
 	dwfl_end(st->dwfl);
+	for (i = 0; i < st->nr_plts; i++) {
+		size_t k;
+
+		for (k = 0; k < st->plts[i].nr; k++)
+			free(st->plts[i].ents[k].name);
+		free(st->plts[i].ents);
+	}
+	free(st->plts);
+	while (st->dnames) {
+		struct dname *d = *(struct dname **)st->dnames;
+
+		tdelete(d, &st->dnames, cmp_dname);
+		free(d->name);
+		free(d);
+	}
 	for (i = 0; i < st->nr_paths; i++)
 		free(st->paths[i]);
 	free(st->paths);

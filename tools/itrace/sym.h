@@ -30,6 +30,10 @@ void sym_free(struct symtab *st);
 /* Length of a symbol name without its version ("memcpy@@GLIBC_2.14"). */
 int sym_name_len(const char *name);
 /* Source file and line of ip from the debug info; -1 if there is none. */
+/* The GNU build-id of an ELF file: its length (at most max), -1 if none. */
+int sym_build_id(const char *path, uint8_t *id, size_t max);
+/* C++ names demangled (the default) or not. */
+void sym_set_demangle(struct symtab *st, int on);
 int sym_srcline(struct symtab *st, uint64_t ip, const char **file, int *line);
 
 #endif

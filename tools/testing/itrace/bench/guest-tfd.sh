@@ -19,7 +19,9 @@
 # restart finds too little room) (perf: from `perf report -D`; itrace:
 # truncated only, from its report).  The last trace-fd recording of the
 # small buffer is kept as $OUT/last.itrace.
-# /in/tparams: ROUNDS, REPS, PAGES, REF_PAGES, WORK, PERF_EVENT.
+# /in/tparams: ROUNDS, REPS, PAGES, REF_PAGES, WORK, PERF_EVENT, and
+# ITRACE_ARGS (more options of itrace record), WORK_ARGS (of the workload
+# after ROUNDS: "-1 4" for four threads).
 . /in/tparams
 mkdir -p "$(dirname "$WORK")" && cp /in/work "$WORK" || exit 1
 it=$ITRACE_BUILD/tools/itrace/itrace
@@ -31,7 +33,8 @@ wall() { sed -n 's/^wall_ns=\([0-9]*\).*/\1/p' /tmp/sw.txt; }
 
 itrace_run() {	# itrace_run RUN PAGES
 	rm -f /tmp/t.itrace
-	"$sw" /tmp/sw.txt "$it" record -m "$2" -o /tmp/t.itrace -- "$WORK" "$ROUNDS" \
+	# shellcheck disable=SC2086 # ITRACE_ARGS, WORK_ARGS: words
+	"$sw" /tmp/sw.txt "$it" record $ITRACE_ARGS -m "$2" -o /tmp/t.itrace -- "$WORK" "$ROUNDS" $WORK_ARGS \
 		> /tmp/t.out 2> /tmp/t.log || { cat /tmp/t.log; exit 1; }
 	sed "s/^/# run $1 itrace: /" /tmp/t.log
 	bytes=$(sed -n 's/.*recorded \([0-9]*\) bytes.*/\1/p' /tmp/t.log)
@@ -43,8 +46,9 @@ itrace_run() {	# itrace_run RUN PAGES
 
 perf_run() {	# perf_run RUN PAGES
 	rm -f /tmp/p.data
+	# shellcheck disable=SC2086
 	HOME=/tmp "$sw" /tmp/sw.txt "$perf" record -e "$PERF_EVENT" -m ",$2" -o /tmp/p.data \
-		-- "$WORK" "$ROUNDS" > /tmp/p.out 2> /tmp/p.log || { cat /tmp/p.log; exit 1; }
+		-- "$WORK" "$ROUNDS" $WORK_ARGS > /tmp/p.out 2> /tmp/p.log || { cat /tmp/p.log; exit 1; }
 	sed "s/^/# run $1 perf: /" /tmp/p.log
 	w=$(wall)
 	HOME=/tmp "$perf" report -D --no-itrace -i /tmp/p.data > /tmp/p.dump 2> /tmp/p.rep || {
@@ -69,7 +73,7 @@ perf_run() {	# perf_run RUN PAGES
 }
 
 : > "$OUT/tfd.txt"
-"$WORK" "$ROUNDS" > /dev/null	# warm up
+"$WORK" "$ROUNDS" $WORK_ARGS > /dev/null	# warm up
 itrace_run ref "$REF_PAGES"
 perf_run ref "$REF_PAGES"
 i=0

@@ -3,15 +3,19 @@
  * CPU-bound workload for `make bench`: calls, indirect calls, data-dependent
  * conditional branches and loops, no system calls inside the timed part.
  *
- *   work [ROUNDS [CPU]]
+ *   work [ROUNDS [CPU [THREADS]]]
  *
- * With CPU, it first moves itself to that CPU alone (sched_setaffinity),
- * so a reader pinned elsewhere never shares its CPU.
+ * With CPU (>= 0), it first moves itself to that CPU alone
+ * (sched_setaffinity), so a reader pinned elsewhere never shares its CPU.
+ * With THREADS, that many threads share the rounds (the bench of itrace
+ * record's per-CPU buffers, tfd.sh TFD_MODE=threads); the time is from
+ * their creation to the last join.
  * prints one line "work rounds=R ns=NANOSECONDS sum=S", NANOSECONDS being
  * the guest's CLOCK_MONOTONIC around the work (under TCG the guest clock
  * follows host time).
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +23,7 @@
 
 #define NOINLINE __attribute__((noinline))
 
-static unsigned long seed = 12345;
+static __thread unsigned long seed = 12345;
 
 static NOINLINE unsigned long rnd(void)
 {
@@ -84,7 +88,7 @@ static NOINLINE long indirect(int n)
 
 static NOINLINE long loops(int n)
 {
-	static long a[256];
+	static __thread long a[256];
 	long s = 0;
 	int i, j;
 
@@ -96,12 +100,32 @@ static NOINLINE long loops(int n)
 	return s;
 }
 
+static void *run(void *arg)
+{
+	long rounds = (long)arg, r, sum = 0;
+
+	for (r = 0; r < rounds; r++) {
+		sum += fib(12);
+		sum += branches(200);
+		sum += indirect(200);
+		sum += loops(2);
+	}
+	return (void *)sum;
+}
+
 int main(int argc, char **argv)
 {
-	long rounds = argc > 1 ? atol(argv[1]) : 1000, r, sum = 0;
+	long rounds = argc > 1 ? atol(argv[1]) : 1000, sum = 0;
+	int i, nt = argc > 3 ? atoi(argv[3]) : 0;
+	pthread_t t[64];
 	struct timespec t0, t1;
+	void *ret;
 
-	if (argc > 2) {
+	if (nt < 0 || nt > 64) {
+		fprintf(stderr, "work: 0 to 64 threads\n");
+		return 1;
+	}
+	if (argc > 2 && atoi(argv[2]) >= 0) {
 		int cpu = atoi(argv[2]);
 		cpu_set_t set;
 
@@ -113,11 +137,18 @@ int main(int argc, char **argv)
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (r = 0; r < rounds; r++) {
-		sum += fib(12);
-		sum += branches(200);
-		sum += indirect(200);
-		sum += loops(2);
+	if (!nt) {
+		sum = (long)run((void *)rounds);
+	} else {
+		for (i = 0; i < nt; i++)
+			if (pthread_create(&t[i], NULL, run, (void *)(rounds / nt))) {
+				perror("work: pthread_create");
+				return 1;
+			}
+		for (i = 0; i < nt; i++) {
+			pthread_join(t[i], &ret);
+			sum += (long)ret;
+		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("work rounds=%ld ns=%lld sum=%ld\n", rounds,

@@ -90,7 +90,7 @@ nk=0
 for k in $PERF_KERNEL_PROGS; do nk=$((nk + 1)); done
 nall=0
 [ "$nk" -gt 0 ] && nall=1
-echo "1..$(($(wc -l < "$list") * 11 + nk * 2 + nall + 2))"
+echo "1..$(($(wc -l < "$list") * 12 + nk * 2 + nall + 2))"
 # perf record --kcore -e intel_pt// of PERF_KERNEL_PROGS, all in one
 # recording (a directory: perf.data and kcore_dir/), decoded twice:
 #  - with the kernel text perf copied (perf script takes kcore_dir/ by
@@ -158,6 +158,7 @@ while read -r name start end; do
 		tap FAIL "$name: perf record # no perf.data from the guest (perf missing?)"
 		tap FAIL "$name: perf decode # no perf.data"
 		tap FAIL "$name: perf insns # no perf.data"
+		tap FAIL "$name: itrace decode of perf's perf.data # no perf.data"
 	else
 		if [ "$prec" = 0 ] && [ -s "$res/$name.perf.data" ] &&
 			cmp -s "$res/$name.perf-out" "$res/$name.out"; then
@@ -177,6 +178,19 @@ while read -r name start end; do
 			tap ok "$name: perf decode: perf script --itrace=i1ie: $ptotal instructions, 0 errors"
 		else
 			tap FAIL "$name: perf decode # exit $pirc, $perrs errors, $ptotal instructions: $(head -n1 "$res/$name.perf-errors")"
+		fi
+		# itrace decode reads perf's perf.data too: the same instructions
+		# as perf script over the whole recording (every thread, in the
+		# order of the one CPU's buffer)
+		pstats=$("$ITRACE" decode --stats --buildid-dir "$res/perf-buildid" \
+			"$res/$name.perf.data" 2>"$res/$name.pdecode-err")
+		pdrc=$?
+		pdtotal=$(awk '$1 == "total" && $2 == "insns" { print $3 }' <<<"$pstats")
+		pderrs=$(awk '$1 == "total" && $2 == "errors" { print $3 }' <<<"$pstats")
+		if [ $pdrc = 0 ] && [ "${pderrs:-x}" = 0 ] && [ "${pdtotal:-x}" = "$ptotal" ]; then
+			tap ok "$name: itrace decode of perf's perf.data: $pdtotal instructions, 0 errors, as perf script"
+		else
+			tap FAIL "$name: itrace decode of perf's perf.data # exit $pdrc, errors ${pderrs:-?}, ${pdtotal:-?} instructions, perf script $ptotal: $(grep -m1 -v warning "$res/$name.pdecode-err")"
 		fi
 		# the program's own thread: the first one perf saw (threads and
 		# fork children are traced too, perf record inherits)
@@ -215,10 +229,11 @@ while read -r name start end; do
 		tap FAIL "$name: -k libipt decode through the kernel (kcore) # exit $kdrc, errors ${kerrs:-?}, gaps ${kgaps:-?}, $ku user + $kk kernel instructions: $(grep -m1 -v 'warning' "$res/$name.kdecode-err")"
 	fi
 	# kcut itself: on the user-only recording (no kernel packets) it must
-	# change nothing that libipt decodes
+	# change nothing that libipt decodes (but for the "[thread ...]"
+	# context lines: kcut's copy has no sample ids, so no threads)
 	"$KCUT" "$res/$name.itrace" "$res/$name.ucut" 2>"$res/$name.ucut-log"
-	"$ITRACE" decode --insn "$res/$name.ucut" 2>/dev/null | awk '{ print $2 }' > "$res/$name.ucut-insn"
-	"$ITRACE" decode --insn "$res/$name.itrace" 2>/dev/null | awk '{ print $2 }' |
+	"$ITRACE" decode --insn "$res/$name.ucut" 2>/dev/null | awk '!/^\[/ { print $2 }' > "$res/$name.ucut-insn"
+	"$ITRACE" decode --insn "$res/$name.itrace" 2>/dev/null | awk '!/^\[/ { print $2 }' |
 		cmp -s - "$res/$name.ucut-insn"
 	crc=$?
 	# a 32-bit program (ELF class 1) runs in compat mode: its trace must

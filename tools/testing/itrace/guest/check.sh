@@ -3,6 +3,7 @@
 #   $OUT/kselftest/<name>.tap   KTAP of each kselftest binary
 #                               (perf_events-<name>.tap: upstream perf_events)
 #   $OUT/e2e/                   recordings of the end-to-end programs
+#   $OUT/record/                itrace record's own tests (record.sh)
 #   $OUT/pt-sysfs.txt           the intel_pt PMU as the guest sees it
 set -u
 . /etc/itrace.env
@@ -33,6 +34,9 @@ sh "$ks" "$ITRACE_BUILD/selftests/perf_events" "$OUT/kselftest" perf_events-
 mkdir -p "$OUT/e2e"
 echo "guest: end-to-end recordings"
 sh "$ITRACE_SRC/tools/testing/itrace/guest/e2e-record.sh" "$OUT/e2e"
+
+echo "guest: itrace record: threads, children, attach, CPU-wide, filter, snapshots, signals"
+sh "$ITRACE_SRC/tools/testing/itrace/guest/record.sh" "$OUT/record"
 
 echo "guest: core dumps with RLIMIT_ITRACE"
 sh "$ITRACE_SRC/tools/testing/itrace/guest/coredump.sh" "$OUT/coredump"

@@ -10,6 +10,7 @@
 #   e2e/                  recordings of the end-to-end programs, migrate
 #                         among them (it moves itself across the CPUs
 #                         while the reader runs where the scheduler puts it)
+#   record/               itrace record's own tests (record.sh)
 set -u
 . /etc/itrace.env
 
@@ -24,5 +25,7 @@ sh "$ITRACE_SRC/tools/testing/itrace/guest/kselftests.sh" \
 mkdir -p "$OUT/e2e"
 echo "guest: end-to-end recordings"
 sh "$ITRACE_SRC/tools/testing/itrace/guest/e2e-record.sh" "$OUT/e2e"
+echo "guest: itrace record's tests (threads migrating between the CPUs, -a on both)"
+sh "$ITRACE_SRC/tools/testing/itrace/guest/record.sh" "$OUT/record"
 
 exit 0

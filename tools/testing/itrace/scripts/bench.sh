@@ -36,6 +36,16 @@
 #                              trace fd / perf (issue 4, "Benchmark")
 #   tfd_minus_perf_stops       stops (trace lost on a full buffer), trace fd
 #                              minus perf (tools/testing/itrace/bench/tfd.sh)
+#   tfd_vs_perf_threads_bytes_per_s, tfd_vs_perf_threads_kept: the same two
+#                              with four threads on two vCPUs, itrace
+#                              record's defaults (every thread, per-CPU
+#                              buffers, TSC and MTC) against perf record
+#                              with the same packets and buffer per CPU
+#                              (tfd.sh TFD_MODE=threads)
+#   decode_vs_libipt_insn,     host only: itrace decode --stats and the flow
+#   decode_flow_vs_libipt_insn against a bare libipt pt_insn loop with an
+#                              image section cache, on step 1's recording
+#                              (tools/testing/itrace/bench/decode.sh)
 #
 # Kernel: every boot of this run (tfd.sh's too) boots the non-debug bench
 # kernel, build/linux-obj-bench (tools/testing/itrace/config/
@@ -240,6 +250,10 @@ fi
 # 5. trace fd vs perf record, same AUX buffer: its own boot (perf in the
 # initramfs), the kernel copied at the start of this run.
 TFD_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/tfd.sh" > "$b/tfd.out"
+# 6. the same with four threads on two vCPUs: itrace record's per-CPU
+# buffers vs perf record's (issue 18); its own boot too.
+TFD_MODE=threads TFD_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/tfd.sh" \
+	> "$b/tfd-threads.out"
 
 # 3. trace bytes per thousand instructions, from the last traced run.
 sum=$("$BUILD/tools/itrace/itrace" decode --summary "$b/onoff/work.itrace" 2>/dev/null)
@@ -276,4 +290,9 @@ echo "# rlimit_dump_size_on_vs_off: $son / $soff bytes"
 echo "bench rlimit_dump_size_on_vs_off = $(n "$son" "$soff") x (goal none)"
 echo "# fork_exec_p99_unrelated: median p99 $(us "$fbeside") us beside a $fthreads-thread process toggling RLIMIT_ITRACE / $(us "$falone") us alone ($reps x $frounds fork+exec each way, 2 vCPUs)"
 echo "bench fork_exec_p99_unrelated = $(n "$fbeside" "$falone") x (goal <= 1.1)"
-cat "$b/tfd.out"
+cat "$b/tfd.out" "$b/tfd-threads.out"
+
+# 6. decoding on the host (no guest): the workload's recording of step 1
+# against a bare libipt loop (tools/testing/itrace/bench/decode.sh; run it
+# alone on any recording, and with a perf.data for decode_vs_perf_script)
+"$t/bench/decode.sh" "$b/onoff/work.itrace"

@@ -54,6 +54,36 @@ echo "== layer 1: host unit tests"
 tap "$res/host-overlay.tap" host/overlay
 make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" TEST_O="$BUILD/itrace-test" test > "$res/host-itrace.tap" 2>&1
 tap "$res/host-itrace.tap" host/itrace
+# make install: the binary, a man page per command (rendered without a
+# warning), the JSON schema
+inst=$res/install
+rm -rf "$inst"
+# the parsers under libFuzzer with ASan/UBSan/LSan, bounded: 20 s a target
+if make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" TEST_O="$BUILD/itrace-test" \
+	FUZZ_SECONDS=20 fuzz > "$res/fuzz.log" 2>&1; then
+	result ok "host/fuzz: $(grep '^fuzz-' "$res/fuzz.log" | tr '\n' ';' | sed 's/;$//'): no crash, no sanitizer report, no leak"
+else
+	result fail "host/fuzz" "$(grep -v '^make' "$res/fuzz.log" | tail -3 | tr '\n' ' ') (logs: $BUILD/itrace-test/fuzz-*.log)"
+fi
+if make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" DESTDIR="$inst" PREFIX=/usr install \
+	> "$res/install.log" 2>&1 &&
+   [ -x "$inst/usr/bin/itrace" ] && [ -f "$inst/usr/share/itrace/itrace.schema.json" ]; then
+	bad=
+	for p in itrace itrace-record itrace-decode itrace-report itrace-core; do
+		f=$inst/usr/share/man/man1/$p.1
+		w=$(MANWIDTH=80 man --warnings -l "$f" 2>&1 >/dev/null)
+		{ [ -f "$f" ] && [ -z "$w" ] && MANWIDTH=80 man -l "$f" 2>/dev/null | grep -q '^EXIT STATUS'; } ||
+			bad="$bad $p${w:+ ($w)}"
+	done
+	if [ -z "$bad" ]; then
+		result ok "host/itrace: make install: itrace, 5 man pages (EXIT STATUS, no groff warning), the JSON schema"
+	else
+		result fail "host/itrace: make install: man pages:$bad"
+	fi
+else
+	result fail "host/itrace: make install" "$(tail -2 "$res/install.log" | tr '\n' ' ')"
+fi
+rm -rf "$inst"
 if "$here/series.sh" --checkpatch > "$res/series.tap" 2>&1; then
 	result ok "host/series: make series exports every overlay file"
 else
@@ -157,10 +187,15 @@ for f in "$gm"/kselftest/*.tap; do
 done
 "$here/e2e-verify.sh" "$gm/e2e" > "$res/e2e-smp.tap" 2>&1
 tap "$res/e2e-smp.tap" smp
+"$here/record-verify.sh" "$gm/record" smp > "$res/record-smp.tap" 2>&1
+tap "$res/record-smp.tap" ""
 
 echo "== layer 3: end-to-end decode on the host"
 "$here/e2e-verify.sh" "$g/e2e" > "$res/e2e.tap" 2>&1
 tap "$res/e2e.tap" ""
+echo "== itrace record: threads and children, attach, CPU-wide, filter, snapshots, signals"
+"$here/record-verify.sh" "$g/record" > "$res/record.tap" 2>&1
+tap "$res/record.tap" ""
 
 echo "== RLIMIT_ITRACE core dumps: itrace core in the guest; readelf, gdb, itrace on the host"
 tap "$g/coredump/coredump.tap" ""

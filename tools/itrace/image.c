@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The traced memory image and the libipt decoders, shared by decode and
+ * core: files are added through one image section cache, so that libipt
+ * maps each file section once, not at every switch between the program
+ * and its libraries; images held in memory ([vdso]) are memfds.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <intel-pt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "itrace.h"
+#include "itrace-file.h"
+#include "sym.h"
+
+void itrace_pt_config(struct pt_config *cfg, const uint8_t *trace, size_t size,
+		      uint32_t vendor, uint32_t family, uint32_t model, uint32_t stepping)
+{
+	pt_config_init(cfg);
+	cfg->begin = (uint8_t *)trace;
+	cfg->end = cfg->begin + size;
+	if (vendor == ITRACE_CPU_INTEL) {
+		cfg->cpu.vendor = pcv_intel;
+		cfg->cpu.family = family;
+		cfg->cpu.model = model;
+		cfg->cpu.stepping = stepping;
+		if (pt_cpu_errata(&cfg->errata, &cfg->cpu) < 0)
+			memset(&cfg->errata, 0, sizeof(cfg->errata));
+	}
+}
+
+int itrace_pt_walk(const struct pt_config *cfg, struct pt_image *image,
+		   const struct pt_walk_ops *ops, void *ctx)
+{
+	struct pt_insn_decoder *dec = pt_insn_alloc_decoder(cfg);
+	uint64_t last_ip = 0;
+	struct pt_event ev;
+	struct pt_insn in;
+	int status;
+
+	if (!dec)
+		return -pte_nomem;
+	pt_insn_set_image(dec, image);
+	status = pt_insn_sync_forward(dec);
+	if (status == -pte_eos) {
+		pt_insn_free_decoder(dec);
+		return 1;
+	}
+	while (status != -pte_eos) {
+		if (status < 0) {
+			ops->error(ctx, dec, status, last_ip);
+			status = pt_insn_sync_forward(dec);
+			continue;
+		}
+		while (status & pts_event_pending) {
+			status = pt_insn_event(dec, &ev, sizeof(ev));
+			if (status < 0)
+				break;
+			ops->event(ctx, dec, &ev);
+		}
+		if (status < 0)
+			continue;
+		if (status & pts_eos)
+			break;
+		memset(&in, 0, sizeof(in));
+		status = pt_insn_next(dec, &in, sizeof(in));
+		if (status < 0) {
+			if (status == -pte_eos)
+				break;
+			/* in.ip is set when the instruction itself failed */
+			if (in.ip)
+				last_ip = in.ip;
+			continue;
+		}
+		last_ip = in.ip;
+		ops->insn(ctx, dec, &in);
+	}
+	pt_insn_free_decoder(dec);
+	return 0;
+}
+
+int itrace_blk_walk(const struct pt_config *cfg, struct pt_image *image,
+		    const struct blk_walk_ops *ops, void *ctx)
+{
+	struct pt_block_decoder *dec = pt_blk_alloc_decoder(cfg);
+	uint64_t last_ip = 0;
+	struct pt_event ev;
+	struct pt_block b;
+	int status;
+
+	if (!dec)
+		return -pte_nomem;
+	pt_blk_set_image(dec, image);
+	status = pt_blk_sync_forward(dec);
+	if (status == -pte_eos) {
+		pt_blk_free_decoder(dec);
+		return 1;
+	}
+	while (status != -pte_eos) {
+		if (status < 0) {
+			ops->error(ctx, dec, status, last_ip);
+			status = pt_blk_sync_forward(dec);
+			continue;
+		}
+		while (status & pts_event_pending) {
+			status = pt_blk_event(dec, &ev, sizeof(ev));
+			if (status < 0)
+				break;
+			ops->event(ctx, dec, &ev);
+		}
+		if (status < 0)
+			continue;
+		if (status & pts_eos)
+			break;
+		memset(&b, 0, sizeof(b));
+		status = pt_blk_next(dec, &b, sizeof(b));
+		/* a block may end in an error: its instructions did execute */
+		if (b.ninsn) {
+			last_ip = b.end_ip;
+			ops->block(ctx, dec, &b);
+		}
+		if (status == -pte_eos)
+			break;
+	}
+	pt_blk_free_decoder(dec);
+	return 0;
+}
+
+const char *itrace_base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
+
+/*
+ * An image held in memory ([vdso] bytes from the recording or the core) as
+ * a file libipt and libdwfl can open by name: a memfd, named by its
+ * /proc/self/fd path.  Nothing is created on disk, so nothing is left
+ * behind whatever way the process ends.  Returns the fd (the caller closes
+ * it when done with the image) or -errno.
+ */
+int itrace_mem_image(const char *name, const void *buf, size_t size, char *path, size_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC), err = 0;
+	const uint8_t *p = buf;
+	size_t done = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (done < size) {
+		ssize_t n = write(fd, p + done, size - done);
+
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			close(fd);
+			return err;
+		}
+		done += n;
+	}
+	snprintf(path, len, "/proc/self/fd/%d", fd);
+	if (access(path, R_OK)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int itrace_image_add(struct itrace_image *im, struct symtab *st, const char *name,
+		     const char *path, uint64_t addr, uint64_t len, uint64_t pgoff)
+{
+	struct stat sb;
+	int err;
+
+	if (stat(path, &sb))
+		return -errno;
+	if (!S_ISREG(sb.st_mode))
+		return -EINVAL;
+	if ((uint64_t)sb.st_size <= pgoff)
+		return 1;
+	if (len > (uint64_t)sb.st_size - pgoff)
+		len = sb.st_size - pgoff;
+	err = itrace_image_add_section(im, path, pgoff, len, addr);
+	if (err < 0)
+		fprintf(stderr, "itrace: warning: %s at 0x%llx: %s\n", path,
+			(unsigned long long)addr, pt_errstr(pt_errcode(err)));
+	if (st && sym_add_mapping(st, name, path, addr, len, pgoff))
+		fprintf(stderr, "itrace: warning: no symbols for %s\n", path);
+	return 0;
+}
+
+int itrace_image_add_section(struct itrace_image *im, const char *path, uint64_t offset,
+			     uint64_t size, uint64_t vaddr)
+{
+	int isid = pt_iscache_add_file(im->iscache, path, offset, size, vaddr);
+
+	if (isid < 0)
+		return isid;
+	return pt_image_add_cached(im->image, im->iscache, isid, NULL);
+}
+
+int itrace_image_init(struct itrace_image *im, const char *name)
+{
+	memset(im, 0, sizeof(*im));
+	im->image = pt_image_alloc(name);
+	im->iscache = pt_iscache_alloc(name);
+	if (!im->image || !im->iscache) {
+		itrace_image_fini(im);
+		return -1;
+	}
+	return 0;
+}
+
+void itrace_image_fini(struct itrace_image *im)
+{
+	/* the image refers to the cache's sections: free it first */
+	if (im->image)
+		pt_image_free(im->image);
+	if (im->iscache)
+		pt_iscache_free(im->iscache);
+	im->image = NULL;
+	im->iscache = NULL;
+}
+

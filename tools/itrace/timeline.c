@@ -1,0 +1,1205 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The threads, processes and address spaces of a recording, and the
+ * decode of its buffers in time order.
+ *
+ * A recording by `itrace record` (file version 2) has one buffer per CPU
+ * (or one for a task with --no-inherit) and a sideband whose records all
+ * carry a sample_id (pid, tid, time, cpu).  It tells:
+ *  - the address spaces: a process has one from its fork (a copy of its
+ *    parent's mappings) or from before the recording (the synthesized
+ *    mappings of -p and -a), and a new one at each exec (COMM with
+ *    PERF_RECORD_MISC_COMM_EXEC); each gets the MMAP2 records of its time,
+ *    in its own libipt image and symbol table (the file sections are
+ *    shared through one image section cache);
+ *  - who wrote which bytes of a buffer: with per-task events (a command,
+ *    -p, -t) the kernel ends an output transaction whenever the task is
+ *    switched out (and at each PMI), and its PERF_RECORD_AUX says which
+ *    bytes the task wrote: exact, whatever the timing packets; with
+ *    CPU-wide events (-a, -C) the trace runs through context switches and
+ *    the PERF_RECORD_SWITCH_CPU_WIDE records say who ran from when, which
+ *    is matched with the time of the trace (TSC, MTC, CYC; the TIME
+ *    section converts TSC to perf time).
+ * The owner is looked up where the trace (re)starts: at every TIP.PGE
+ * (libipt's ptev_enabled: a task is switched in, or returns to user mode
+ * in a user-only trace), after a sync at a PSB, and at a CR3 change (PIP,
+ * traces with kernel mode: an exec).  The thread is taken at the offset
+ * of the PGE (per-task) or its time (CPU-wide); the address space by time.
+ *
+ * Each buffer is a continuous packet stream (the decoder state carries
+ * over a switch-out and the next switch-in; on real hardware no PSB need
+ * come between), so each buffer keeps one decoder per run of contiguous
+ * bytes, and the decoders take turns: one goes on until its trace passes
+ * to another thread, then the buffer whose next piece is the oldest goes
+ * on.  So a thread that moves between CPUs is decoded in the order it
+ * ran, and its decoder state (the branch waiting for its target, the
+ * call depth) goes with it.
+ *
+ * Recordings without sample ids (version 1, perf.data, the host
+ * simulator's) have one address space that holds every mapping and one
+ * thread, as before.
+ */
+#include <errno.h>
+#include <intel-pt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "itrace.h"
+#include "itrace-file.h"
+#include "perf-event.h"
+#include "sym.h"
+#include "timeline.h"
+
+#define NO_TIME		UINT64_MAX
+#define TL_HASH		256
+
+struct tl_owner {
+	uint64_t		end;	/* the chunk ends before this offset */
+	uint64_t		time;	/* when it ended (the task was switched out) */
+	struct tl_thread	*th;
+};
+
+struct tl_switch {
+	uint64_t		time;
+	struct tl_thread	*th;	/* runs from time on */
+};
+
+struct tl_buf {
+	uint32_t		idx;
+	struct tl_owner		*own;
+	size_t			nr_own, cap_own;
+	struct tl_switch	*sw;
+	size_t			nr_sw, cap_sw;
+	uint64_t		*splits;	/* offsets where trace stopped and resumed */
+	size_t			nr_splits, cap_splits;
+};
+
+struct timeline {
+	struct itrace_data	*d;
+	const char		*name;
+	const struct tl_ops	*ops;
+	void			*ctx;
+	uint64_t		sample_type;
+	bool			ids;		/* records carry pid, tid, time */
+	bool			per_cpu, cpu_wide;
+	struct pt_image_section_cache *iscache;
+	struct tl_aspace	**as;		/* every address space */
+	size_t			nr_as, cap_as;
+	struct tl_thread	*th_hash[TL_HASH];
+	struct tl_thread	**th;
+	size_t			nr_th, cap_th;
+	struct tl_thread	*legacy;	/* the one thread of a recording without ids */
+	struct tl_buf		*bufs;
+	size_t			nr_bufs;
+	size_t			nr_losses;
+	uint64_t		first_time;
+	bool			ready;		/* tl_done() ran: new ones are done at once */
+	unsigned int		only_snapshot;	/* decode only this one (0: all) */
+};
+
+static void oom(void)
+{
+	fprintf(stderr, "itrace: out of memory\n");
+	exit(1);
+}
+
+static void *grow(void *p, size_t *cap, size_t nr, size_t size)
+{
+	if (nr < *cap)
+		return p;
+	*cap = *cap ? 2 * *cap : 16;
+	p = realloc(p, *cap * size);
+	if (!p)
+		oom();
+	return p;
+}
+
+/* ---- threads, address spaces ---------------------------------------- */
+
+static struct tl_thread *thread_get(struct timeline *tl, uint32_t pid, uint32_t tid)
+{
+	struct tl_thread **h = &tl->th_hash[tid % TL_HASH], *t;
+
+	for (t = *h; t; t = t->hnext)
+		if (t->tid == tid) {
+			if (pid && pid != (uint32_t)-1)
+				t->pid = pid;
+			return t;
+		}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		oom();
+	t->pid = pid == (uint32_t)-1 ? tid : pid;
+	t->tid = tid;
+	t->hnext = *h;
+	*h = t;
+	tl->th = grow(tl->th, &tl->cap_th, tl->nr_th, sizeof(*tl->th));
+	tl->th[tl->nr_th++] = t;
+	return t;
+}
+
+static struct tl_aspace *aspace_new(struct timeline *tl, uint32_t pid, uint64_t start)
+{
+	struct tl_aspace *as = calloc(1, sizeof(*as)), **pp;
+	size_t i;
+
+	if (!as)
+		oom();
+	as->pid = pid;
+	as->start = start;
+	as->im.iscache = tl->iscache;
+	as->im.image = pt_image_alloc("itrace");
+	as->st = sym_new();
+	if (!as->im.image || !as->st)
+		oom();
+	tl->ops->init_aspace(tl->ctx, as);
+	if (tl->ready)
+		sym_done(as->st);
+	/* keep each pid's generations in order of start */
+	for (i = 0; i < tl->nr_as; i++) {
+		if (tl->as[i]->pid != pid)
+			continue;
+		for (pp = &tl->as[i]; *pp && (*pp)->start <= start; pp = &(*pp)->next)
+			;
+		as->next = *pp;
+		*pp = as;
+		/* not a head: not in tl->as; still freed through the chain */
+		return as;
+	}
+	tl->as = grow(tl->as, &tl->cap_as, tl->nr_as, sizeof(*tl->as));
+	tl->as[tl->nr_as++] = as;
+	return as;
+}
+
+/* The head of pid's generations, NULL if none. */
+static struct tl_aspace *aspace_head(struct timeline *tl, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < tl->nr_as; i++)
+		if (tl->as[i]->pid == pid)
+			return tl->as[i];
+	return NULL;
+}
+
+/* pid's address space at time (NO_TIME: the newest); created empty if none. */
+static struct tl_aspace *aspace_at(struct timeline *tl, uint32_t pid, uint64_t time)
+{
+	struct tl_aspace *as, *best;
+
+	if (!tl->ids)
+		pid = 0;
+	as = aspace_head(tl, pid);
+	if (!as)
+		return aspace_new(tl, pid, 0);
+	for (best = as; as; as = as->next)
+		if (time == NO_TIME || as->start <= time)
+			best = as;
+	return best;
+}
+
+static void add_map(struct timeline *tl, struct tl_aspace *as, const struct pev *ev)
+{
+	as->maps = grow(as->maps, &as->cap_maps, as->nr_maps, sizeof(*as->maps));
+	as->maps[as->nr_maps++] = ev->raw;
+	tl->ops->add_map(tl->ctx, as, ev);
+}
+
+/* A new process at time: a copy of its parent's address space then. */
+static void fork_aspace(struct timeline *tl, uint32_t pid, uint32_t ppid, uint64_t time)
+{
+	struct tl_aspace *parent = aspace_head(tl, ppid) ? aspace_at(tl, ppid, time) : NULL;
+	struct tl_aspace *as = aspace_new(tl, pid, time);
+	size_t i;
+
+	for (i = 0; parent && i < parent->nr_maps; i++) {
+		struct pev_iter it;
+		struct pev ev;
+		char err[64];
+		uint16_t size;
+
+		memcpy(&size, parent->maps[i] + 6, sizeof(size));
+		pev_iter_init(&it, parent->maps[i], size);
+		if (pev_next(&it, &ev, err, sizeof(err)) > 0)
+			add_map(tl, as, &ev);
+	}
+}
+
+/* ---- the sideband ---------------------------------------------------- */
+
+static struct tl_buf *buf_get(struct timeline *tl, uint32_t idx)
+{
+	size_t i;
+
+	for (i = 0; i < tl->nr_bufs; i++)
+		if (tl->bufs[i].idx == idx)
+			return &tl->bufs[i];
+	tl->bufs = realloc(tl->bufs, (tl->nr_bufs + 1) * sizeof(*tl->bufs));
+	if (!tl->bufs)
+		oom();
+	memset(&tl->bufs[tl->nr_bufs], 0, sizeof(*tl->bufs));
+	tl->bufs[tl->nr_bufs].idx = idx;
+	return &tl->bufs[tl->nr_bufs++];
+}
+
+/* The buffer a record's event wrote to: its CPU's, or the only one. */
+static struct tl_buf *buf_of(struct timeline *tl, const struct pev_id *id)
+{
+	return buf_get(tl, tl->per_cpu || tl->cpu_wide ? id->cpu : 0);
+}
+
+struct rec {
+	struct pev	ev;
+	struct pev_id	id;
+	size_t		n;		/* file order */
+};
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+
+	if (x->id.time != y->id.time)
+		return x->id.time < y->id.time ? -1 : 1;
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+static bool has_split(const struct tl_buf *b, uint64_t at)
+{
+	size_t i;
+
+	for (i = 0; i < b->nr_splits; i++)
+		if (b->splits[i] == at)
+			return true;
+	return false;
+}
+
+static void loss(struct timeline *tl, const struct rec *r)
+{
+	const struct pev *ev = &r->ev;
+	uint64_t at = ev->type == PERF_RECORD_AUX ? ev->aux.offset + ev->aux.size : ev->aux.offset;
+	struct tl_buf *b = buf_of(tl, &r->id);
+	char cpu[32] = "";
+
+	/* One stop may be told by both records: one gap. */
+	if (has_split(b, at))
+		return;
+	if (tl->per_cpu || tl->cpu_wide)
+		snprintf(cpu, sizeof(cpu), " on cpu %u", b->idx);
+	if (ev->type == PERF_RECORD_AUX)
+		fprintf(stderr, "itrace: %s: trace lost at trace offset 0x%llx%s (buffer full)\n",
+			tl->name, (unsigned long long)at, cpu);
+	else
+		fprintf(stderr, "itrace: %s: trace lost at trace offset 0x%llx%s (%llu bytes%s)\n",
+			tl->name, (unsigned long long)at, cpu, (unsigned long long)ev->aux.size,
+			ev->aux.size ? "" : ", size unknown");
+	tl->nr_losses++;
+	b->splits = grow(b->splits, &b->cap_splits, b->nr_splits, sizeof(*b->splits));
+	b->splits[b->nr_splits++] = at;
+}
+
+static void handle(struct timeline *tl, const struct rec *r, bool *lost_warned)
+{
+	const struct pev *ev = &r->ev;
+	const struct pev_id *id = &r->id;
+	uint64_t time = tl->ids ? id->time : 0;
+	struct tl_buf *b;
+	struct tl_thread *th;
+
+	switch (ev->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if (!(ev->mmap.prot & PROT_EXEC))
+			break;
+		add_map(tl, tl->ids ? aspace_at(tl, ev->mmap.pid, NO_TIME) : aspace_at(tl, 0, 0),
+			ev);
+		break;
+	case PERF_RECORD_COMM:
+		th = thread_get(tl, ev->comm.pid, ev->comm.tid);
+		snprintf(th->comm, sizeof(th->comm), "%.*s", (int)ev->comm.name_len, ev->comm.name);
+		if (tl->ids && (ev->misc & PERF_RECORD_MISC_COMM_EXEC))
+			aspace_new(tl, ev->comm.pid, time);
+		break;
+	case PERF_RECORD_FORK:
+		th = thread_get(tl, ev->task.pid, ev->task.tid);
+		if (tl->ids && ev->task.pid != ev->task.ppid)
+			fork_aspace(tl, ev->task.pid, ev->task.ppid, time);
+		if (!th->comm[0]) {
+			struct tl_thread *p = thread_get(tl, -1, ev->task.ptid);
+
+			memcpy(th->comm, p->comm, sizeof(th->comm));
+		}
+		break;
+	case PERF_RECORD_ITRACE_START:
+		thread_get(tl, ev->start.pid, ev->start.tid);
+		break;
+	case PERF_RECORD_AUX:
+		if (ev->aux.flags & PERF_AUX_FLAG_TRUNCATED)
+			loss(tl, r);
+		if (!tl->ids || (!ev->aux.size && !(ev->aux.flags & PERF_AUX_FLAG_OVERWRITE)))
+			break;
+		b = buf_of(tl, id);
+		b->own = grow(b->own, &b->cap_own, b->nr_own, sizeof(*b->own));
+		b->own[b->nr_own].end = ev->aux.flags & PERF_AUX_FLAG_OVERWRITE ? ev->aux.offset :
+					ev->aux.offset + ev->aux.size;
+		b->own[b->nr_own].time = time;
+		b->own[b->nr_own++].th = thread_get(tl, id->pid, id->tid);
+		break;
+	case PERF_RECORD_ITRACE_LOST:
+		loss(tl, r);
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		if (!tl->ids)
+			break;
+		b = buf_of(tl, id);
+		if (ev->misc & PERF_RECORD_MISC_SWITCH_OUT) {
+			if (ev->type != PERF_RECORD_SWITCH_CPU_WIDE)
+				break;
+			/* the first record of a CPU: who ran until then */
+			if (!b->nr_sw) {
+				b->sw = grow(b->sw, &b->cap_sw, b->nr_sw, sizeof(*b->sw));
+				b->sw[b->nr_sw].time = 0;
+				b->sw[b->nr_sw++].th = thread_get(tl, id->pid, id->tid);
+			}
+			th = thread_get(tl, ev->sw.next_prev_pid, ev->sw.next_prev_tid);
+		} else {
+			th = thread_get(tl, id->pid, id->tid);
+		}
+		b->sw = grow(b->sw, &b->cap_sw, b->nr_sw, sizeof(*b->sw));
+		b->sw[b->nr_sw].time = time;
+		b->sw[b->nr_sw++].th = th;
+		break;
+	case PERF_RECORD_LOST:
+		if (!*lost_warned)
+			fprintf(stderr,
+				"itrace: %s: warning: sideband records were lost while recording; mappings may be missing\n",
+				tl->name);
+		*lost_warned = true;
+		break;
+	default:
+		break;
+	}
+}
+
+static int cmp_owner(const void *a, const void *b)
+{
+	const struct tl_owner *x = a, *y = b;
+
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+struct timeline *tl_new(struct itrace_data *d, const char *name, const struct tl_ops *ops,
+			void *ctx)
+{
+	struct timeline *tl = calloc(1, sizeof(*tl));
+	struct rec *recs = NULL;
+	size_t nr = 0, cap = 0, i;
+	struct pev_iter it;
+	bool lost_warned = false;
+	char err[256];
+	int r;
+
+	if (!tl)
+		oom();
+	tl->d = d;
+	tl->name = name;
+	tl->ops = ops;
+	tl->ctx = ctx;
+	tl->sample_type = itrace_sample_type(d);
+	tl->ids = (tl->sample_type & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME)) ==
+		  (PERF_SAMPLE_TID | PERF_SAMPLE_TIME) && !d->is_perf_data;
+	tl->per_cpu = d->hdr.flags & ITRACE_FLAG_PER_CPU;
+	tl->cpu_wide = d->hdr.flags & ITRACE_FLAG_CPU_WIDE;
+	tl->iscache = pt_iscache_alloc("itrace");
+	if (!tl->iscache)
+		oom();
+	if (!tl->ids) {
+		tl->legacy = thread_get(tl, d->hdr.pid, d->hdr.pid);
+		aspace_new(tl, 0, 0);
+	}
+
+	pev_iter_init(&it, d->perf, d->perf_size);
+	for (;;) {
+		recs = grow(recs, &cap, nr, sizeof(*recs));
+		r = pev_next(&it, &recs[nr].ev, err, sizeof(err));
+		if (r <= 0)
+			break;
+		if (pev_short(&recs[nr].ev))
+			continue;
+		if (!tl->ids || !pev_sample_id(&recs[nr].ev, tl->sample_type, &recs[nr].id))
+			memset(&recs[nr].id, 0, sizeof(recs[nr].id));
+		recs[nr].n = nr;
+		nr++;
+	}
+	if (r < 0)
+		fprintf(stderr, "itrace: %s: sideband: %s\n", name, err);
+	if (tl->ids)
+		qsort(recs, nr, sizeof(*recs), cmp_rec);
+	for (i = 0; i < nr; i++) {
+		if (!tl->first_time && recs[i].id.time)
+			tl->first_time = recs[i].id.time;
+		handle(tl, &recs[i], &lost_warned);
+	}
+	free(recs);
+	for (i = 0; i < tl->nr_bufs; i++)
+		if (tl->bufs[i].nr_own > 1)
+			qsort(tl->bufs[i].own, tl->bufs[i].nr_own, sizeof(*tl->bufs[i].own),
+			      cmp_owner);
+	if (r < 0)
+		tl->nr_losses++;	/* counted as an error by the caller */
+	return tl;
+}
+
+static void free_aspace(struct tl_aspace *as)
+{
+	while (as) {
+		struct tl_aspace *next = as->next;
+
+		if (as->im.image)
+			pt_image_free(as->im.image);
+		sym_free(as->st);
+		free(as->maps);
+		free(as);
+		as = next;
+	}
+}
+
+void tl_free(struct timeline *tl)
+{
+	size_t i;
+
+	if (!tl)
+		return;
+	for (i = 0; i < tl->nr_as; i++)
+		free_aspace(tl->as[i]);
+	free(tl->as);
+	for (i = 0; i < tl->nr_th; i++)
+		free(tl->th[i]);
+	free(tl->th);
+	for (i = 0; i < tl->nr_bufs; i++) {
+		free(tl->bufs[i].own);
+		free(tl->bufs[i].sw);
+		free(tl->bufs[i].splits);
+	}
+	free(tl->bufs);
+	/* the images refer to the cache's sections: they went first */
+	if (tl->iscache)
+		pt_iscache_free(tl->iscache);
+	free(tl);
+}
+
+void tl_for_each_aspace(struct timeline *tl, void (*fn)(void *arg, struct tl_aspace *as),
+			void *arg)
+{
+	size_t i;
+	struct tl_aspace *as;
+
+	for (i = 0; i < tl->nr_as; i++)
+		for (as = tl->as[i]; as; as = as->next)
+			fn(arg, as);
+}
+
+static void done_one(void *arg, struct tl_aspace *as)
+{
+	sym_done(as->st);
+}
+
+void tl_done(struct timeline *tl)
+{
+	tl_for_each_aspace(tl, done_one, NULL);
+	tl->ready = true;
+}
+
+bool tl_has_threads(const struct timeline *tl)
+{
+	return tl->ids;
+}
+
+size_t tl_nr_losses(const struct timeline *tl)
+{
+	return tl->nr_losses;
+}
+
+bool tl_has_time(const struct timeline *tl)
+{
+	return tl->d->has_time && (tl->d->time.flags & ITRACE_TIME_ZERO);
+}
+
+uint64_t tl_first_time(const struct timeline *tl)
+{
+	return tl->first_time;
+}
+
+/* perf's tsc_to_perf_time() (tools/perf/util/tsc.c) */
+uint64_t tl_tsc_to_ns(const struct timeline *tl, uint64_t tsc)
+{
+	const struct itrace_time *t = &tl->d->time;
+	uint64_t quot, rem;
+
+	if (!tl_has_time(tl))
+		return 0;
+	quot = tsc >> t->time_shift;
+	rem = tsc & ((1ULL << t->time_shift) - 1);
+	return t->time_zero + quot * t->time_mult + ((rem * t->time_mult) >> t->time_shift);
+}
+
+void tl_only_snapshot(struct timeline *tl, unsigned int n)
+{
+	tl->only_snapshot = n;
+}
+
+void tl_pt_config(const struct timeline *tl, struct pt_config *cfg)
+{
+	const struct itrace_data *d = tl->d;
+
+	/* IA32_RTIT_CTL.MTCFreq, bits 17:14, as in attr.config */
+	cfg->mtc_freq = (d->hdr.config >> 14) & 0xf;
+	if (d->has_time) {
+		cfg->nom_freq = d->time.nom_freq;
+		cfg->cpuid_0x15_eax = d->time.tsc_ratio_den;
+		cfg->cpuid_0x15_ebx = d->time.tsc_ratio_num;
+	}
+}
+
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct tl_thread *x = *(struct tl_thread * const *)a;
+	const struct tl_thread *y = *(struct tl_thread * const *)b;
+
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+struct tl_thread **tl_threads(struct timeline *tl, size_t *nr)
+{
+	if (tl->nr_th > 1)
+		qsort(tl->th, tl->nr_th, sizeof(*tl->th), cmp_tid);
+	*nr = tl->nr_th;
+	return tl->th;
+}
+
+/* ---- the decode ------------------------------------------------------ */
+
+struct tl_stream {
+	struct timeline		*tl;
+	struct tl_buf		*b;
+	struct tl_run		*runs;
+	size_t			nr_runs, cur;
+	bool			open;		/* runs[cur] is being decoded */
+	struct pt_insn_decoder	*idec;
+	struct pt_block_decoder	*bdec;
+	int			status;
+	uint64_t		last_ip;
+	struct tl_thread	*th;
+	struct tl_aspace	*as;
+	uint64_t		key;		/* when its next piece ran */
+	bool			done;
+	uint64_t		look_from;	/* lookahead_tsc() reads from here */
+	size_t			chunk;		/* the PERF_RECORD_AUX piece it is in */
+};
+
+struct tl_dec {
+	struct timeline		*tl;
+	const struct pt_walk_ops *iops;
+	const struct blk_walk_ops *bops;
+	bool			blk;
+	void			*ctx;
+	struct tl_stream	*active;	/* whose thread the caller has loaded */
+};
+
+/* The chunk of b that holds offset o: its index, or nr_own if beyond. */
+static size_t owner_idx(const struct tl_buf *b, uint64_t o)
+{
+	size_t lo = 0, hi = b->nr_own;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (b->own[mid].end > o)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+static struct tl_thread *switch_owner(const struct tl_buf *b, uint64_t time)
+{
+	size_t lo = 0, hi = b->nr_sw;
+
+	if (!b->nr_sw)
+		return NULL;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (b->sw[mid].time <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return b->sw[lo ? lo - 1 : 0].th;
+}
+
+/* The thread and time of stream offset o (per-task recordings). */
+static struct tl_thread *offset_owner(struct tl_stream *s, uint64_t o, uint64_t *time,
+				      size_t *chunk)
+{
+	const struct tl_buf *b = s->b;
+	size_t i;
+
+	if (!b || !b->nr_own)
+		return NULL;
+	i = owner_idx(b, o);
+	if (i == b->nr_own)
+		i--;		/* after the last switch-out: its task still */
+	*time = b->own[i].time;
+	*chunk = i;
+	return b->own[i].th;
+}
+
+/* The CPU a stream's trace ran on, -1 if the recording does not say. */
+static int stream_cpu(const struct tl_stream *s, uint32_t buf)
+{
+	return s->tl->per_cpu || s->tl->cpu_wide ? (int)buf : -1;
+}
+
+static void set_image(struct tl_dec *x, struct tl_stream *s, struct tl_aspace *as)
+{
+	if (s->idec)
+		pt_insn_set_image(s->idec, as->im.image);
+	if (s->bdec)
+		pt_blk_set_image(s->bdec, as->im.image);
+}
+
+/* Make s's thread the caller's current one (another stream ran meanwhile). */
+static void activate(struct tl_dec *x, struct tl_stream *s)
+{
+	if (x->active == s || !s->th)
+		return;
+	x->active = s;
+	x->tl->ops->switch_to(x->ctx, s->th, s->as, stream_cpu(s, s->runs[0].buf));
+}
+
+static bool dec_time(struct tl_stream *s, uint64_t *tsc);
+
+/*
+ * The time of the task that a TIP.PGE starts: a TIP.PGE may carry a stale
+ * time.  Hardware sends timing packets while the traced task is out of
+ * context too (MTC with TriggerEn), so a TIP.PGE after a stay in the
+ * kernel is timed; an emulator that can only tell time where it writes a
+ * packet sends a PSB+ with a fresh TSC at the next branch instead
+ * (tools/testing/itrace/qemu/README.md), which libipt may not have applied
+ * when it reports the TIP.PGE.  Between a TIP.PGE and the next TIP.PGD one
+ * task runs, so any TSC there tells which.  The packets are read from
+ * from (the decoder's offset at the previous look: before this TIP.PGE)
+ * to the first TSC after the last TIP.PGE at or before now (the decoder's
+ * offset), not beyond the TIP.PGD that follows.  Returns true with it.
+ */
+static bool lookahead_tsc(const struct tl_run *r, uint64_t from, uint64_t now, uint64_t *tsc)
+{
+	struct pt_packet_decoder *pd;
+	struct pt_packet p;
+	struct pt_config cfg;
+	uint64_t off, val = 0;
+	bool in = false, have = false;
+	int after = 0;
+
+	if (from >= r->size || from > now)
+		return false;
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)r->bytes;
+	cfg.end = (uint8_t *)r->bytes + r->size;
+	pd = pt_pkt_alloc_decoder(&cfg);
+	if (!pd)
+		return false;
+	if (pt_pkt_sync_set(pd, from) < 0) {
+		pt_pkt_free_decoder(pd);
+		return false;
+	}
+	while (pt_pkt_get_offset(pd, &off) >= 0 && pt_pkt_next(pd, &p, sizeof(p)) >= 0) {
+		/* from now on: this task's packets, a few of them */
+		if (off >= now && (have || !in || ++after > 256))
+			break;
+		switch (p.type) {
+		case ppt_tip_pge:
+			if (off >= now)
+				goto out;
+			in = true;	/* the last TIP.PGE before now so far */
+			have = false;
+			break;
+		case ppt_tip_pgd:
+		case ppt_ovf:
+			if (off >= now)
+				goto out;
+			in = false;
+			have = false;
+			break;
+		case ppt_tsc:
+			if (in && !have) {
+				val = p.payload.tsc.tsc;
+				have = true;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+out:
+	pt_pkt_free_decoder(pd);
+	if (have && in)
+		*tsc = val;
+	return have && in;
+}
+
+/*
+ * A per-task trace with kernel mode: the address space by the CR3 the
+ * thread runs with (PIP).  An address space learns its CR3 when user-mode
+ * code runs in it (stream_run()): the kernel borrows other page tables
+ * for a while at times (text_poke()'s temporary mm, ...).  A CR3 that none
+ * of the process's address spaces has, once the current one knows its
+ * own: an exec (exec_mmap() switches CR3 before the COMM record is
+ * written) if one follows, or a borrowed one that the next PIP leaves
+ * again; so go to the next one, and come back when a known CR3 comes
+ * back.  NULL: nothing known, take the address space by time.
+ */
+static struct tl_aspace *cr3_aspace(struct timeline *tl, struct tl_stream *s,
+				    struct tl_thread *th, bool paging)
+{
+	struct tl_aspace *as, *cur = s->th == th ? s->as : NULL;
+
+	for (as = aspace_head(tl, th->pid); as; as = as->next)
+		if (as->cr3 == th->cr3)
+			return as;
+	/* the current one does not know its CR3 yet: time decides */
+	if (!cur || cur->pid != th->pid || !cur->cr3)
+		return NULL;
+	return paging && cur->next ? cur->next : cur;
+}
+
+/*
+ * Where the trace (re)starts: at decoder offset off of the current run,
+ * at TSC tsc if have_tsc.  paging: a CR3 change (PIP) to cr3.  Returns
+ * true when the thread changed (the stream yields).
+ */
+static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, bool have_tsc,
+			uint64_t tsc, bool paging, uint64_t cr3)
+{
+	struct timeline *tl = x->tl;
+	uint64_t o = s->runs[s->cur].offset + off, t = NO_TIME, ct = NO_TIME;
+	size_t chunk = SIZE_MAX;
+	struct tl_thread *th = NULL;
+	struct tl_aspace *as;
+	bool changed;
+
+	if (tl_has_time(tl)) {
+		uint64_t now = 0, ahead = 0;
+
+		if (dec_time(s, &now) && (!have_tsc || now > tsc)) {
+			tsc = now;
+			have_tsc = true;
+		}
+		if (!paging && lookahead_tsc(&s->runs[s->cur], s->look_from, off, &ahead) &&
+		    (!have_tsc || ahead > tsc)) {
+			tsc = ahead;
+			have_tsc = true;
+		}
+		if (have_tsc)
+			t = tl_tsc_to_ns(tl, tsc);
+	}
+	if (!tl->ids) {
+		th = tl->legacy;
+	} else if (tl->cpu_wide) {
+		if (t != NO_TIME)
+			th = switch_owner(s->b, t);
+	} else {
+		th = offset_owner(s, o, &ct, &chunk);
+	}
+	if (!th)
+		th = s->th ? s->th : tl->legacy ? tl->legacy : thread_get(tl, 0, 0);
+	if (paging)
+		th->cr3 = cr3;
+	if (tl->ids && !tl->cpu_wide && th->cr3 && (paging || th == s->th))
+		as = cr3_aspace(tl, s, th, paging);
+	else
+		as = NULL;
+	if (!as) {
+		as = aspace_at(tl, th->pid, t != NO_TIME ? t : ct);
+		/* never back to an older one within a thread's run */
+		if (th == s->th && s->as && s->as->pid == as->pid && as->start < s->as->start)
+			as = s->as;
+	}
+	s->look_from = off;
+	/* a new chunk of the same thread: others' may come first */
+	if (chunk != s->chunk && s->chunk != SIZE_MAX && chunk != SIZE_MAX && th == s->th) {
+		s->chunk = chunk;
+		s->key = ct;
+		if (as != s->as) {
+			set_image(x, s, as);
+			s->as = as;
+			x->active = s;
+			tl->ops->switch_to(x->ctx, th, as, stream_cpu(s, s->runs[0].buf));
+		}
+		return true;
+	}
+	if (chunk != SIZE_MAX)
+		s->chunk = chunk;
+	if (th == s->th && as == s->as)
+		return false;
+	changed = th != s->th;
+	if (as != s->as)
+		set_image(x, s, as);
+	s->th = th;
+	s->as = as;
+	x->active = s;
+	tl->ops->switch_to(x->ctx, th, as, stream_cpu(s, s->runs[0].buf));
+	/*
+	 * The order of the pieces: per-task, by the time each ended (one
+	 * thread's never overlap, so its own come in order); CPU-wide, by
+	 * the time each began (all of them are switch times).
+	 */
+	if (changed && tl->cpu_wide)
+		s->key = t != NO_TIME ? t : s->key;
+	else if (changed)
+		s->key = ct != NO_TIME ? ct : t != NO_TIME ? t : s->key;
+	return changed;
+}
+
+/* Split a buffer's segments into runs: contiguous bytes, cut at the loss points. */
+static void make_runs(struct timeline *tl, struct tl_stream *s, uint32_t buf)
+{
+	struct itrace_data *d = tl->d;
+	struct tl_buf *b = NULL;
+	uint64_t expect = 0;
+	uint32_t snap = 0;
+	size_t i, k, nr = 0, cap = 0;
+	bool first = true;
+
+	for (i = 0; i < tl->nr_bufs; i++)
+		if (tl->bufs[i].idx == buf)
+			b = &tl->bufs[i];
+	s->b = b;
+	for (i = 0; i < d->nr_segs; i++) {
+		const struct itrace_segment *seg = &d->segs[i];
+		uint64_t pos = seg->stream_offset, end = seg->stream_offset + seg->size;
+		enum tl_run_kind kind;
+
+		if (seg->buf_idx != buf ||
+		    (tl->only_snapshot && seg->snapshot != tl->only_snapshot))
+			continue;
+		if (first)
+			kind = TL_RUN_FIRST;
+		else if (pos == expect)
+			kind = TL_RUN_LOST;	/* joined below unless a split */
+		else if (seg->snapshot != snap)
+			kind = TL_RUN_SNAPSHOT;
+		else
+			kind = TL_RUN_GAP;
+		if (!first && pos == expect && nr &&
+		    s->runs[nr - 1].bytes + s->runs[nr - 1].size == d->trace + seg->buf_offset &&
+		    !(b && has_split(b, pos))) {
+			/* continues the previous run (a snapshot that did not wrap) */
+			s->runs[nr - 1].size += seg->size;
+		} else {
+			s->runs = grow(s->runs, &cap, nr, sizeof(*s->runs));
+			s->runs[nr] = (struct tl_run){
+				.buf = buf, .offset = pos, .expect = expect,
+				.bytes = d->trace + seg->buf_offset, .size = seg->size,
+				.snapshot = seg->snapshot, .kind = kind,
+			};
+			nr++;
+		}
+		first = false;
+		snap = seg->snapshot;
+		expect = end;
+	}
+	/* cut the runs at the loss points inside them */
+	for (i = 0; b && i < nr; i++)
+		for (k = 0; k < b->nr_splits; k++) {
+			struct tl_run *r = &s->runs[i];
+			uint64_t at = b->splits[k], rend = r->offset + r->size;
+
+			if (at <= r->offset || at >= rend)
+				continue;
+			s->runs = grow(s->runs, &cap, nr, sizeof(*s->runs));
+			memmove(&s->runs[i + 2], &s->runs[i + 1], (nr - i - 1) * sizeof(*s->runs));
+			r = &s->runs[i];
+			s->runs[i + 1] = *r;
+			s->runs[i + 1].offset = at;
+			s->runs[i + 1].expect = at;
+			s->runs[i + 1].bytes = r->bytes + (at - r->offset);
+			s->runs[i + 1].size = rend - at;
+			s->runs[i + 1].kind = TL_RUN_LOST;
+			r->size = at - r->offset;
+			nr++;
+		}
+	s->nr_runs = nr;
+}
+
+static void close_run(struct tl_dec *x, struct tl_stream *s, int walk)
+{
+	activate(x, s);
+	x->tl->ops->end_run(x->ctx, &s->runs[s->cur], walk);
+	if (s->idec)
+		pt_insn_free_decoder(s->idec);
+	if (s->bdec)
+		pt_blk_free_decoder(s->bdec);
+	s->idec = NULL;
+	s->bdec = NULL;
+	s->open = false;
+	s->cur++;
+}
+
+static uint64_t dec_offset(struct tl_stream *s)
+{
+	uint64_t off = 0;
+
+	if (s->idec)
+		pt_insn_get_offset(s->idec, &off);
+	else
+		pt_blk_get_offset(s->bdec, &off);
+	return off;
+}
+
+static bool dec_time(struct tl_stream *s, uint64_t *tsc)
+{
+	uint32_t lost_mtc, lost_cyc;
+
+	if (s->idec)
+		return pt_insn_time(s->idec, tsc, &lost_mtc, &lost_cyc) >= 0;
+	return pt_blk_time(s->bdec, tsc, &lost_mtc, &lost_cyc) >= 0;
+}
+
+static int dec_sync(struct tl_stream *s)
+{
+	return s->idec ? pt_insn_sync_forward(s->idec) : pt_blk_sync_forward(s->bdec);
+}
+
+/* After a sync: whose trace is it? */
+static bool owner_after_sync(struct tl_dec *x, struct tl_stream *s)
+{
+	uint64_t tsc = 0;
+	bool have = dec_time(s, &tsc);
+
+	return check_owner(x, s, dec_offset(s), have, tsc, false, 0);
+}
+
+/* Open the stream's next run: -1 on ENOMEM, 0 opened, 1 none left. */
+static int open_run(struct tl_dec *x, struct tl_stream *s)
+{
+	struct timeline *tl = x->tl;
+	const struct itrace_file_header *h = &tl->d->hdr;
+	struct tl_run *r;
+	struct pt_config cfg;
+
+	for (;;) {
+		if (s->cur >= s->nr_runs) {
+			s->done = true;
+			return 1;
+		}
+		r = &s->runs[s->cur];
+		itrace_pt_config(&cfg, r->bytes, r->size, h->cpu_vendor, h->cpu_family,
+				 h->cpu_model, h->cpu_stepping);
+		tl_pt_config(tl, &cfg);
+		/*
+		 * The flow shows every call and every jump out of a function:
+		 * blocks must end at them (libipt otherwise follows direct
+		 * ones inside a block).
+		 */
+		cfg.flags.variant.block.end_on_call = 1;
+		cfg.flags.variant.block.end_on_jump = 1;
+		if (x->blk)
+			s->bdec = pt_blk_alloc_decoder(&cfg);
+		else
+			s->idec = pt_insn_alloc_decoder(&cfg);
+		if (!s->bdec && !s->idec)
+			return -1;
+		/* whose trace the run starts with, before its first sync */
+		if (!s->as) {
+			uint64_t t = NO_TIME;
+			struct tl_thread *th = tl->ids && !tl->cpu_wide ? offset_owner(s, r->offset, &t) :
+					       tl->ids ? switch_owner(s->b, 0) : tl->legacy;
+
+			s->th = th ? th : thread_get(tl, 0, 0);
+			s->as = aspace_at(tl, s->th->pid, t);
+		}
+		set_image(x, s, s->as);
+		x->active = s;
+		tl->ops->switch_to(x->ctx, s->th, s->as, stream_cpu(s, r->buf));
+		tl->ops->begin_run(x->ctx, r);
+		tl->ops->decoder(x->ctx, s->idec, s->bdec);
+		s->open = true;
+		s->last_ip = 0;
+		s->look_from = 0;
+		s->status = dec_sync(s);
+		if (s->status == -pte_eos) {
+			close_run(x, s, 1);
+			continue;
+		}
+		return 0;
+	}
+}
+
+/* User-mode code runs: the CR3 of the thread is its address space's. */
+static inline void learn_cr3(struct tl_stream *s, uint64_t ip)
+{
+	if (!(ip >> 63) && s->th && s->th->cr3 && s->as && !s->as->cr3 &&
+	    !s->tl->cpu_wide && s->as->pid == s->th->pid)
+		s->as->cr3 = s->th->cr3;
+}
+
+/*
+ * Decode s until its trace passes to another thread (true: yield) or it
+ * ends (false, s->done).  The walk is itrace_pt_walk()/itrace_blk_walk()'s,
+ * with a check of the owner at every place the trace restarts.
+ */
+static int stream_run(struct tl_dec *x, struct tl_stream *s)
+{
+	struct pt_event ev;
+	int ret;
+
+	activate(x, s);
+	if (s->open)
+		x->tl->ops->decoder(x->ctx, s->idec, s->bdec);
+	for (;;) {
+		bool yield = false;
+
+		if (!s->open) {
+			ret = open_run(x, s);
+			if (ret)
+				return ret < 0 ? -1 : 0;
+			if (s->status >= 0 && owner_after_sync(x, s))
+				return 0;
+		}
+		if (s->status == -pte_eos) {
+			close_run(x, s, 0);
+			continue;
+		}
+		if (s->status < 0) {
+			if (s->idec)
+				x->iops->error(x->ctx, s->idec, s->status, s->last_ip);
+			else
+				x->bops->error(x->ctx, s->bdec, s->status, s->last_ip);
+			s->status = dec_sync(s);
+			if (s->status >= 0 && owner_after_sync(x, s))
+				return 0;
+			continue;
+		}
+		while (s->status & pts_event_pending) {
+			s->status = s->idec ? pt_insn_event(s->idec, &ev, sizeof(ev)) :
+					      pt_blk_event(s->bdec, &ev, sizeof(ev));
+			if (s->status < 0)
+				break;
+			if (ev.type == ptev_enabled || ev.type == ptev_paging ||
+			    ev.type == ptev_async_paging) {
+				bool paging = ev.type != ptev_enabled;
+				uint64_t cr3 = ev.type == ptev_paging ? ev.variant.paging.cr3 :
+					       ev.variant.async_paging.cr3;
+
+				yield |= check_owner(x, s, dec_offset(s), ev.has_tsc, ev.tsc,
+						     paging, paging ? cr3 : 0);
+			}
+			if (s->idec)
+				x->iops->event(x->ctx, s->idec, &ev);
+			else
+				x->bops->event(x->ctx, s->bdec, &ev);
+		}
+		if (s->status < 0)
+			continue;
+		if (s->status & pts_eos) {
+			close_run(x, s, 0);
+			continue;
+		}
+		if (yield)
+			return 0;
+		if (s->idec) {
+			struct pt_insn in;
+
+			memset(&in, 0, sizeof(in));
+			s->status = pt_insn_next(s->idec, &in, sizeof(in));
+			if (s->status < 0) {
+				/* in.ip is set when the instruction itself failed */
+				if (in.ip)
+					s->last_ip = in.ip;
+				continue;
+			}
+			s->last_ip = in.ip;
+			learn_cr3(s, in.ip);
+			x->iops->insn(x->ctx, s->idec, &in);
+		} else {
+			struct pt_block b;
+
+			memset(&b, 0, sizeof(b));
+			s->status = pt_blk_next(s->bdec, &b, sizeof(b));
+			/* a block may end in an error: its instructions did execute */
+			if (b.ninsn) {
+				s->last_ip = b.end_ip;
+				learn_cr3(s, b.ip);
+				x->bops->block(x->ctx, s->bdec, &b);
+			}
+		}
+	}
+}
+
+int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
+	      const struct blk_walk_ops *blk_ops, bool blk, void *ctx)
+{
+	struct tl_dec x = { .tl = tl, .iops = insn_ops, .bops = blk_ops, .blk = blk, .ctx = ctx };
+	struct tl_stream *s = NULL;
+	uint32_t *bufs = NULL;
+	size_t nr = 0, i, k;
+	int ret = 0;
+
+	/* one stream per buffer that has trace, in buffer order */
+	for (i = 0; i < tl->d->nr_segs; i++) {
+		uint32_t b = tl->d->segs[i].buf_idx;
+
+		for (k = 0; k < nr && bufs[k] != b; k++)
+			;
+		if (k < nr)
+			continue;
+		bufs = realloc(bufs, (nr + 1) * sizeof(*bufs));
+		if (!bufs)
+			oom();
+		bufs[nr++] = b;
+	}
+	s = calloc(nr ? nr : 1, sizeof(*s));
+	if (!s)
+		oom();
+	for (i = 0; i < nr; i++) {
+		s[i].tl = tl;
+		s[i].chunk = SIZE_MAX;
+		make_runs(tl, &s[i], bufs[i]);
+		/* the first piece's time: its first chunk's, or its first switch */
+		if (s[i].b && s[i].b->nr_own && s[i].nr_runs) {
+			size_t o = owner_idx(s[i].b, s[i].runs[0].offset);
+
+			s[i].key = s[i].b->own[o < s[i].b->nr_own ? o : 0].time;
+		} else if (s[i].b && s[i].b->nr_sw) {
+			s[i].key = s[i].b->sw[0].time;
+		}
+	}
+	for (;;) {
+		struct tl_stream *next = NULL;
+
+		for (i = 0; i < nr; i++)
+			if (!s[i].done && (!next || s[i].key < next->key))
+				next = &s[i];
+		if (!next)
+			break;
+		if (stream_run(&x, next) < 0) {
+			ret = -1;
+			break;
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		if (s[i].idec)
+			pt_insn_free_decoder(s[i].idec);
+		if (s[i].bdec)
+			pt_blk_free_decoder(s[i].bdec);
+		free(s[i].runs);
+	}
+	free(s);
+	free(bufs);
+	return ret;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Who ran where: the threads, processes and address spaces of a recording,
+ * from its sideband, and the decode of its buffers in time order, each
+ * byte of trace given to the thread that wrote it (timeline.c).
+ */
+#ifndef ITRACE_TIMELINE_H
+#define ITRACE_TIMELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "itrace.h"
+
+struct itrace_data;
+struct pev;
+struct pt_image;
+struct pt_image_section_cache;
+struct symtab;
+struct timeline;
+
+/* An address space: a process between a fork or exec and the next exec. */
+struct tl_aspace {
+	uint32_t		pid;
+	uint64_t		start;		/* perf time it began; 0: before the recording */
+	struct itrace_image	im;		/* its image (the cache is shared) */
+	struct symtab		*st;
+	const uint8_t		**maps;		/* its MMAP records, for a fork's copy */
+	size_t			nr_maps, cap_maps;
+	struct tl_aspace	*next;		/* the same pid's next one */
+	uint64_t		cr3;		/* its CR3 (kernel traces), 0: unknown */
+};
+
+struct tl_thread {
+	uint32_t		pid, tid;
+	char			comm[17];
+	void			*priv;		/* the decoder's state of this thread */
+	struct tl_thread	*hnext;
+	uint64_t		cr3;		/* the last CR3 it ran with (kernel traces) */
+};
+
+/* How a decode run starts (the first of a buffer, or after a discontinuity). */
+enum tl_run_kind {
+	TL_RUN_FIRST,		/* the buffer's first */
+	TL_RUN_GAP,		/* bytes missing before it */
+	TL_RUN_LOST,		/* after a loss record in contiguous bytes */
+	TL_RUN_SNAPSHOT,	/* a snapshot that does not continue the previous */
+};
+
+struct tl_run {
+	uint32_t	buf;		/* buffer (CPU) */
+	uint64_t	offset;		/* stream offset of its first byte */
+	uint64_t	expect;		/* where the previous run ended */
+	const uint8_t	*bytes;
+	size_t		size;
+	uint32_t	snapshot;
+	enum tl_run_kind kind;
+};
+
+struct tl_ops {
+	/* a new address space (its symbol table's settings, the kernel's code) */
+	void (*init_aspace)(void *ctx, struct tl_aspace *as);
+	/* an MMAP/MMAP2 (executable) record, for address space as */
+	void (*add_map)(void *ctx, struct tl_aspace *as, const struct pev *ev);
+	/* from here on the decoded instructions are th's, in as, on cpu (-1: unknown) */
+	void (*switch_to)(void *ctx, struct tl_thread *th, struct tl_aspace *as, int cpu);
+	/* a run begins; then the walk callbacks; then end_run */
+	void (*begin_run)(void *ctx, const struct tl_run *run);
+	void (*end_run)(void *ctx, const struct tl_run *run, int walk_status);
+	/* the decoder of the current run, for time and offset queries */
+	void (*decoder)(void *ctx, struct pt_insn_decoder *insn, struct pt_block_decoder *blk);
+};
+
+/*
+ * Read the sideband of d: threads, address spaces (ops->add_map called for
+ * every mapping of each), loss points.  Messages name the recording name.
+ */
+struct timeline *tl_new(struct itrace_data *d, const char *name, const struct tl_ops *ops,
+			void *ctx);
+void tl_free(struct timeline *tl);
+/* After all mappings are added (sym_done of every symbol table). */
+void tl_done(struct timeline *tl);
+/* Call fn for every address space. */
+void tl_for_each_aspace(struct timeline *tl, void (*fn)(void *arg, struct tl_aspace *as),
+			void *arg);
+/* The recording knows its threads (sample ids); loss points counted. */
+bool tl_has_threads(const struct timeline *tl);
+size_t tl_nr_losses(const struct timeline *tl);
+/* Time: the recording can convert TSC to perf time; the conversion. */
+bool tl_has_time(const struct timeline *tl);
+uint64_t tl_tsc_to_ns(const struct timeline *tl, uint64_t tsc);
+/* The perf time of the first record of the recording (0 if none). */
+uint64_t tl_first_time(const struct timeline *tl);
+/* Decode only the trace of snapshot n (1, 2, ...; 0: all). */
+void tl_only_snapshot(struct timeline *tl, unsigned int n);
+/* Apply libipt's timing configuration of the recording to a decoder config. */
+void tl_pt_config(const struct timeline *tl, struct pt_config *cfg);
+/* Every thread, in order of tid; *nr of them. */
+struct tl_thread **tl_threads(struct timeline *tl, size_t *nr);
+/* The thread the first MMAP went to, the program (NULL if none). */
+
+/*
+ * Decode every buffer, each with one decoder per run of contiguous trace,
+ * in time order across buffers: a buffer's decoder yields when its trace
+ * passes to another thread, and the buffer whose next piece is the oldest
+ * goes on.  blk: the block decoder (else the instruction decoder).
+ * Returns 0, or -1 when a decoder cannot be allocated.
+ */
+int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
+	      const struct blk_walk_ops *blk_ops, bool blk, void *ctx);
+
+#endif

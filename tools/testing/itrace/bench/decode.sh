@@ -1,0 +1,58 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# `make bench`'s decode figures, host only (no guest): itrace decode against
+# a bare libipt pt_insn loop with an image section cache (ptloop, built
+# from tools/itrace/tests/ptloop.c), the same recording, runs interleaved,
+# min / min, output to /dev/null:
+#
+#   decode_vs_libipt_insn        ptloop / itrace decode --stats (goal >= 0.9)
+#   decode_flow_vs_libipt_insn   ptloop / itrace decode (the function-level
+#                                flow, on the block decoder) (goal >= 2.0)
+#   decode_vs_perf_script        perf script --itrace=i0ns -F ip,sym /
+#                                itrace decode --insn on the same perf.data
+#                                (every instruction with its symbol; goal
+#                                >= 5); only with PERF.DATA
+#
+# usage: decode.sh RECORDING [PERF.DATA]    (BENCH_DECODE_REPS, default 3)
+# bench.sh runs it on the workload recorded by its first step.
+set -euo pipefail
+: "${BUILD:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../../.." && pwd)
+rec=$1 pdata=${2:-}
+reps=${BENCH_DECODE_REPS:-3}
+it=$BUILD/tools/itrace/itrace
+loop=$BUILD/itrace-test/ptloop
+make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" TEST_O="$BUILD/itrace-test" \
+	"$loop" "$it" >&2
+
+t() {	# t CMD...: wall seconds of one run, output to /dev/null
+	local s e
+	s=$(date +%s.%N)
+	"$@" > /dev/null 2>&1 || [ $? = 3 ]
+	e=$(date +%s.%N)
+	awk -v s="$s" -v e="$e" 'BEGIN { printf "%.3f\n", e - s }'
+}
+min() { sort -g | head -1; }
+
+: > "$BUILD/bench-decode.txt"
+for _ in $(seq "$reps"); do
+	echo "base $(t "$loop" "$rec")" >> "$BUILD/bench-decode.txt"
+	echo "stats $(t "$it" decode --no-progress --stats "$rec")" >> "$BUILD/bench-decode.txt"
+	echo "flow $(t "$it" decode --no-progress "$rec")" >> "$BUILD/bench-decode.txt"
+done
+base=$(awk '$1 == "base" { print $2 }' "$BUILD/bench-decode.txt" | min)
+stats=$(awk '$1 == "stats" { print $2 }' "$BUILD/bench-decode.txt" | min)
+flow=$(awk '$1 == "flow" { print $2 }' "$BUILD/bench-decode.txt" | min)
+insns=$("$loop" "$rec" | awk '{ print $2 }')
+size=$(stat -c %s "$rec")
+r() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+echo "# decode: $rec, $size bytes, $insns instructions; $reps runs each, interleaved, min: ptloop ${base} s, --stats ${stats} s, flow ${flow} s ($(awk -v s="$size" -v t="$stats" 'BEGIN { printf "%.1f", s / t / 1048576 }') MiB/s of file with --stats)"
+echo "bench decode_vs_libipt_insn = $(r "$base" "$stats") x (goal >= 0.9)"
+echo "bench decode_flow_vs_libipt_insn = $(r "$base" "$flow") x (goal >= 2.0)"
+if [ -n "$pdata" ] && command -v perf > /dev/null; then
+	p=$(t perf script -i "$pdata" --itrace=i0ns -F ip,sym)
+	i=$(t "$it" decode --no-progress --insn "$pdata")
+	echo "# decode_vs_perf_script: $pdata: perf script --itrace=i0ns -F ip,sym $p s / itrace decode --insn $i s, one run each"
+	echo "bench decode_vs_perf_script = $(r "$p" "$i") x (goal >= 5)"
+fi
