@@ -38,6 +38,7 @@ static const char * const saved_files[] = {
 	"/proc/sys/kernel/perf_event_mlock_kb",
 	"/proc/sys/fs/suid_dumpable",
 };
+
 static char saved[ARRAY_SIZE(saved_files)][256];
 
 /* Kernel reports, the patterns of scripts/kernel-health.sh. */
@@ -71,7 +72,7 @@ const char *errname(int err)
 		{ EINVAL, "EINVAL" }, { ENFILE, "ENFILE" },
 		{ EMFILE, "EMFILE" }, { ENOTTY, "ENOTTY" }, { EFBIG, "EFBIG" },
 		{ ENOSPC, "ENOSPC" }, { ESPIPE, "ESPIPE" }, { EPIPE, "EPIPE" },
-		{ ERANGE, "ERANGE" }, { ENOSYS, "ENOSYS" },
+		{ ERANGE, "ERANGE" },
 		{ ENODATA, "ENODATA" }, { EOVERFLOW, "EOVERFLOW" },
 		{ ENOTSOCK, "ENOTSOCK" }, { EOPNOTSUPP, "EOPNOTSUPP" },
 		{ ECONNREFUSED, "ECONNREFUSED" }, { ETIMEDOUT, "ETIMEDOUT" },
@@ -168,9 +169,8 @@ static void vfinding(struct ctx *c, bool note, const char *key,
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (c) {
 		snprintf(line, sizeof(line), "%s [%d.%d #%llu %s %s]", msg,
-			     c->p->worker, c->p->life,
-			     (unsigned long long)c->n, ops[c->op].name,
-			     c->what);
+			 c->p->worker, c->p->life, (unsigned long long)c->n,
+			 ops[c->op].name, c->what);
 		__atomic_add_fetch(note ? &sh->op_notes[c->op] :
 				   &sh->op_found[c->op], 1, __ATOMIC_RELAXED);
 		logline(c, "%s %s", note ? "NOTE" : "FINDING", msg);
@@ -447,43 +447,95 @@ static void watch_kmsg(void)
 	}
 }
 
-/* The stacks of a worker's processes, when it does not stop. */
-static void dump_stuck(pid_t pgrp)
+/* Whether process @p is one of ours: this binary runs in it. */
+static bool ours(pid_t p)
 {
-	char path[300], buf[4096];
+	char path[64], exe[256];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)p);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n < 0)
+		return false;
+	exe[n] = '\0';
+	return !strcmp(exe, sh->exe);
+}
+
+/*
+ * The kernel stacks of a process (@pid), of a process group (-@pid), or of
+ * every process of this binary (0), the core_pattern pipe sinks included,
+ * for a life or a crashing child that does not go on: to @fd, with each
+ * task's state.
+ */
+void dump_tasks(pid_t pid, int fd)
+{
+	char path[300], buf[4096], state[64];
 	struct dirent *d, *t;
 	DIR *proc, *task;
 	ssize_t n;
-	int fd;
+	FILE *f;
+	int sfd;
 
 	proc = opendir("/proc");
 	while (proc && (d = readdir(proc))) {
-		pid_t pid = atoi(d->d_name);
+		pid_t p = atoi(d->d_name);
 
-		if (pid <= 0 || getpgid(pid) != pgrp)
+		if (p <= 0 || p == getpid())
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		if (pid > 0 && p != pid)
+			continue;
+		if (pid < 0 && getpgid(p) != -pid)
+			continue;
+		if (!pid && !ours(p))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task", p);
 		task = opendir(path);
 		while (task && (t = readdir(task))) {
 			if (t->d_name[0] == '.')
 				continue;
+			snprintf(path, sizeof(path), "/proc/%d/task/%s/status",
+				 p, t->d_name);
+			state[0] = '\0';
+			f = fopen(path, "r");
+			while (f && fgets(state, sizeof(state), f))
+				if (!strncmp(state, "State:", 6))
+					break;
+			if (f)
+				fclose(f);
+			state[strcspn(state, "\n")] = '\0';
 			snprintf(path, sizeof(path), "/proc/%d/task/%s/stack",
-				 pid, t->d_name);
-			fd = open(path, O_RDONLY);
-			if (fd < 0)
+				 p, t->d_name);
+			sfd = open(path, O_RDONLY);
+			if (sfd < 0)
 				continue;
-			n = read(fd, buf, sizeof(buf) - 1);
-			close(fd);
+			n = read(sfd, buf, sizeof(buf) - 1);
+			close(sfd);
 			buf[n > 0 ? n : 0] = '\0';
-			printf("itrace-fuzz: stuck task %d/%s:\n%s", pid,
-			       t->d_name, buf);
+			snprintf(path, sizeof(path), "/proc/%d/cmdline", p);
+			sfd = open(path, O_RDONLY);
+			n = sfd < 0 ? 0 : read(sfd, path, sizeof(path) - 1);
+			if (sfd >= 0)
+				close(sfd);
+			path[n > 0 ? n : 0] = '\0';
+			while (--n > 0)
+				if (!path[n])
+					path[n] = ' ';
+			dprintf(fd, "itrace-fuzz: task %d/%s %s (%s):\n%s", p,
+				t->d_name, state, path, buf);
 		}
 		if (task)
 			closedir(task);
 	}
 	if (proc)
 		closedir(proc);
+}
+
+/* The blocked tasks, the locks held, what the CPUs run: to the kernel log */
+static void sysrq_dump(void)
+{
 	write_str("/proc/sysrq-trigger", "w");
+	write_str("/proc/sysrq-trigger", "d");
+	write_str("/proc/sysrq-trigger", "l");
 }
 
 static void clean_cores(void)
@@ -513,24 +565,45 @@ static uint64_t life_seed(uint64_t seed, int w, int l)
 	return splitmix64(seed ^ splitmix64(((uint64_t)w << 32) | l));
 }
 
-static void usage(void)
+static const char usage_text[] =
+	"usage: itrace-fuzz [-s SEED] [-t SECONDS] [-w WORKERS] [-o LOGDIR]\n"
+	"                   [-L WORKER:LIFE [-N OPS]] [-x] [-c] [-O OP,...]\n"
+	"  -s SEED      the run's seed (default: from the clock); it is printed\n"
+	"  -t SECONDS   how long to run (default 600)\n"
+	"  -w WORKERS   worker processes, even ones root, odd ones nobody\n"
+	"               (default 4, at most 8)\n"
+	"  -o LOGDIR    where each life's op log goes (default " FUZZ_DIR "/log);\n"
+	"               kept for lives with a finding or a kernel report\n"
+	"  -L W:L       replay only life L of worker W of the run of SEED\n"
+	"  -N OPS       with -L: stop that life after OPS ops\n"
+	"  -x           with -L: keep the log whatever happens\n"
+	"  -c           open events of the core PMU (cpu) too: the emulated\n"
+	"               perfmon has no RDPMC, so their counters oops the kernel\n"
+	"  -O OP,...    run only these ops (names as in the summary)\n";
+
+static void __attribute__((noreturn)) bad_usage(void)
 {
-	fprintf(stderr,
-"usage: itrace-fuzz [-s SEED] [-t SECONDS] [-w WORKERS] [-o LOGDIR]\n"
-"                   [-L WORKER:LIFE [-N OPS]] [-x] [-c]\n"
-"  -s SEED      the run's seed (default: from the clock); it is printed\n"
-"  -t SECONDS   how long to run (default 600)\n"
-"  -w WORKERS   worker processes, even ones root, odd ones nobody\n"
-"               (default 4, at most %d)\n"
-"  -o LOGDIR    where each life's op log goes (default " FUZZ_DIR "/log);\n"
-"               kept for lives with a finding or a kernel report\n"
-"  -L W:L       replay only life L of worker W of the run of SEED\n"
-"  -N OPS       with -L: stop that life after OPS ops\n"
-"  -x           with -L: keep the log whatever happens\n"
-"  -c           open events of the core PMU (cpu) too: the emulated\n"
-"               perfmon has no RDPMC, so their counters oops the kernel\n",
-		MAX_WORKERS);
+	fputs(usage_text, stderr);
 	exit(2);
+}
+
+static uint64_t parse_ops(char *list)
+{
+	uint64_t mask = 0;
+	char *name;
+	int i;
+
+	while ((name = strsep(&list, ","))) {
+		for (i = 0; i < nr_ops; i++)
+			if (!strcmp(ops[i].name, name))
+				break;
+		if (i == nr_ops) {
+			fprintf(stderr, "itrace-fuzz: no op %s\n", name);
+			exit(2);
+		}
+		mask |= 1ULL << i;
+	}
+	return mask;
 }
 
 struct slot {
@@ -542,7 +615,8 @@ struct slot {
 };
 
 /*
- * A life whose actors made no op for two minutes, or that does not end
+ * A life whose actors made no op for 400 s (a crash op waits up to 300 s
+ * for its child's core dump), or that does not end
  * when the run does: report it, show where its tasks are, kill it.  One
  * that does not die either is given up on.
  */
@@ -556,17 +630,21 @@ static void check_stuck(struct slot *s, int w, uint64_t t, bool late)
 		sup_finding("unkillable life",
 			    "life %d:%d (pid %d) did not die of SIGKILL in 60 s",
 			    w, s->life, (int)s->pid);
-		dump_stuck(s->pid);
+		fflush(stdout);
+		dump_tasks(-s->pid, 1);
+		sysrq_dump();
 		s->pid = 0;
 		return;
 	}
-	if (!late && (last >= t || t - last < 120000))
+	if (!late && (last >= t || t - last < 400000))
 		return;
 	sup_finding("stuck life", "life %d:%d made no op for %llu s%s, log %s",
 		    w, s->life, (unsigned long long)(last < t ? t - last : 0) / 1000,
 		    late ? " and did not end with the run" : "", s->log);
 	sh->keep[w] = 1;
-	dump_stuck(s->pid);
+	fflush(stdout);
+		dump_tasks(-s->pid, 1);
+		sysrq_dump();
 	kill(-s->pid, SIGKILL);
 	s->killed = t;
 }
@@ -579,9 +657,11 @@ static void start_life(struct slot *s, int w, const char *logdir,
 	int logfd;
 
 	snprintf(s->log, sizeof(s->log), "%s/w%d-l%d.log", logdir, w, s->life);
-	logfd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0666);
+	logfd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
 	if (logfd >= 0 && fchown(logfd, uid, uid))
 		perror("fchown");
+	if (logfd >= 0)
+		close(logfd);
 	sh->keep[w] = 0;
 	sh->progress[w] = now_ms();
 	fflush(stdout);
@@ -594,15 +674,13 @@ static void start_life(struct slot *s, int w, const char *logdir,
 		setpgid(0, 0);
 		if (kmsg_fd >= 0)
 			close(kmsg_fd);
-		life_main(w, s->life, seed, uid, logfd, budget);
+		life_main(w, s->life, seed, uid, s->log, budget);
 		_exit(0);
 	}
 	setpgid(s->pid, s->pid);
 	s->started = now_ms();
-	if (logfd >= 0)
-		close(logfd);
-	printf("itrace-fuzz: life %d:%d uid %d seed 0x%016llx pid %d "
-	       "(replay: -s 0x%016llx -L %d:%d)\n", w, s->life, (int)uid,
+	printf("itrace-fuzz: life %d:%d uid %d seed 0x%016llx pid %d (replay -s 0x%llx -L %d:%d)\n",
+	       w, s->life, (int)uid,
 	       (unsigned long long)seed, (int)s->pid,
 	       (unsigned long long)sh->seed, w, s->life);
 }
@@ -647,6 +725,8 @@ static void summary(uint64_t ms)
 					      " %s %llu", errname(e),
 					      (unsigned long long)sh->op_errno[i][e]);
 		line[n] = '\0';
+		if (!calls)
+			continue;
 		printf("itrace-fuzz: %-16s %9llu %s%s\n", ops[i].name,
 		       (unsigned long long)calls, line,
 		       sh->op_found[i] ? "  FINDINGS" : "");
@@ -663,11 +743,11 @@ static void summary(uint64_t ms)
 	for (i = 0; i < sh->nr_findings; i++)
 		printf("itrace-fuzz: FINDING (%u times): %s\n",
 		       sh->findings[i].count, sh->findings[i].example);
-	printf("itrace-fuzz: seed 0x%016llx: %llu ops (%llu idle) in %.0f s, "
-	       "%d findings, %llu notes, %d kernel reports\n",
+	printf("itrace-fuzz: seed 0x%016llx: %llu ops (%llu idle) in %.0f s, ",
 	       (unsigned long long)sh->seed, (unsigned long long)sh->ops,
-	       (unsigned long long)idle, ms / 1000.0, sh->nr_findings,
-	       (unsigned long long)notes, kernel_reports_seen);
+	       (unsigned long long)idle, ms / 1000.0);
+	printf("%d findings, %llu notes, %d kernel reports\n",
+	       sh->nr_findings, (unsigned long long)notes, kernel_reports_seen);
 	(void)found;
 }
 
@@ -706,12 +786,13 @@ int main(int argc, char **argv)
 		pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
 		pthread_mutex_init(&sh->lock, &a);
 	}
-	while ((opt = getopt(argc, argv, "s:t:w:o:L:N:xc")) != -1) {
+	sh->op_mask = ~0ULL;
+	while ((opt = getopt(argc, argv, "s:t:w:o:L:N:xcO:")) != -1) {
 		switch (opt) {
 		case 's':
 			sh->seed = strtoull(optarg, &end, 0);
 			if (*end)
-				usage();
+				bad_usage();
 			have_seed = true;
 			break;
 		case 't':
@@ -720,7 +801,7 @@ int main(int argc, char **argv)
 		case 'w':
 			workers = atoi(optarg);
 			if (workers < 1 || workers > MAX_WORKERS)
-				usage();
+				bad_usage();
 			break;
 		case 'o':
 			logdir = optarg;
@@ -728,7 +809,7 @@ int main(int argc, char **argv)
 		case 'L':
 			if (sscanf(optarg, "%d:%d", &only_w, &only_l) != 2 ||
 			    only_w < 0 || only_w >= MAX_WORKERS || only_l < 0)
-				usage();
+				bad_usage();
 			break;
 		case 'N':
 			budget = strtoull(optarg, NULL, 0);
@@ -739,16 +820,19 @@ int main(int argc, char **argv)
 		case 'c':
 			sh->core_pmu = 1;
 			break;
+		case 'O':
+			sh->op_mask = parse_ops(optarg);
+			break;
 		default:
-			usage();
+			bad_usage();
 		}
 	}
 	if (!have_seed)
 		sh->seed = splitmix64(now_ms() ^ ((uint64_t)getpid() << 40) ^
 				      (uint64_t)time(NULL));
 	if (geteuid()) {
-		fprintf(stderr, "itrace-fuzz: run as root (it drops to nobody "
-			"for half the workers)\n");
+		fputs("itrace-fuzz: run as root (it drops to nobody for half the workers)\n",
+		      stderr);
 		return 2;
 	}
 	n = readlink("/proc/self/exe", sh->exe, sizeof(sh->exe) - 1);
@@ -820,6 +904,17 @@ int main(int argc, char **argv)
 			if (!slot[w].pid)
 				continue;
 			running++;
+			if (sh->show[w]) {
+				printf("itrace-fuzz: life %d:%d waits for pid %d:\n",
+				       w, slot[w].life, (int)sh->show[w]);
+				fflush(stdout);
+				dump_tasks(sh->show[w], 1);
+				printf("itrace-fuzz: all tasks of itrace-fuzz:\n");
+				fflush(stdout);
+				dump_tasks(0, 1);
+				sysrq_dump();
+				sh->show[w] = 0;
+			}
 			check_stuck(&slot[w], w, t, sh->stop && t > deadline + 90000);
 		}
 		if (!running && (sh->stop || only_w >= 0))

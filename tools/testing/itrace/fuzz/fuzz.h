@@ -32,7 +32,8 @@
 #define MAX_OBJS	24	/* fds a process keeps in its table */
 #define MAX_MAPS	12	/* mappings a process keeps in its table */
 #define MAX_THREADS	4	/* threads of a process, the first included */
-#define MAX_KIDS	6	/* fork()ed children a process waits for */
+#define MAX_KIDS	3	/* fork()ed children a process waits for */
+#define MAX_DEPTH	2	/* children of children, no deeper */
 #define MAX_PMUS	16
 #define MAX_FINDINGS	64
 #define MAX_ERRNO	134	/* errno values counted per op */
@@ -115,6 +116,7 @@ struct shared {
 	char exe[256];		/* this binary, for execve() and core_pattern */
 	int nr_cpus;
 	int core_pmu;		/* -c: events of the core PMU too */
+	uint64_t op_mask;	/* -O: the ops that run (bit = index in ops[]) */
 	uint64_t ops;				/* every op of every actor */
 	uint64_t op_calls[64];
 	uint64_t op_errno[64][MAX_ERRNO];	/* [0]: success */
@@ -127,6 +129,7 @@ struct shared {
 	struct finding notes[MAX_FINDINGS];
 	uint64_t progress[MAX_WORKERS];	/* a clock in ms at each op */
 	volatile int keep[MAX_WORKERS];	/* keep the life's log */
+	volatile pid_t show[MAX_WORKERS];	/* the supervisor dumps its stacks */
 	struct target targets[NR_TARGETS];
 	uint64_t crashes, cores, itrace_notes;
 };
@@ -188,6 +191,7 @@ struct proc {
 	int sock;		/* SCM_RIGHTS: receives on worker's name */
 	int epfd;
 	int logfd;
+	char logpath[300];	/* reopened by each child: no shared f_pos */
 	bool root;
 	bool crash_child;
 };
@@ -262,8 +266,8 @@ void run_ops(struct ctx *c, uint64_t budget);
 pid_t spawn_child(struct ctx *c, uint64_t budget, bool do_exec);
 void reap_kids(struct proc *p, bool wait);
 int child_main(int argc, char **argv);
-void life_main(int worker, int life, uint64_t seed, uid_t uid, int logfd,
-	       uint64_t budget);
+void life_main(int worker, int life, uint64_t seed, uid_t uid,
+	       const char *log, uint64_t budget);
 int become_nobody(void);
 int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			int group_fd, unsigned long flags);
@@ -313,6 +317,7 @@ void op_sysfs(struct ctx *c);
 void op_sysctl(struct ctx *c);
 
 void spin(unsigned long n);
+void dump_tasks(pid_t pid, int fd);
 int core_sink(int argc, char **argv);
 int worker_sock_name(int worker, char *buf, size_t len);
 

@@ -338,11 +338,10 @@ void op_tfd_bad(struct ctx *c)
 	unsigned int v = rnd(&c->rng, 9);
 
 	slot = obj_pick(c, v == 7 ? K_TFD : K_EVENT, &o);
-	if (slot < 0 && v < 5) {
+	if (slot < 0 && v < 5)
 		v = 5;
-	} else if (slot < 0 && v == 7) {
+	else if (slot < 0 && v == 7)
 		v = 8;
-	}
 	gfd = o.fd;
 	want = EINVAL;
 	switch (v) {

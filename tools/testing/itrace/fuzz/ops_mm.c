@@ -23,7 +23,7 @@
 
 #include "fuzz.h"
 
-#define PG(c)	((size_t)page_size())
+#define PG	((size_t)page_size())
 
 /* 2^n pages, mostly small */
 static size_t pick_pages(struct ctx *c)
@@ -47,7 +47,7 @@ static int pick_prot(struct ctx *c)
 
 void op_mmap_rb(struct ctx *c)
 {
-	size_t len = (1 + pick_pages(c)) * PG(c);
+	size_t len = (1 + pick_pages(c)) * PG;
 	int prot = rnd(&c->rng, 4) ? PROT_READ | PROT_WRITE : PROT_READ;
 	struct map m = { .kind = MAP_RB };
 	struct obj o;
@@ -58,7 +58,7 @@ void op_mmap_rb(struct ctx *c)
 		return;
 	}
 	if (one_in(&c->rng, 8))
-		len += PG(c) * (1 + rnd(&c->rng, 3));	/* not 1 + 2^n */
+		len += PG * (1 + rnd(&c->rng, 3));	/* not 1 + 2^n */
 	say(c, "event %d len %zu prot %d", o.fd, len, prot);
 	addr = mmap(NULL, len, prot, MAP_SHARED, o.fd, 0);
 	LOOSE(c, addr == MAP_FAILED ? errno : 0, 0, EINVAL, EPERM, ENOMEM,
@@ -112,11 +112,11 @@ void op_mmap_aux(struct ctx *c)
 	}
 	up = (void *)p->map[s].addr;
 	up->aux_offset = p->map[s].len;
-	up->aux_size = pages * PG(c);
+	up->aux_size = pages * PG;
 	busy = map_holds(p, p->map[s].id, M_TRACE);
 	say(c, "event %d offset %zu pages %zu prot %d%s", fd, p->map[s].len,
 	    pages, prot, busy ? " (trace mapped)" : "");
-	addr = mmap(NULL, pages * PG(c), prot, MAP_SHARED, fd,
+	addr = mmap(NULL, pages * PG, prot, MAP_SHARED, fd,
 		    p->map[s].len);
 	err = addr == MAP_FAILED ? errno : 0;
 	m.id = p->map[s].id;
@@ -129,7 +129,7 @@ void op_mmap_aux(struct ctx *c)
 	if (addr == MAP_FAILED)
 		return;
 	m.addr = addr;
-	m.len = pages * PG(c);
+	m.len = pages * PG;
 	m.prot = prot;
 	m.overwrite = !(prot & PROT_WRITE);
 	m.fd = fd;
@@ -140,22 +140,21 @@ void op_mmap_aux(struct ctx *c)
 static void check_user_page(struct ctx *c, struct perf_event_mmap_page *up,
 			    size_t data_size)
 {
-	if (up->data_offset != PG(c) || up->data_size != data_size)
+	if (up->data_offset != PG || up->data_size != data_size)
 		finding(c, "trace page 0: data_offset/data_size",
 			"data_offset %llu data_size %llu, want %zu %zu",
 			(unsigned long long)up->data_offset,
-			(unsigned long long)up->data_size, PG(c), data_size);
+			(unsigned long long)up->data_size, PG, data_size);
 	if (up->index || up->cap_user_rdpmc || up->cap_user_time ||
 	    up->cap_user_time_zero || up->cap_user_time_short ||
 	    up->cap_bit0 || !up->cap_bit0_is_deprecated)
 		finding(c, "trace page 0: index/cap bits",
-			"index %u capabilities 0x%llx, want 0 and only "
-			"cap_bit0_is_deprecated", up->index,
+			"index %u capabilities 0x%llx, want 0 and only cap_bit0_is_deprecated",
+			up->index,
 			(unsigned long long)up->capabilities);
 	if (up->aux_offset || up->aux_size || up->aux_head || up->aux_tail)
 		finding(c, "trace page 0: aux fields",
-			"aux_offset %llu aux_size %llu aux_head %llu "
-			"aux_tail %llu, want 0",
+			"aux_offset %llu aux_size %llu aux_head %llu aux_tail %llu, want 0",
 			(unsigned long long)up->aux_offset,
 			(unsigned long long)up->aux_size,
 			(unsigned long long)up->aux_head,
@@ -165,7 +164,7 @@ static void check_user_page(struct ctx *c, struct perf_event_mmap_page *up,
 void op_mmap_trace(struct ctx *c)
 {
 	struct proc *p = c->p;
-	size_t pages = pick_pages(c), len = (1 + pages) * PG(c);
+	size_t pages = pick_pages(c), len = (1 + pages) * PG;
 	int prot = pick_prot(c), slot, err;
 	struct map m = { .kind = MAP_TRACE };
 	bool busy, strict_inval;
@@ -204,7 +203,7 @@ void op_mmap_trace(struct ctx *c)
 	if (addr == MAP_FAILED)
 		return;
 	if ((prot & PROT_READ) && obj_same(c, slot, &o))
-		check_user_page(c, addr, pages * PG(c));
+		check_user_page(c, addr, pages * PG);
 	m.addr = addr;
 	m.len = len;
 	m.prot = prot;
@@ -218,7 +217,7 @@ void op_mmap_trace(struct ctx *c)
 void op_mmap_bad(struct ctx *c)
 {
 	static const unsigned int odd[] = { 0, 2, 3, 5, 6, 7, 9, 12, 15, 17 };
-	size_t len = (1 + pick_pages(c)) * PG(c);
+	size_t len = (1 + pick_pages(c)) * PG;
 	int flags = MAP_SHARED, prot = PROT_READ | PROT_WRITE, slot, err;
 	unsigned int v = rnd(&c->rng, 6);
 	off_t off = 0;
@@ -236,17 +235,17 @@ void op_mmap_bad(struct ctx *c)
 		flags = MAP_PRIVATE;
 		break;
 	case 1:
-		off = PG(c) * (1 + rnd(&c->rng, 16));
+		off = PG * (1 + rnd(&c->rng, 16));
 		break;
 	case 2:		/* not 1 + 2^n pages */
-		len = (1 + odd[rnd(&c->rng, ARRAY_SIZE(odd))]) * PG(c);
+		len = (1 + odd[rnd(&c->rng, ARRAY_SIZE(odd))]) * PG;
 		break;
 	case 3:		/* overwrite mode needs two regions */
-		len = 2 * PG(c);
+		len = 2 * PG;
 		prot = PROT_READ;
 		break;
 	case 4:		/* "the size is absurd (more than INT_MAX pages)" */
-		len = (1 + (1UL << (31 + rnd(&c->rng, 4)))) * PG(c);
+		len = (1 + (1UL << (31 + rnd(&c->rng, 4)))) * PG;
 		want = (o.flags & EV_INHERIT) ? EINVAL : ENOMEM;
 		break;
 	default:
@@ -301,15 +300,15 @@ void op_munmap_part(struct ctx *c)
 
 	pthread_mutex_lock(&p->lock);
 	s = map_pick(c, M_ANY);
-	if (s < 0 || p->map[s].len < 2 * PG(c)) {
+	if (s < 0 || p->map[s].len < 2 * PG) {
 		pthread_mutex_unlock(&p->lock);
 		idle(c, "no mapping of two pages");
 		return;
 	}
-	off = PG(c) * rnd(&c->rng, p->map[s].len / PG(c));
-	len = PG(c) * (1 + rnd(&c->rng, (p->map[s].len - off) / PG(c)));
+	off = PG * rnd(&c->rng, p->map[s].len / PG);
+	len = PG * (1 + rnd(&c->rng, (p->map[s].len - off) / PG));
 	if (!off && len == p->map[s].len)
-		len -= PG(c);
+		len -= PG;
 	trace = p->map[s].kind == MAP_TRACE;
 	say(c, "kind %d len %zu: [%zu, +%zu)", p->map[s].kind, p->map[s].len,
 	    off, len);
@@ -358,16 +357,16 @@ void op_mremap(struct ctx *c)
 			     MREMAP_MAYMOVE | MREMAP_FIXED, to);
 		break;
 	case 1:		/* grow */
-		nlen = len + PG(c);
+		nlen = len + PG;
 		res = mremap(p->map[s].addr, len, nlen, MREMAP_MAYMOVE);
 		break;
 	case 2:		/* shrink: a partial unmap */
-		if (len < 2 * PG(c)) {
+		if (len < 2 * PG) {
 			pthread_mutex_unlock(&p->lock);
 			done(c, 0);
 			return;
 		}
-		nlen = len - PG(c);
+		nlen = len - PG;
 		res = mremap(p->map[s].addr, len, nlen, 0);
 		break;
 	default:	/* a second mapping of the same pages */
@@ -419,10 +418,10 @@ void op_mprotect(struct ctx *c)
 		return;
 	}
 	len = p->map[s].len;
-	part = len > PG(c) && one_in(&c->rng, 4);
+	part = len > PG && one_in(&c->rng, 4);
 	say(c, "kind %d prot %d -> %d%s", p->map[s].kind, p->map[s].prot,
 	    prot, part ? " (first page)" : "");
-	err = err_of(mprotect(p->map[s].addr, part ? PG(c) : len, prot));
+	err = err_of(mprotect(p->map[s].addr, part ? PG : len, prot));
 	if (!err && part) {	/* split: all of it goes */
 		munmap(p->map[s].addr, len);
 		map_drop(p, s);
@@ -494,7 +493,7 @@ static void write_garbage(struct ctx *c, void *arg)
 		up->data_size = rnd64(&c->rng);
 		break;
 	default:
-		for (i = 0; i < PG(c) / 8; i++)
+		for (i = 0; i < PG / 8; i++)
 			q[i] = rnd64(&c->rng);
 	}
 }
@@ -532,8 +531,8 @@ void op_garbage(struct ctx *c)
 	done(c, sig ? EFAULT : 0);
 	if (sig && strict)	/* "Only page 0 may be written" */
 		finding(c, "garbage: page 0 faults",
-			"writing page 0 of a stop-mode trace mapping got "
-			"signal %d", sig);
+			"writing page 0 of a stop-mode trace mapping got signal %d",
+			sig);
 	/* let the kernel act on it */
 	if (fd >= 0 && rnd(&c->rng, 2))
 		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
@@ -559,7 +558,7 @@ void op_poke_trace(struct ctx *c)
 		idle(c, "no stop-mode trace mapping");
 		return;
 	}
-	off = PG(c) * (1 + rnd(&c->rng, p->map[s].len / PG(c) - 1));
+	off = PG * (1 + rnd(&c->rng, p->map[s].len / PG - 1));
 	say(c, "write at +%zu of %zu", off, p->map[s].len);
 	sig = guarded(c, poke, p->map[s].addr + off);
 	pthread_mutex_unlock(&p->lock);
@@ -588,8 +587,8 @@ static void walk_stream(struct ctx *c, void *arg)
 	struct map *m = arg;
 	struct perf_event_mmap_page *up = (void *)m->addr;
 	uint64_t head = __atomic_load_n(&up->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = up->data_tail, size = m->len - PG(c);
-	const char *data = m->addr + PG(c);
+	uint64_t tail = up->data_tail, size = m->len - PG;
+	const char *data = m->addr + PG;
 
 	if (m->garbled || head - tail > size)
 		goto out;
@@ -621,7 +620,7 @@ static void read_trace(struct ctx *c, void *arg)
 	static __thread char buf[1 << 16];
 	struct map *m = arg;
 	struct perf_event_mmap_page *up = (void *)m->addr;
-	uint64_t head, tail, size = m->len - PG(c), n = 0, k;
+	uint64_t head, tail, size = m->len - PG, n = 0, k;
 
 	head = __atomic_load_n(&up->data_head, __ATOMIC_ACQUIRE);
 	tail = m->overwrite ? head - (head < size ? head : size) :
@@ -635,7 +634,7 @@ static void read_trace(struct ctx *c, void *arg)
 		k = head - tail - n;
 		if (k > sizeof(buf))
 			k = sizeof(buf);
-		copy_ring(buf, m->addr + PG(c), size, tail + n, k);
+		copy_ring(buf, m->addr + PG, size, tail + n, k);
 		n += k;
 	}
 	if (!m->overwrite && (m->prot & PROT_WRITE))

@@ -235,7 +235,8 @@ void op_rlimit_idioms(struct ctx *c)
 	for (i = 0; i < FUZZ_NLIMITS; i++) {
 		rlim_t max = old[i].rlim_max;
 
-		r.rlim_cur = r.rlim_max = max;
+		r.rlim_cur = max;
+		r.rlim_max = max;
 		err = err_of(prlimit_raw(0, i, &r, NULL));
 		if (i != RLIMIT_ITRACE)
 			continue;
@@ -308,12 +309,22 @@ static void *crash_thread(void *arg)
 static void crash_child(struct ctx *c, int wfd, rlim_t bytes, rlim_t core,
 			int threads, int how, bool own_event)
 {
+	/* mostly the ELF headers and notes only: memory dumps are slow */
+	static const char * const filters[] = { "0x10", "0x10", "0x10", "0x33" };
 	struct rlimit r = { core, core };
 	struct crash_report rep = { 0 };
 	pthread_t t;
-	int i;
+	int i, fd;
 
 	setrlimit(RLIMIT_CORE, &r);
+	fd = open("/proc/self/coredump_filter", O_WRONLY);
+	if (fd >= 0) {
+		const char *f = filters[rnd(&c->rng, ARRAY_SIZE(filters))];
+
+		if (write(fd, f, strlen(f)) < 0)
+			_exit(97);
+		close(fd);
+	}
 	rep.tids[0] = gettid();
 	for (i = 0; i < threads; i++)
 		if (!pthread_create(&t, NULL, crash_thread, &rep.tids[i + 1]))
@@ -426,8 +437,8 @@ static int core_notes(struct ctx *c, const char *path,
 			    (uint64_t)in->hdr_size + in->trace_size !=
 			    nh->n_descsz || in->trace_size > in->buf_size) {
 				finding(c, "core: NT_ITRACE sizes",
-					"note descsz %u hdr_size %u trace_size "
-					"%llu buf_size %llu", nh->n_descsz,
+					"note descsz %u hdr_size %u trace_size %llu buf_size %llu",
+					nh->n_descsz,
 					in->hdr_size,
 					(unsigned long long)in->trace_size,
 					(unsigned long long)in->buf_size);
@@ -436,8 +447,7 @@ static int core_notes(struct ctx *c, const char *path,
 			if (bytes && bytes <= ITRACE_DUMP_MAX &&
 			    in->buf_size != itrace_buf_size(bytes))
 				finding(c, "core: NT_ITRACE buf_size",
-					"buf_size %llu for RLIMIT_ITRACE %llu, "
-					"want %zu",
+					"buf_size %llu for RLIMIT_ITRACE %llu, want %zu",
 					(unsigned long long)in->buf_size,
 					(unsigned long long)bytes,
 					itrace_buf_size(bytes));
@@ -446,8 +456,8 @@ static int core_notes(struct ctx *c, const char *path,
 					break;
 			if (k == rep->nr_tids)
 				finding(c, "core: NT_ITRACE tid",
-					"note of tid %u, not a thread of the "
-					"process", in->tid);
+					"note of tid %u, not a thread of the process",
+					in->tid);
 		}
 	}
 	munmap(core, st.st_size);
@@ -478,6 +488,7 @@ void op_crash(struct ctx *c)
 	uint64_t t0;
 	char path[128];
 	int pfds[2], status, n, tries;
+	bool shown = false;
 	pid_t pid;
 
 	say(c, "itrace %llu core %llu threads %d how %d%s",
@@ -501,15 +512,25 @@ void op_crash(struct ctx *c)
 	close(pfds[1]);
 	pfd.fd = pfds[0];
 	pfd.events = POLLIN;
-	if (poll(&pfd, 1, 60000) == 1 &&
-	    read(pfds[0], &rep, sizeof(rep)) != sizeof(rep))
+	if (poll(&pfd, 1, 60000) != 1 ||
+	    read(pfds[0], &rep, sizeof(rep)) != sizeof(rep)) {
+		say(c, "child %d: no report in 60 s", (int)pid);
 		rep.err = -1;
+	}
 	close(pfds[0]);
 	t0 = now_ms();
 	while (waitpid(pid, &status, WNOHANG) == 0) {
-		if (now_ms() - t0 > 120000) {
+		/* the run is over: a dump may take long, SIGKILL ends it */
+		if (sh->stop)
+			kill(pid, SIGKILL);
+		/* the supervisor (root) shows where it is, in run.log */
+		if (!shown && now_ms() - t0 > 240000) {
+			sh->show[c->p->worker] = pid;
+			shown = true;
+		}
+		if (now_ms() - t0 > 300000) {
 			finding(c, "crash: child does not die",
-				"crashing child %d still there after 120 s",
+				"crashing child %d still there after 300 s",
 				(int)pid);
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);

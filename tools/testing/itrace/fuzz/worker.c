@@ -232,6 +232,11 @@ bool map_holds(struct proc *p, uint64_t id, unsigned int kinds)
 
 static unsigned int total_weight;
 
+static unsigned int weight(int i)
+{
+	return sh->op_mask & (1ULL << i) ? ops[i].weight : 0;
+}
+
 static int pick_op(struct ctx *c)
 {
 	unsigned int r;
@@ -239,12 +244,12 @@ static int pick_op(struct ctx *c)
 
 	if (!total_weight)
 		for (i = 0; i < nr_ops; i++)
-			total_weight += ops[i].weight;
+			total_weight += weight(i);
 	r = rnd(&c->rng, total_weight);
 	for (i = 0; i < nr_ops; i++) {
-		if (r < ops[i].weight)
+		if (r < weight(i))
 			return i;
-		r -= ops[i].weight;
+		r -= weight(i);
 	}
 	return 0;
 }
@@ -288,6 +293,18 @@ void reap_kids(struct proc *p, bool wait)
 		}
 	}
 	pthread_mutex_unlock(&p->lock);
+}
+
+/*
+ * Every process of a life appends to the life's log through a file of its
+ * own: a file shared across fork() serializes all their writes on its
+ * f_pos_lock.
+ */
+static void open_log(struct proc *p)
+{
+	if (p->logfd >= 0)
+		close(p->logfd);
+	p->logfd = open(p->logpath, O_WRONLY | O_APPEND | O_CLOEXEC);
 }
 
 static void proc_init(struct proc *p)
@@ -422,7 +439,7 @@ pid_t spawn_child(struct ctx *c, uint64_t budget, bool do_exec)
 	for (k = 0; k < MAX_KIDS; k++)
 		if (!p->kids[k])
 			break;
-	if (k == MAX_KIDS || p->depth > 2) {
+	if (k == MAX_KIDS || p->depth >= MAX_DEPTH) {
 		pthread_mutex_unlock(&p->lock);
 		return 0;
 	}
@@ -436,6 +453,8 @@ pid_t spawn_child(struct ctx *c, uint64_t budget, bool do_exec)
 
 	/* the child: only this thread exists in it */
 	proc_init(p);
+	if (!do_exec)
+		open_log(p);
 	memset(p->kids, 0, sizeof(p->kids));
 	memset(thread_args, 0, sizeof(thread_args));
 	p->nr_threads = 0;
@@ -444,7 +463,7 @@ pid_t spawn_child(struct ctx *c, uint64_t budget, bool do_exec)
 		if (!p->map[i].dofork)
 			p->map[i].kind = MAP_FREE;
 	if (do_exec) {
-		char arg[7][32], fds[MAX_OBJS * 48] = "", *a[10];
+		char arg[6][32], fds[MAX_OBJS * 48] = "", *a[9];
 		int n = 0;
 
 		for (i = 0; i < MAX_OBJS; i++)
@@ -454,18 +473,18 @@ pid_t spawn_child(struct ctx *c, uint64_t budget, bool do_exec)
 					      p->obj[i].fd, p->obj[i].flags,
 					      (unsigned long long)p->obj[i].id);
 		setenv("FUZZ_FDS", fds, 1);
+		setenv("FUZZ_LOG", p->logpath, 1);
 		snprintf(arg[0], 32, "0x%llx", (unsigned long long)seed);
 		snprintf(arg[1], 32, "%llu", (unsigned long long)budget);
 		snprintf(arg[2], 32, "%d", shm_fd);
-		snprintf(arg[3], 32, "%d", p->logfd);
-		snprintf(arg[4], 32, "%d", p->worker);
-		snprintf(arg[5], 32, "%d", p->life);
-		snprintf(arg[6], 32, "%d", p->depth);
+		snprintf(arg[3], 32, "%d", p->worker);
+		snprintf(arg[4], 32, "%d", p->life);
+		snprintf(arg[5], 32, "%d", p->depth);
 		a[0] = "itrace-fuzz";
 		a[1] = "--child";
-		for (i = 0; i < 7; i++)
+		for (i = 0; i < 6; i++)
 			a[2 + i] = arg[i];
-		a[9] = NULL;
+		a[8] = NULL;
 		execv(sh->exe, a);
 		_exit(127);
 	}
@@ -509,8 +528,8 @@ static void proc_setup(struct proc *p)
 	}
 }
 
-void life_main(int worker, int life, uint64_t seed, uid_t uid, int logfd,
-	       uint64_t budget)
+void life_main(int worker, int life, uint64_t seed, uid_t uid,
+	       const char *log, uint64_t budget)
 {
 	struct proc *p = calloc(1, sizeof(*p));
 	struct ctx c = { .p = p };
@@ -519,7 +538,9 @@ void life_main(int worker, int life, uint64_t seed, uid_t uid, int logfd,
 	p->life = life;
 	p->uid = uid;
 	p->root = !uid;
-	p->logfd = logfd;
+	p->logfd = -1;
+	snprintf(p->logpath, sizeof(p->logpath), "%s", log);
+	open_log(p);
 	if (uid && become_nobody()) {
 		perror("become_nobody");
 		_exit(1);
@@ -534,7 +555,7 @@ void life_main(int worker, int life, uint64_t seed, uid_t uid, int logfd,
 	sh->targets[worker * MAX_THREADS].uid = uid;
 	sh->targets[worker * MAX_THREADS].pid = getpid();
 	cur = &c;
-	dprintf(logfd, "life %d:%d seed 0x%016llx uid %d pid %d budget %llu\n",
+	dprintf(p->logfd, "life %d:%d seed 0x%016llx uid %d pid %d budget %llu\n",
 		worker, life, (unsigned long long)seed, (int)uid,
 		(int)getpid(), (unsigned long long)budget);
 	run_ops(&c, budget);
@@ -544,7 +565,10 @@ void life_main(int worker, int life, uint64_t seed, uid_t uid, int logfd,
 	_exit(0);
 }
 
-/* "itrace-fuzz --child SEED BUDGET SHMFD LOGFD WORKER LIFE DEPTH" */
+/*
+ * "itrace-fuzz --child SEED BUDGET SHMFD WORKER LIFE DEPTH", with the fds
+ * in FUZZ_FDS and the log's path in FUZZ_LOG
+ */
 int child_main(int argc, char **argv)
 {
 	struct proc *p = calloc(1, sizeof(*p));
@@ -552,7 +576,7 @@ int child_main(int argc, char **argv)
 	const char *fds = getenv("FUZZ_FDS");
 	uint64_t budget;
 
-	if (argc != 9)
+	if (argc != 8)
 		return 2;
 	shm_fd = atoi(argv[4]);
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -561,10 +585,13 @@ int child_main(int argc, char **argv)
 		return 3;
 	rng_seed(&c.rng, strtoull(argv[2], NULL, 0));
 	budget = strtoull(argv[3], NULL, 0);
-	p->logfd = atoi(argv[5]);
-	p->worker = atoi(argv[6]);
-	p->life = atoi(argv[7]);
-	p->depth = atoi(argv[8]);
+	p->logfd = -1;
+	snprintf(p->logpath, sizeof(p->logpath), "%s",
+		 getenv("FUZZ_LOG") ?: "/dev/null");
+	open_log(p);
+	p->worker = atoi(argv[5]);
+	p->life = atoi(argv[6]);
+	p->depth = atoi(argv[7]);
 	p->uid = getuid();
 	p->root = !p->uid;
 	proc_setup(p);

@@ -34,8 +34,7 @@ int main(void)
 	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1,
 		     PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
-		printf("no hardware instruction counter: perf_event_open("
-		       "PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS): %s\n",
+		printf("no hardware instruction counter: perf_event_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS): %s\n",
 		       strerror(errno));
 		return 1;
 	}
