@@ -8,56 +8,73 @@
  *	tfd = perf_event_open(NULL, -1, -1, event_fd, PERF_FLAG_FD_ITRACE);
  *
  * The trace fd has its own user page (data_head, data_tail) and maps the
- * AUX pages of the event's buffer; see kernel/events/itrace.c.
+ * AUX pages of the event's buffer; see kernel/events/itrace.c. The same
+ * PMUs keep each thread's newest trace for core dumps (RLIMIT_ITRACE,
+ * kernel/events/itrace_rlimit.c and itrace_coredump.c).
  */
 #ifndef _LINUX_ITRACE_H
 #define _LINUX_ITRACE_H
 
 #include <linux/perf_event.h>
+#include <linux/resource.h>
 #include <uapi/linux/itrace.h>
 
-struct rlimit;
+struct coredump_params;
+struct itrace_coredump;
+struct itrace_proc;
+struct signal_struct;
 struct task_struct;
 
 /**
+ * struct itrace_pmu_ops - what the itrace core asks of an itrace PMU
+ * @note_info: fill in what a decoder needs to know about the trace of
+ *	@event in an NT_ITRACE note: the CPU identification and the clock
+ *	and config parameters of struct itrace_note (cpu_*, tsc_ctc_*,
+ *	nom_freq, mtc_freq, ...), which are 0 before the call. May be NULL.
+ *	Called in process context, may sleep.
+ */
+struct itrace_pmu_ops {
+	void	(*note_info)(struct perf_event *event,
+			     struct itrace_note *note);
+};
+
+/**
  * struct itrace_rlimit_tx - a change of RLIMIT_ITRACE in progress
- * @dumps: the new trace of each thread, made by itrace_rlimit_begin()
- * @gen: generation of this change; older traces are dropped at the end
- * @change: false if the limit keeps its value
+ * @proc: the process's RLIMIT_ITRACE state, which holds the change and
+ *	whose mutex is held from itrace_rlimit_begin() to itrace_rlimit_end();
+ *	NULL if the change has nothing to do
  *
  * Between itrace_rlimit_begin() and itrace_rlimit_end() do_prlimit()
  * changes the limit itself; see kernel/sys.c.
  */
 struct itrace_rlimit_tx {
-	struct list_head	dumps;
-	u64			gen;
-	bool			change;
+	struct itrace_proc	*proc;
 };
 
 #ifdef CONFIG_PERF_EVENTS
 
-int itrace_pmu_register(struct pmu *pmu);
+int itrace_pmu_register(struct pmu *pmu, const struct itrace_pmu_ops *ops);
+void itrace_pmu_unregister(struct pmu *pmu);
 bool itrace_aux_counts_wraps(struct perf_event *event);
 void itrace_aux_publish(struct perf_output_handle *handle, unsigned long head);
-struct pmu *itrace_coredump_pmu(u64 *config);
-
-struct perf_event *itrace_kevent_create(struct pmu *pmu, u64 config, int cpu,
-					struct task_struct *task,
-					unsigned long nr_pages);
-void itrace_kevent_release(struct perf_event *event);
-size_t itrace_kevent_size(struct perf_event *event);
-size_t itrace_kevent_read(struct perf_event *event, void *buf, bool *wrapped);
-u64 itrace_kevent_pauses(struct perf_event *event);
 
 int itrace_rlimit_begin(struct task_struct *tsk,
 			const struct rlimit *new_rlim,
 			struct itrace_rlimit_tx *tx);
 void itrace_rlimit_end(struct task_struct *tsk, struct itrace_rlimit_tx *tx,
 		       int err);
-void itrace_task_fork(struct task_struct *p);
+void itrace_task_fork(struct task_struct *p, u64 clone_flags);
 void itrace_task_exec(struct task_struct *tsk);
 void itrace_task_exit(struct task_struct *tsk);
-void *itrace_core_note(struct task_struct *tsk, unsigned int *size);
+void itrace_signal_free(struct signal_struct *sig);
+
+struct itrace_coredump *itrace_coredump_prepare(struct task_struct *tsk);
+size_t itrace_coredump_desc_size(const struct itrace_coredump *cd);
+size_t itrace_coredump_trace_size(const struct itrace_coredump *cd);
+void itrace_coredump_clamp(struct itrace_coredump *cd, size_t trace_max);
+int itrace_coredump_write(struct coredump_params *cprm,
+			  struct itrace_coredump *cd);
+void itrace_coredump_free(struct itrace_coredump *cd);
 
 /**
  * is_itrace_event() - can the event's trace be mapped through a trace fd
@@ -73,10 +90,13 @@ static inline bool is_itrace_event(struct perf_event *event)
 
 #else /* !CONFIG_PERF_EVENTS */
 
-static inline int itrace_pmu_register(struct pmu *pmu)
+static inline int itrace_pmu_register(struct pmu *pmu,
+				      const struct itrace_pmu_ops *ops)
 {
 	return -ENODEV;
 }
+
+static inline void itrace_pmu_unregister(struct pmu *pmu) { }
 
 static inline bool itrace_aux_counts_wraps(struct perf_event *event)
 {
@@ -92,20 +112,45 @@ static inline int itrace_rlimit_begin(struct task_struct *tsk,
 				      const struct rlimit *new_rlim,
 				      struct itrace_rlimit_tx *tx)
 {
-	return new_rlim->rlim_cur ? -ENODEV : 0;
+	/* No itrace PMU: a size is refused, 0 and RLIM_INFINITY keep none */
+	return new_rlim->rlim_cur && new_rlim->rlim_cur != RLIM_INFINITY ?
+	       -ENODEV : 0;
 }
 
 static inline void itrace_rlimit_end(struct task_struct *tsk,
 				     struct itrace_rlimit_tx *tx, int err) { }
-static inline void itrace_task_fork(struct task_struct *p) { }
+static inline void itrace_task_fork(struct task_struct *p, u64 clone_flags) { }
 static inline void itrace_task_exec(struct task_struct *tsk) { }
 static inline void itrace_task_exit(struct task_struct *tsk) { }
+static inline void itrace_signal_free(struct signal_struct *sig) { }
 
-static inline void *itrace_core_note(struct task_struct *tsk,
-				     unsigned int *size)
+static inline struct itrace_coredump *
+itrace_coredump_prepare(struct task_struct *tsk)
 {
 	return NULL;
 }
+
+static inline size_t itrace_coredump_desc_size(const struct itrace_coredump *cd)
+{
+	return 0;
+}
+
+static inline size_t
+itrace_coredump_trace_size(const struct itrace_coredump *cd)
+{
+	return 0;
+}
+
+static inline void itrace_coredump_clamp(struct itrace_coredump *cd,
+					 size_t trace_max) { }
+
+static inline int itrace_coredump_write(struct coredump_params *cprm,
+					struct itrace_coredump *cd)
+{
+	return 0;
+}
+
+static inline void itrace_coredump_free(struct itrace_coredump *cd) { }
 
 #endif /* CONFIG_PERF_EVENTS */
 

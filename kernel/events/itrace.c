@@ -31,30 +31,19 @@
  */
 
 #include <linux/anon_inodes.h>
-#include <linux/capability.h>
-#include <linux/device.h>
+#include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/itrace.h>
-#include <linux/jump_label.h>
 #include <linux/mm.h>
 #include <linux/perf_event.h>
 #include <linux/poll.h>
-#include <linux/ptrace.h>
-#include <linux/sched/coredump.h>
-#include <linux/sched/signal.h>
-#include <linux/sched/task.h>
-#include <linux/sched/user.h>
+#include <linux/rculist.h>
 #include <linux/security.h>
-#include <linux/sizes.h>
 #include <linux/slab.h>
-#include <linux/string.h>
-#ifdef CONFIG_X86
-#include <asm/msr.h>
-#include <asm/processor.h>
-#endif
 
 #include "internal.h"
+#include "itrace_internal.h"
 
 /**
  * struct itrace_file - what a trace fd refers to
@@ -67,229 +56,168 @@ struct itrace_file {
 	struct perf_event	*event;
 };
 
-/* Which itrace PMU, with which config, writes the trace of core dumps. */
-static DEFINE_MUTEX(itrace_pmus_lock);
-static struct pmu *itrace_dump_pmu;
-static u64 itrace_dump_config;
-
-/*
- * sysfs: /sys/bus/event_source/devices/<pmu>/itrace/, a group that
- * itrace_pmu_register() adds to pmu::attr_update. Its files say which itrace
- * PMU, with which config, writes the trace of RLIMIT_ITRACE core dumps:
- *
- *	coredump		1 on the PMU that serves core dumps, else 0;
- *				writing 1 selects this PMU (config 0)
- *	coredump_config		that PMU's perf_event_attr::config, in hex
- *
- * Only root writes them; a config must make a valid event of the PMU.
+/**
+ * struct itrace_pmu - a PMU registered with itrace_pmu_register()
+ * @list: on itrace_pmus
+ * @pmu: the PMU
+ * @ops: what the itrace core asks of it
+ * @attr_update: the PMU's own pmu::attr_update, restored when it leaves
  */
-static ssize_t coredump_show(struct device *dev,
-			     struct device_attribute *attr, char *page)
-{
-	struct pmu *pmu = dev_get_drvdata(dev);
-	bool selected;
-
-	mutex_lock(&itrace_pmus_lock);
-	selected = itrace_dump_pmu == pmu;
-	mutex_unlock(&itrace_pmus_lock);
-
-	return sysfs_emit(page, "%d\n", selected);
-}
-
-static ssize_t coredump_store(struct device *dev,
-			      struct device_attribute *attr,
-			      const char *buf, size_t count)
-{
-	struct pmu *pmu = dev_get_drvdata(dev);
-	unsigned int val;
-	int ret;
-
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-
-	ret = kstrtouint(buf, 0, &val);
-	if (ret)
-		return ret;
-
-	/* Some PMU always serves core dumps: select another to move it. */
-	if (val != 1)
-		return -EINVAL;
-
-	mutex_lock(&itrace_pmus_lock);
-	if (itrace_dump_pmu != pmu) {
-		itrace_dump_pmu = pmu;
-		itrace_dump_config = 0;
-	}
-	mutex_unlock(&itrace_pmus_lock);
-
-	return count;
-}
-static DEVICE_ATTR_RW(coredump);
-
-static ssize_t coredump_config_show(struct device *dev,
-				    struct device_attribute *attr, char *page)
-{
-	struct pmu *pmu = dev_get_drvdata(dev);
-	ssize_t ret = -ENODATA;
-
-	mutex_lock(&itrace_pmus_lock);
-	if (itrace_dump_pmu == pmu)
-		ret = sysfs_emit(page, "%#llx\n", itrace_dump_config);
-	mutex_unlock(&itrace_pmus_lock);
-
-	return ret;
-}
-
-/*
- * The attributes of a kernel-owned trace event (itrace_kevent_create()):
- * user mode only, created disabled until its buffer is there.
- */
-static void itrace_kevent_attr(struct perf_event_attr *attr, struct pmu *pmu,
-			       u64 config)
-{
-	memset(attr, 0, sizeof(*attr));
-	attr->type = pmu->type;
-	attr->size = sizeof(*attr);
-	attr->config = config;
-	attr->disabled = 1;
-	attr->exclude_kernel = 1;
-	attr->exclude_hv = 1;
-}
-
-/*
- * Can @config make an event of @pmu? Ask the PMU: create a disabled event
- * of the writer's task, as a core dump would for a task, and free it.
- */
-static int itrace_check_config(struct pmu *pmu, u64 config)
-{
-	struct perf_event_attr attr;
-	struct perf_event *event;
-
-	itrace_kevent_attr(&attr, pmu, config);
-	event = perf_event_create_kernel_trace(&attr, -1, current);
-	if (IS_ERR(event))
-		return PTR_ERR(event) == -ENOENT ||
-		       PTR_ERR(event) == -EOPNOTSUPP ? -EINVAL : PTR_ERR(event);
-
-	perf_event_release_kernel(event);
-
-	return 0;
-}
-
-static ssize_t coredump_config_store(struct device *dev,
-				     struct device_attribute *attr,
-				     const char *buf, size_t count)
-{
-	struct pmu *pmu = dev_get_drvdata(dev);
-	u64 config;
-	int ret;
-
-	if (!capable(CAP_SYS_ADMIN))
-		return -EPERM;
-
-	ret = kstrtou64(buf, 16, &config);
-	if (ret)
-		return ret;
-
-	ret = itrace_check_config(pmu, config);
-	if (ret)
-		return ret;
-
-	/* The config is that of the selected PMU: select it first. */
-	ret = -EINVAL;
-	mutex_lock(&itrace_pmus_lock);
-	if (itrace_dump_pmu == pmu) {
-		itrace_dump_config = config;
-		ret = count;
-	}
-	mutex_unlock(&itrace_pmus_lock);
-
-	return ret;
-}
-static DEVICE_ATTR_RW(coredump_config);
-
-static struct attribute *itrace_pmu_attrs[] = {
-	&dev_attr_coredump.attr,
-	&dev_attr_coredump_config.attr,
-	NULL,
+struct itrace_pmu {
+	struct list_head		list;
+	struct pmu			*pmu;
+	const struct itrace_pmu_ops	*ops;
+	const struct attribute_group	**attr_update;
 };
 
-static const struct attribute_group itrace_pmu_group = {
-	.name	= "itrace",
-	.attrs	= itrace_pmu_attrs,
-};
+/* Registered itrace PMUs: RCU readers, writers under itrace_pmus_lock */
+DEFINE_MUTEX(itrace_pmus_lock);
+static LIST_HEAD(itrace_pmus);
 
-static const struct attribute_group *itrace_pmu_attr_update[] = {
-	&itrace_pmu_group,
-	NULL,
-};
-
-/*
- * Add the itrace group to the groups perf_pmu_register() will add or
- * update for @pmu; a PMU with attr_update groups of its own gets a copy of
- * its list with the itrace group at the end.
- */
-static int itrace_pmu_add_sysfs(struct pmu *pmu)
+/* Under itrace_pmus_lock: the PMU's entry, NULL if it is not registered */
+static struct itrace_pmu *itrace_pmu_find(struct pmu *pmu)
 {
-	const struct attribute_group **groups;
-	int n = 0;
+	struct itrace_pmu *ip;
 
-	if (!pmu->attr_update) {
-		pmu->attr_update = itrace_pmu_attr_update;
-		return 0;
-	}
+	list_for_each_entry(ip, &itrace_pmus, list)
+		if (ip->pmu == pmu)
+			return ip;
 
-	while (pmu->attr_update[n])
-		n++;
-
-	/* Never freed: itrace PMUs are built in and never go away. */
-	groups = kcalloc(n + 2, sizeof(*groups), GFP_KERNEL);
-	if (!groups)
-		return -ENOMEM;
-
-	memcpy(groups, pmu->attr_update, n * sizeof(*groups));
-	groups[n] = &itrace_pmu_group;
-	pmu->attr_update = groups;
-
-	return 0;
+	return NULL;
 }
 
 /**
  * itrace_pmu_register() - make a PMU's trace available through trace fds
- * @pmu: an AUX PMU, before perf_pmu_register()
+ * @pmu: an AUX PMU, registered with perf_pmu_register()
+ * @ops: what the itrace core may ask of @pmu; lives as long as @pmu
  *
  * Events of @pmu can then be passed to
- * perf_event_open(NULL, -1, -1, event_fd, PERF_FLAG_FD_ITRACE), and the
- * PMU gets an itrace directory in sysfs (pmu::attr_update).
+ * perf_event_open(NULL, -1, -1, event_fd, PERF_FLAG_FD_ITRACE), their
+ * trace kept for RLIMIT_ITRACE core dumps, and the PMU gets an itrace
+ * directory in sysfs (see itrace_sysfs.c). The first itrace PMU serves
+ * core dumps until sysfs selects another.
  *
- * Context: process context, before @pmu is registered with perf.
+ * Context: process context, after perf_pmu_register() succeeded. Takes
+ * itrace_pmus_lock.
  * Return: 0 on success, -EINVAL if @pmu has no AUX buffer support
- * (pmu::setup_aux and pmu::free_aux), -ENOMEM if memory runs out.
+ * (pmu::setup_aux and pmu::free_aux), -EEXIST if it is registered
+ * already, -ENOMEM if memory runs out, or the error of sysfs.
  */
-int itrace_pmu_register(struct pmu *pmu)
+int itrace_pmu_register(struct pmu *pmu, const struct itrace_pmu_ops *ops)
 {
+	struct itrace_pmu *ip;
 	int ret;
 
 	if (!pmu->setup_aux || !pmu->free_aux)
 		return -EINVAL;
 
-	ret = itrace_pmu_add_sysfs(pmu);
+	ip = kzalloc(sizeof(*ip), GFP_KERNEL);
+	if (!ip)
+		return -ENOMEM;
+	ip->pmu = pmu;
+	ip->ops = ops;
+
+	mutex_lock(&itrace_pmus_lock);
+	ret = -EEXIST;
+	if (itrace_pmu_find(pmu))
+		goto unlock;
+
+	ret = itrace_sysfs_add(pmu, &ip->attr_update);
 	if (ret)
-		return ret;
+		goto unlock;
 
 	pmu->capabilities |= PERF_PMU_CAP_ITRACE_FD;
+	list_add_tail_rcu(&ip->list, &itrace_pmus);
+	itrace_coredump_pmu_default(pmu);
+	ip = NULL;
+unlock:
+	mutex_unlock(&itrace_pmus_lock);
+	kfree(ip);
 
-	/* The first itrace PMU serves core dumps until sysfs says otherwise. */
+	return ret;
+}
+EXPORT_SYMBOL_GPL(itrace_pmu_register);
+
+/**
+ * itrace_pmu_unregister() - undo itrace_pmu_register()
+ * @pmu: a PMU registered with itrace_pmu_register()
+ *
+ * New trace fds and kernel-owned trace events of @pmu are refused from
+ * now on; if @pmu served core dumps, the next itrace PMU does, if any.
+ * Existing events of @pmu keep their buffers: they hold a reference to
+ * the PMU's module (perf_init_event()), which therefore cannot go away
+ * before them.
+ *
+ * Context: process context, before perf_pmu_unregister(). Takes
+ * itrace_pmus_lock, waits for an RCU grace period.
+ */
+void itrace_pmu_unregister(struct pmu *pmu)
+{
+	struct itrace_pmu *ip;
+
 	mutex_lock(&itrace_pmus_lock);
-	if (!itrace_dump_pmu) {
-		itrace_dump_pmu = pmu;
-		itrace_dump_config = 0;
+	ip = itrace_pmu_find(pmu);
+	if (ip) {
+		list_del_rcu(&ip->list);
+		pmu->capabilities &= ~PERF_PMU_CAP_ITRACE_FD;
+		itrace_coredump_pmu_gone(pmu, itrace_first_pmu());
+		itrace_sysfs_remove(pmu, ip->attr_update);
 	}
 	mutex_unlock(&itrace_pmus_lock);
 
-	return 0;
+	if (!ip)
+		return;
+
+	/* Readers of itrace_pmus (itrace_pmu_note_info()) are done with it */
+	synchronize_rcu();
+	kfree(ip);
 }
-EXPORT_SYMBOL_GPL(itrace_pmu_register);
+EXPORT_SYMBOL_GPL(itrace_pmu_unregister);
+
+/**
+ * itrace_first_pmu() - the first registered itrace PMU
+ *
+ * Context: itrace_pmus_lock held.
+ * Return: the PMU, or NULL if none is registered.
+ */
+struct pmu *itrace_first_pmu(void)
+{
+	struct itrace_pmu *ip;
+
+	lockdep_assert_held(&itrace_pmus_lock);
+	ip = list_first_entry_or_null(&itrace_pmus, struct itrace_pmu, list);
+
+	return ip ? ip->pmu : NULL;
+}
+
+/**
+ * itrace_pmu_note_info() - the PMU's decoder parameters for a note
+ * @event: a kernel-owned trace event
+ * @note: the note header, whose PMU fields are 0
+ *
+ * Calls the itrace_pmu_ops::note_info of @event's PMU, if it has one.
+ *
+ * Context: process context, may sleep.
+ */
+void itrace_pmu_note_info(struct perf_event *event, struct itrace_note *note)
+{
+	void (*note_info)(struct perf_event *event, struct itrace_note *note);
+	struct itrace_pmu *ip;
+
+	note_info = NULL;
+	rcu_read_lock();
+	list_for_each_entry_rcu(ip, &itrace_pmus, list) {
+		if (ip->pmu == event->pmu) {
+			note_info = ip->ops ? ip->ops->note_info : NULL;
+			break;
+		}
+	}
+	rcu_read_unlock();
+
+	/* The event holds the PMU's module, which holds note_info */
+	if (note_info)
+		note_info(event, note);
+}
 
 /**
  * itrace_aux_counts_wraps() - must the PMU count every byte in overwrite mode
@@ -346,27 +274,6 @@ void itrace_aux_publish(struct perf_output_handle *handle, unsigned long head)
 	WRITE_ONCE(*rb->aux_user_head, head);
 }
 EXPORT_SYMBOL_GPL(itrace_aux_publish);
-
-/**
- * itrace_coredump_pmu() - the itrace PMU that serves RLIMIT_ITRACE
- * @config: set to the perf_event_attr::config of core-dump trace events
- *
- * Context: process context; takes itrace_pmus_lock.
- * Return: the PMU selected in sysfs (<pmu>/itrace/coredump), by default the
- * first registered itrace PMU; NULL if there is none. PMUs registered with
- * itrace are built in and never go away.
- */
-struct pmu *itrace_coredump_pmu(u64 *config)
-{
-	struct pmu *pmu;
-
-	mutex_lock(&itrace_pmus_lock);
-	pmu = itrace_dump_pmu;
-	*config = itrace_dump_config;
-	mutex_unlock(&itrace_pmus_lock);
-
-	return pmu;
-}
 
 static void itrace_init_user_page(struct perf_event_mmap_page *userpg,
 				  unsigned long nr_pages)
@@ -481,12 +388,19 @@ static int itrace_map_aux(struct perf_event *event, struct vm_area_struct *vma,
 	if (vma->vm_flags & VM_WRITE)
 		flags |= RING_BUFFER_WRITABLE;
 
-	ret = rb_alloc_aux(rb, event, 0, nr_pages, event->attr.aux_watermark,
+	/*
+	 * The AUX pages start at page 1 of the trace fd mapping: an offset
+	 * no AUX mapping of the event fd can have (the perf stream is at 0,
+	 * 1 + 2^n pages long).
+	 */
+	ret = rb_alloc_aux(rb, event, 1, nr_pages, event->attr.aux_watermark,
 			   flags);
 	if (ret)
 		goto dec;
 
 	itrace_init_user_page(rb->itrace_page, nr_pages);
+	/* Charged to the mapper, refunded to it: see perf_mmap_put() */
+	rb->aux_mmap_user = get_current_user();
 	rb->aux_mmap_locked = extra;
 	/*
 	 * Pairs with the acquire in perf_aux_output_begin(): a writer that
@@ -757,732 +671,4 @@ err_fput:
 	fput(event_file);
 
 	return ret;
-}
-
-/*
- * Kernel-owned trace events: the in-kernel interface for the features that
- * keep a trace without a user-space reader (RLIMIT_ITRACE core dumps,
- * below; PERF_SAMPLE_ITRACE).
- */
-
-/**
- * itrace_kevent_create() - create a kernel-owned trace event
- * @pmu: an itrace PMU (itrace_pmu_register())
- * @config: perf_event_attr::config of the event
- * @cpu: the CPU to trace, or -1 with @task
- * @task: the task to trace, or NULL for a CPU-wide event on @cpu
- * @nr_pages: size of its buffer in pages, a power of two
- *
- * The event traces user mode only, into an overwrite-mode AUX buffer of
- * @nr_pages that keeps the newest trace, and starts enabled. It yields the
- * PMU: a user's own event of @pmu on the same task or CPU never fails with
- * EBUSY because of it, and wins when both want to run; the kernel-owned
- * event then pauses (itrace_kevent_pauses()). The caller accounts for the
- * memory and makes the permission checks a user's event would get.
- *
- * Context: process context.
- * Return: the event; ERR_PTR(-EINVAL) if @pmu is no itrace PMU or
- * @nr_pages is not a power of two, -ENOMEM, -ESRCH if @task exits, or the
- * PMU's error for the event.
- */
-struct perf_event *itrace_kevent_create(struct pmu *pmu, u64 config, int cpu,
-					struct task_struct *task,
-					unsigned long nr_pages)
-{
-	struct perf_event_attr attr;
-	struct perf_event *event;
-	int ret;
-
-	if (!(pmu->capabilities & PERF_PMU_CAP_ITRACE_FD) ||
-	    !nr_pages || !is_power_of_2(nr_pages) || nr_pages > INT_MAX)
-		return ERR_PTR(-EINVAL);
-
-	itrace_kevent_attr(&attr, pmu, config);
-
-	event = perf_event_create_kernel_trace(&attr, cpu, task);
-	if (IS_ERR(event))
-		return event;
-
-	ret = perf_event_alloc_kernel_aux(event, nr_pages, true);
-	if (ret) {
-		perf_event_release_kernel(event);
-		return ERR_PTR(ret);
-	}
-
-	perf_event_enable(event);
-
-	return event;
-}
-
-/**
- * itrace_kevent_release() - stop and free a kernel-owned trace event
- * @event: from itrace_kevent_create()
- *
- * Context: process context, may sleep.
- */
-void itrace_kevent_release(struct perf_event *event)
-{
-	perf_event_release_kernel_aux(event);
-}
-
-/**
- * itrace_kevent_size() - size of a kernel-owned trace event's buffer
- * @event: from itrace_kevent_create()
- *
- * Return: the size in bytes: the most itrace_kevent_read() copies.
- */
-size_t itrace_kevent_size(struct perf_event *event)
-{
-	struct perf_buffer *rb = ring_buffer_get(event);
-	size_t size = 0;
-
-	if (rb) {
-		size = (size_t)rb->aux_nr_pages << PAGE_SHIFT;
-		ring_buffer_put(rb);
-	}
-
-	return size;
-}
-
-/**
- * itrace_kevent_pauses() - how often a kernel-owned trace event paused
- * @event: from itrace_kevent_create()
- *
- * Return: the number of times it was to be scheduled in while another
- * event held its PMU: its trace has a gap for each.
- */
-u64 itrace_kevent_pauses(struct perf_event *event)
-{
-	return atomic64_read(&event->lost_samples);
-}
-
-/* Copy @len bytes of the AUX buffer from offset @from */
-static void itrace_aux_read(struct perf_buffer *rb, void *dst,
-			    unsigned long from, unsigned long len)
-{
-	while (len) {
-		unsigned long off = offset_in_page(from);
-		unsigned long n = min(len, PAGE_SIZE - off);
-
-		memcpy(dst, rb->aux_pages[from >> PAGE_SHIFT] + off, n);
-		dst += n;
-		from += n;
-		len -= n;
-	}
-}
-
-/* Has anything been written to [@from, @to) of the AUX buffer? */
-static bool itrace_aux_written(struct perf_buffer *rb, unsigned long from,
-			       unsigned long to)
-{
-	while (from < to) {
-		unsigned long off = offset_in_page(from);
-		unsigned long n = min(to - from, PAGE_SIZE - off);
-
-		if (memchr_inv(rb->aux_pages[from >> PAGE_SHIFT] + off, 0, n))
-			return true;
-		from += n;
-	}
-
-	return false;
-}
-
-/**
- * itrace_kevent_read() - stop a kernel-owned trace event and copy its trace
- * @event: from itrace_kevent_create()
- * @buf: where to copy, itrace_kevent_size() bytes
- * @wrapped: set if the buffer wrapped: older trace was overwritten, and the
- *	copy starts mid-stream (a decoder synchronizes on the first PSB)
- *
- * Disables @event (perf_event_enable() restarts it) and copies its trace,
- * oldest byte first. The AUX buffer is in overwrite mode, where the
- * driver reports only the offset it writes at; pages start zeroed and
- * hardware trace never ends in a run of zero bytes (PAD) as long as the
- * buffer, so trace after that offset means the buffer wrapped and the
- * trace starts there.
- *
- * Context: process context, may sleep.
- * Return: the number of bytes copied.
- */
-size_t itrace_kevent_read(struct perf_event *event, void *buf, bool *wrapped)
-{
-	unsigned long size, head, len = 0;
-	struct perf_buffer *rb;
-
-	*wrapped = false;
-
-	/* Synchronous: the PMU has written out where it stopped. */
-	perf_event_disable(event);
-
-	rb = ring_buffer_get(event);
-	if (!rb)
-		return 0;
-
-	size = (unsigned long)rb->aux_nr_pages << PAGE_SHIFT;
-	if (!size)
-		goto put;
-	head = READ_ONCE(rb->aux_head) & (size - 1);
-	*wrapped = itrace_aux_written(rb, head, size);
-	if (*wrapped) {
-		itrace_aux_read(rb, buf, head, size - head);
-		itrace_aux_read(rb, buf + size - head, 0, head);
-		len = size;
-	} else {
-		itrace_aux_read(rb, buf, 0, head);
-		len = head;
-	}
-put:
-	ring_buffer_put(rb);
-
-	return len;
-}
-
-/*
- * RLIMIT_ITRACE: the newest user-mode trace of each thread, for core dumps
- *
- * A process that sets RLIMIT_ITRACE to N bytes gets, for each of its
- * threads, a kernel-owned event of the core-dump PMU (itrace_coredump_pmu())
- * that traces user mode only into an overwrite-mode AUX buffer of N bytes
- * rounded up to a power-of-two number of pages. New threads and fork()
- * children get their own in copy_process(); execve() starts a fresh trace
- * for the new program if it is dumpable and none if it is not; exit frees
- * it. A core dump writes each thread's buffer, oldest byte first, as an
- * NT_ITRACE note after the thread's register notes (fs/binfmt_elf.c).
- *
- * Locking: itrace_rlimit_mutex serializes the changes of the limit, fork,
- * exec and core dumps, which make, swap and read the traces.
- * task_struct::itrace_dump is set and cleared under task_lock(), so exit can
- * take a thread's trace away without the mutex; a trace is never installed
- * on a thread that is already exiting (PF_EXITING, checked under the same
- * lock).
- */
-
-/* Beyond this, setrlimit() fails with EINVAL; RLIM_INFINITY included. */
-#define ITRACE_DUMP_MAX_BYTES	SZ_1G
-
-/**
- * struct itrace_dump - a thread's trace for its core dump
- * @event: kernel-owned event, user mode only, overwrite-mode AUX buffer
- * @user: the user charged for the buffer (perf_event_mlock_kb allowance)
- * @task: the thread, while on a struct itrace_rlimit_tx (holds a reference)
- * @list: on a struct itrace_rlimit_tx, or on a list to free
- * @nr_pages: buffer size in pages, as charged to @user
- * @gen: the change of the limit that made it (itrace_rlimit_gen)
- */
-struct itrace_dump {
-	struct perf_event	*event;
-	struct user_struct	*user;
-	struct task_struct	*task;
-	struct list_head	list;
-	unsigned long		nr_pages;
-	u64			gen;
-};
-
-static DEFINE_MUTEX(itrace_rlimit_mutex);
-static DEFINE_STATIC_KEY_FALSE(itrace_rlimit_used);
-static u64 itrace_rlimit_gen;
-
-static unsigned long itrace_dump_pages(unsigned long bytes)
-{
-	return roundup_pow_of_two(DIV_ROUND_UP(bytes, PAGE_SIZE));
-}
-
-/*
- * Charge @nr_pages like an AUX mapping (perf_mmap_calc_limits()): within
- * the user's perf_event_mlock_kb allowance, or beyond it with CAP_IPC_LOCK
- * or when perf is not paranoid. There is no mm to charge the rest to.
- */
-static bool itrace_dump_charge(struct user_struct *user,
-			       unsigned long nr_pages)
-{
-	unsigned long limit = sysctl_perf_event_mlock >> (PAGE_SHIFT - 10);
-
-	limit *= num_online_cpus();
-	if (atomic_long_add_return(nr_pages, &user->perf_mlock) > limit &&
-	    perf_is_paranoid() && !capable(CAP_IPC_LOCK)) {
-		atomic_long_sub(nr_pages, &user->perf_mlock);
-		return false;
-	}
-
-	return true;
-}
-
-static struct itrace_dump *itrace_dump_create(struct task_struct *tsk,
-					      struct pmu *pmu, u64 config,
-					      unsigned long nr_pages, u64 gen)
-{
-	struct itrace_dump *d;
-	int ret;
-
-	d = kzalloc(sizeof(*d), GFP_KERNEL);
-	if (!d)
-		return ERR_PTR(-ENOMEM);
-
-	d->user = get_current_user();
-	d->nr_pages = nr_pages;
-	d->gen = gen;
-	INIT_LIST_HEAD(&d->list);
-
-	ret = -EPERM;
-	if (!itrace_dump_charge(d->user, nr_pages))
-		goto free;
-
-	/* A user's own event of the PMU wins: see ITRACE_NOTE_PAUSED */
-	d->event = itrace_kevent_create(pmu, config, -1, tsk, nr_pages);
-	if (IS_ERR(d->event)) {
-		ret = PTR_ERR(d->event);
-		goto uncharge;
-	}
-
-	return d;
-
-uncharge:
-	atomic_long_sub(nr_pages, &d->user->perf_mlock);
-free:
-	free_uid(d->user);
-	kfree(d);
-
-	return ERR_PTR(ret);
-}
-
-static void itrace_dump_destroy(struct itrace_dump *d)
-{
-	itrace_kevent_release(d->event);
-	atomic_long_sub(d->nr_pages, &d->user->perf_mlock);
-	free_uid(d->user);
-	kfree(d);
-}
-
-static void itrace_dump_destroy_list(struct list_head *list)
-{
-	struct itrace_dump *d, *tmp;
-
-	list_for_each_entry_safe(d, tmp, list, list) {
-		list_del(&d->list);
-		if (d->task)
-			put_task_struct(d->task);
-		itrace_dump_destroy(d);
-	}
-}
-
-/*
- * Make @d the trace of @tsk and return the one it replaces, or @d itself if
- * @tsk is exiting (and would never free it).
- */
-static struct itrace_dump *itrace_dump_install(struct task_struct *tsk,
-					       struct itrace_dump *d)
-{
-	struct itrace_dump *old = d;
-
-	task_lock(tsk);
-	if (!(tsk->flags & PF_EXITING)) {
-		old = tsk->itrace_dump;
-		tsk->itrace_dump = d;
-	}
-	task_unlock(tsk);
-
-	return old;
-}
-
-static bool itrace_task_dumpable(struct task_struct *tsk)
-{
-	bool ret;
-
-	task_lock(tsk);
-	ret = tsk->mm && get_dumpable(tsk->mm) == SUID_DUMP_USER;
-	task_unlock(tsk);
-
-	return ret;
-}
-
-/*
- * The checks perf_event_open() makes for a user-mode event on @tsk: the
- * paranoia level, the LSM, and ptrace access to another process.
- */
-static int itrace_rlimit_allowed(struct task_struct *tsk)
-{
-	int ret;
-
-	if (perf_paranoid_any() && !capable(CAP_SYS_ADMIN))
-		return -EACCES;
-
-	ret = security_perf_event_open(PERF_SECURITY_OPEN);
-	if (ret)
-		return ret;
-
-	if (!same_thread_group(tsk, current) &&
-	    !ptrace_may_access(tsk, PTRACE_MODE_READ_REALCREDS))
-		return -EACCES;
-
-	return 0;
-}
-
-/* A reference to each live user thread of @tsk's process, in @tx. */
-static int itrace_rlimit_prepare(struct task_struct *tsk, struct pmu *pmu,
-				 u64 config, unsigned long nr_pages,
-				 struct itrace_rlimit_tx *tx)
-{
-	unsigned int max = get_nr_threads(tsk) + 8, nr, i;
-	struct task_struct **threads, *t;
-	struct itrace_dump *d;
-	bool more;
-	int ret = 0;
-
-again:
-	threads = kvmalloc_array(max, sizeof(*threads), GFP_KERNEL);
-	if (!threads)
-		return -ENOMEM;
-
-	nr = 0;
-	more = false;
-	rcu_read_lock();
-	for_each_thread(tsk, t) {
-		if (t->flags & (PF_EXITING | PF_KTHREAD | PF_IO_WORKER))
-			continue;
-		if (nr == max) {
-			more = true;
-			break;
-		}
-		get_task_struct(t);
-		threads[nr++] = t;
-	}
-	rcu_read_unlock();
-
-	if (more) {
-		while (nr)
-			put_task_struct(threads[--nr]);
-		kvfree(threads);
-		max *= 2;
-		goto again;
-	}
-
-	for (i = 0; i < nr; i++) {
-		d = ret ? NULL : itrace_dump_create(threads[i], pmu, config,
-						    nr_pages, tx->gen);
-		/* A thread that exits meanwhile needs no trace. */
-		if (IS_ERR_OR_NULL(d)) {
-			if (!IS_ERR(d) || PTR_ERR(d) != -ESRCH)
-				ret = ret ?: PTR_ERR(d);
-			put_task_struct(threads[i]);
-			continue;
-		}
-		d->task = threads[i];
-		list_add_tail(&d->list, &tx->dumps);
-	}
-	kvfree(threads);
-
-	return ret;
-}
-
-/**
- * itrace_rlimit_begin() - prepare a change of RLIMIT_ITRACE
- * @tsk: a thread of the process whose limit changes
- * @new_rlim: the new limit; rlim_cur is in bytes of trace per thread, 0
- *	turns it off
- * @tx: the change, for itrace_rlimit_end()
- *
- * Makes, but does not install, one trace event per live thread of @tsk's
- * process, buffer @bytes rounded up to a power-of-two number of pages,
- * charged to the current user. A process that is not dumpable (see
- * PR_SET_DUMPABLE and set-user-ID execution) keeps the limit but gets no
- * trace. On success itrace_rlimit_mutex stays held until
- * itrace_rlimit_end(), which must follow; on error nothing is left.
- *
- * Context: process context, around do_prlimit() (kernel/sys.c), without
- * locks held.
- * Return: 0 on success (also when the soft limit keeps its value, which
- * then changes nothing), -EINVAL if it exceeds the hard limit or
- * ITRACE_DUMP_MAX_BYTES (1 GiB, so RLIM_INFINITY too), -ENODEV if no itrace PMU serves core
- * dumps, -EACCES if perf_event_paranoid or ptrace access to @tsk forbids
- * tracing it, the LSM's error, -EPERM if the buffers exceed the user's
- * perf_event_mlock_kb allowance without CAP_IPC_LOCK, -ENOMEM, or the
- * PMU's error for the event (-EBUSY, -EOPNOTSUPP ...).
- */
-int itrace_rlimit_begin(struct task_struct *tsk,
-			const struct rlimit *new_rlim,
-			struct itrace_rlimit_tx *tx)
-{
-	unsigned long bytes = new_rlim->rlim_cur;
-	struct pmu *pmu;
-	u64 config;
-	int ret;
-
-	INIT_LIST_HEAD(&tx->dumps);
-	tx->change = false;
-
-	/* do_prlimit()'s first check, before any work */
-	if (bytes > new_rlim->rlim_max || bytes > ITRACE_DUMP_MAX_BYTES)
-		return -EINVAL;
-
-	mutex_lock(&itrace_rlimit_mutex);
-	tx->gen = ++itrace_rlimit_gen;
-
-	if (READ_ONCE(tsk->signal->rlim[RLIMIT_ITRACE].rlim_cur) == bytes)
-		return 0;
-	tx->change = true;
-	if (!bytes)
-		return 0;
-
-	ret = -ENODEV;
-	pmu = itrace_coredump_pmu(&config);
-	if (!pmu)
-		goto unlock;
-
-	ret = itrace_rlimit_allowed(tsk);
-	if (ret)
-		goto unlock;
-
-	if (!itrace_task_dumpable(tsk))
-		return 0;
-
-	/* From here on fork, exec and exit look for traces. */
-	static_branch_enable(&itrace_rlimit_used);
-
-	ret = itrace_rlimit_prepare(tsk, pmu, config, itrace_dump_pages(bytes),
-				    tx);
-	if (!ret)
-		return 0;
-
-	itrace_dump_destroy_list(&tx->dumps);
-unlock:
-	mutex_unlock(&itrace_rlimit_mutex);
-
-	return ret;
-}
-
-/**
- * itrace_rlimit_end() - finish a change of RLIMIT_ITRACE
- * @tsk: the thread passed to itrace_rlimit_begin()
- * @tx: the change itrace_rlimit_begin() prepared
- * @err: 0 if do_prlimit() changed the limit, else its error: the prepared
- *	traces are dropped and the old ones stay
- *
- * Installs the prepared traces and frees every older trace of the process:
- * those they replace, and all of them when the limit went to 0.
- *
- * Context: process context; releases itrace_rlimit_mutex.
- */
-void itrace_rlimit_end(struct task_struct *tsk, struct itrace_rlimit_tx *tx,
-		       int err)
-{
-	struct itrace_dump *d, *tmp;
-	struct task_struct *t;
-	LIST_HEAD(old);
-
-	if (err || !tx->change) {
-		itrace_dump_destroy_list(&tx->dumps);
-		goto unlock;
-	}
-
-	list_for_each_entry_safe(d, tmp, &tx->dumps, list) {
-		list_del_init(&d->list);
-		t = d->task;
-		d->task = NULL;
-		d = itrace_dump_install(t, d);
-		put_task_struct(t);
-		if (d)
-			list_add(&d->list, &old);
-	}
-
-	rcu_read_lock();
-	for_each_thread(tsk, t) {
-		task_lock(t);
-		d = t->itrace_dump;
-		if (d && d->gen != tx->gen) {
-			t->itrace_dump = NULL;
-			list_add(&d->list, &old);
-		}
-		task_unlock(t);
-	}
-	rcu_read_unlock();
-
-	itrace_dump_destroy_list(&old);
-unlock:
-	mutex_unlock(&itrace_rlimit_mutex);
-}
-
-/* Give @tsk a trace if its process has the limit and is dumpable. */
-static void itrace_task_start(struct task_struct *tsk)
-{
-	unsigned long bytes = READ_ONCE(tsk->signal->rlim[RLIMIT_ITRACE].rlim_cur);
-	struct itrace_dump *d;
-	struct pmu *pmu;
-	u64 config;
-
-	lockdep_assert_held(&itrace_rlimit_mutex);
-
-	if (!bytes || !itrace_task_dumpable(tsk))
-		return;
-
-	pmu = itrace_coredump_pmu(&config);
-	if (!pmu)
-		return;
-
-	/* Failing (memory, accounting) leaves the thread without a trace. */
-	d = itrace_dump_create(tsk, pmu, config, itrace_dump_pages(bytes),
-			       itrace_rlimit_gen);
-	if (IS_ERR(d))
-		return;
-
-	d = itrace_dump_install(tsk, d);
-	if (d)
-		itrace_dump_destroy(d);
-}
-
-/**
- * itrace_task_fork() - RLIMIT_ITRACE for a new thread or process
- * @p: the new task, not yet running
- *
- * A new thread or child of a process with RLIMIT_ITRACE set gets a trace of
- * its own (perf inheritance would send it into the parent's buffer). If it
- * cannot be made, @p runs without one: fork() does not fail for it.
- *
- * Context: process context, end of copy_process().
- */
-void itrace_task_fork(struct task_struct *p)
-{
-	if (!static_branch_unlikely(&itrace_rlimit_used))
-		return;
-
-	if (p->flags & (PF_KTHREAD | PF_IO_WORKER))
-		return;
-
-	mutex_lock(&itrace_rlimit_mutex);
-	/* Made already by a change of the limit that saw the new thread? */
-	if (!p->itrace_dump)
-		itrace_task_start(p);
-	mutex_unlock(&itrace_rlimit_mutex);
-}
-
-static void itrace_task_stop(struct task_struct *tsk)
-{
-	struct itrace_dump *d;
-
-	task_lock(tsk);
-	d = tsk->itrace_dump;
-	tsk->itrace_dump = NULL;
-	task_unlock(tsk);
-
-	if (d)
-		itrace_dump_destroy(d);
-}
-
-/**
- * itrace_task_exec() - RLIMIT_ITRACE across execve()
- * @tsk: current, the only thread left, with its new mm and credentials
- *
- * The trace of the old program is dropped (it would not decode against the
- * new one); a dumpable program starts a fresh trace, one that is not
- * dumpable (set-user-ID, file capabilities) gets none.
- *
- * Context: process context, begin_new_exec() after the credentials are
- * committed.
- */
-void itrace_task_exec(struct task_struct *tsk)
-{
-	if (!static_branch_unlikely(&itrace_rlimit_used))
-		return;
-
-	mutex_lock(&itrace_rlimit_mutex);
-	itrace_task_stop(tsk);
-	itrace_task_start(tsk);
-	mutex_unlock(&itrace_rlimit_mutex);
-}
-
-/**
- * itrace_task_exit() - free the thread's trace
- * @tsk: current, exiting (PF_EXITING), its core dump written
- *
- * Context: process context, do_exit() after perf_event_exit_task().
- */
-void itrace_task_exit(struct task_struct *tsk)
-{
-	if (static_branch_unlikely(&itrace_rlimit_used))
-		itrace_task_stop(tsk);
-}
-
-#ifdef CONFIG_X86
-/* What a decoder needs to know about the CPU (libipt's struct pt_config) */
-static void itrace_note_cpu(struct itrace_note *n, struct pmu *pmu,
-			    u64 config)
-{
-	struct cpuinfo_x86 *c = &boot_cpu_data;
-	u32 eax, ebx, ecx, edx;
-	u64 platform_info;
-
-	if (c->x86_vendor == X86_VENDOR_INTEL)
-		n->cpu_vendor = ITRACE_CPU_INTEL;
-	n->cpu_family = c->x86;
-	n->cpu_model = c->x86_model;
-	n->cpu_stepping = c->x86_stepping;
-
-	if (c->cpuid_level >= 0x15) {
-		cpuid(0x15, &eax, &ebx, &ecx, &edx);
-		n->tsc_ctc_den = eax;
-		n->tsc_ctc_num = ebx;
-	}
-
-	if (!rdmsrl_safe(MSR_PLATFORM_INFO, &platform_info))
-		n->nom_freq = (platform_info >> 8) & 0xff;
-
-	/* perf's intel_pt config is IA32_RTIT_CTL: MTCFreq is bits 17:14 */
-	if (!strcmp(pmu->name, "intel_pt"))
-		n->mtc_freq = (config >> 14) & 0xf;
-}
-#else
-static void itrace_note_cpu(struct itrace_note *n, struct pmu *pmu,
-			    u64 config)
-{
-}
-#endif
-
-/**
- * itrace_core_note() - the NT_ITRACE note of a thread
- * @tsk: a thread of the dumping process: current, or one waiting for the
- *	dump to end
- * @size: set to the size of the note's descriptor, in bytes
- *
- * Stops the thread's trace and copies it after a struct itrace_note,
- * oldest byte first (see include/uapi/linux/itrace.h and
- * itrace_kevent_read()).
- *
- * Context: process context, the core dump's fill_note_info().
- * Return: the descriptor, kvmalloc()ed for the caller to kvfree(); NULL if
- * @tsk has no trace or memory ran out.
- */
-void *itrace_core_note(struct task_struct *tsk, unsigned int *size)
-{
-	struct itrace_note *n = NULL;
-	struct itrace_dump *d;
-	bool wrapped;
-
-	if (!static_branch_unlikely(&itrace_rlimit_used))
-		return NULL;
-
-	mutex_lock(&itrace_rlimit_mutex);
-	d = tsk->itrace_dump;
-	if (!d)
-		goto unlock;
-
-	n = kvzalloc(sizeof(*n) + itrace_kevent_size(d->event), GFP_KERNEL);
-	if (!n)
-		goto unlock;
-
-	n->hdr_size = sizeof(*n);
-	n->version = ITRACE_NOTE_VERSION;
-	strscpy(n->pmu_name, d->event->pmu->name, sizeof(n->pmu_name));
-	n->config = d->event->attr.config;
-	n->buf_size = itrace_kevent_size(d->event);
-	n->trace_size = itrace_kevent_read(d->event, n + 1, &wrapped);
-	n->flags = wrapped ? ITRACE_NOTE_WRAPPED : 0;
-	n->pauses = itrace_kevent_pauses(d->event);
-	if (n->pauses)
-		n->flags |= ITRACE_NOTE_PAUSED;
-	n->tid = task_pid_vnr(tsk);
-	itrace_note_cpu(n, d->event->pmu, n->config);
-	*size = sizeof(*n) + n->trace_size;
-unlock:
-	mutex_unlock(&itrace_rlimit_mutex);
-
-	return n;
 }

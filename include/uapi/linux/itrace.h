@@ -27,13 +27,17 @@
 /*
  * struct itrace_note::flags
  * WRAPPED: older trace was overwritten; decode from the first PSB.
- * PAUSED: tracing paused at least once (the thread's own event of the same
- *	PMU ran): the trace has gaps.
- * ERROR: the PMU reported lost trace.
+ * PAUSED: tracing paused at least once (a user's own event of the same
+ *	PMU ran while the thread did): the trace has gaps.
+ * ERROR: the PMU reported lost trace (an AUX transaction of the buffer
+ *	ended PERF_AUX_FLAG_TRUNCATED or PERF_AUX_FLAG_PARTIAL).
+ * CLAMPED: RLIMIT_CORE left no room for all of the trace: only the newest
+ *	trace_size bytes are here; decode from the first PSB.
  */
 #define ITRACE_NOTE_WRAPPED	(1U << 0)
 #define ITRACE_NOTE_PAUSED	(1U << 1)
 #define ITRACE_NOTE_ERROR	(1U << 2)
+#define ITRACE_NOTE_CLAMPED	(1U << 3)
 
 /* struct itrace_note::cpu_vendor */
 #define ITRACE_CPU_UNKNOWN	0
@@ -64,8 +68,8 @@
  * @nom_freq: MSR_PLATFORM_INFO[15:8], the nominal frequency ratio (CBR
  *	and CYC decoding), 0 if unknown
  * @mtc_freq: IA32_RTIT_CTL.MTCFreq of the trace
- * @pauses: times the thread was scheduled in while another event of the
- *	PMU held it, so that its trace paused (see ITRACE_NOTE_PAUSED)
+ * @pauses: times the thread's trace paused because another event of the
+ *	PMU held it while the thread ran (see ITRACE_NOTE_PAUSED)
  */
 struct itrace_note {
 	__u32	hdr_size;

@@ -17,6 +17,13 @@ pt=/sys/bus/event_source/devices/intel_pt
 	grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -x intel_pt
 } > "$OUT/pt-sysfs.txt" 2>&1
 
+# First thing after boot, before any process ever set RLIMIT_ITRACE: a
+# launcher that is not dumpable sets it and executes a dumpable program,
+# which must be traced (kernel hooks once enabled only on the dumpable path).
+mkdir -p "$OUT/kselftest"
+"$ITRACE_BUILD/selftests/itrace/rlimit_itrace" -t launcher_nondumpable_exec \
+	> "$OUT/kselftest/rlimit_itrace-firstboot.tap" 2>&1
+
 ks=$ITRACE_SRC/tools/testing/itrace/guest/kselftests.sh
 sh "$ks" "$ITRACE_BUILD/selftests/itrace" "$OUT/kselftest"
 # Old binaries still work: upstream's perf_events selftests, unchanged and

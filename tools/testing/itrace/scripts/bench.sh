@@ -21,6 +21,11 @@
 #                              waitpid() of a crashing 4 MiB process, the
 #                              core written in between, limit 1 MiB / unset
 #   rlimit_dump_size_on_vs_off its core file size, the same two ways
+#   fork_exec_p99_unrelated    p99 of fork+exec of /bin/true by one process
+#                              while another, with 512 threads, toggles its
+#                              RLIMIT_ITRACE between 64 KiB and 0 on the
+#                              other vCPU / the same alone; median of the
+#                              REPS p99s each way, interleaved, one boot
 #   tfd_vs_perf_bytes_per_s    sustained recording through the trace fd
 #                              (`itrace record`, stop mode) / through the
 #                              classic AUX area (Debian's `perf record`),
@@ -210,6 +215,28 @@ if [ -z "$ron" ] || [ -z "$roff" ] || [ -z "$don" ] || [ -z "$doff" ]; then
 	exit 1
 fi
 
+# 4b. fork+exec of an unrelated process while RLIMIT_ITRACE is toggled
+# beside it (issue 16: no global lock on fork and exec).
+fthreads=${BENCH_FORKEXEC_THREADS:-512} frounds=${BENCH_FORKEXEC_ROUNDS:-300}
+echo "  BENCH   forkexec: $reps x $frounds fork+exec each way, $fthreads threads beside" >&2
+gcc -O1 -g -Wall -Wextra -pthread -o "$b/forkexec" "$t/bench/forkexec.c"
+printf 'THREADS=%s\nBYTES=%s\nROUNDS=%s\nREPS=%s\n' "$fthreads" 65536 "$frounds" "$reps" > "$b/fparams"
+BUILD=$b/vm-overlay "$here/run-vm.sh" -c 2 -t 900 -o "$b/forkexec-out" \
+	"$t/bench/guest-forkexec.sh" "$b/fparams" "$b/forkexec" > "$b/forkexec.log" 2>&1 || {
+	echo "bench: guest run failed (forkexec):" >&2
+	cat "$b/forkexec.log" "$b/forkexec-out/cmd.log" >&2 2>/dev/null || true
+	exit 1
+}
+medianof() { awk -v k="$1" '$1 == k { print $2 }' "$2" | sort -n |
+	awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
+fx=$b/forkexec-out/forkexec.txt
+falone=$(medianof alone "$fx") fbeside=$(medianof beside "$fx")
+if [ -z "$falone" ] || [ -z "$fbeside" ]; then
+	echo "bench: no forkexec figures" >&2
+	cat "$b/forkexec-out/cmd.log" >&2
+	exit 1
+fi
+
 # 5. trace fd vs perf record, same AUX buffer: its own boot (perf in the
 # initramfs), the kernel copied at the start of this run.
 TFD_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/tfd.sh" > "$b/tfd.out"
@@ -223,6 +250,7 @@ errs=$(echo "$sum" | sed -n 's/^ *decode errors: *\([0-9]*\).*/\1/p')
 
 n() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 ms() { awk -v a="$1" 'BEGIN { printf "%.0f", a / 1e6 }'; }
+us() { awk -v a="$1" 'BEGIN { printf "%.0f", a / 1e3 }'; }
 kinfo=$(grep -m1 -o 'Linux version [^ ]*' "$b/onoff/console.log" || echo "kernel ?")
 echo "# workload: tools/testing/itrace/bench/work.c, $rounds rounds ($insns user instructions); guest CLOCK_MONOTONIC around the loop"
 echo "# kernel: $kinfo, the non-debug bench kernel ($kernel: tools/testing/itrace/config/itrace-bench.config, no KASAN, lockdep, kmemleak), every step of this run"
@@ -243,7 +271,9 @@ echo "# rlimit: RLIMIT_ITRACE = 1 MiB vs unset, tools/testing/itrace/bench/rlimi
 echo "# rlimit_run_on_vs_off: min(on) $(ms "$ron") ms / min(off) $(ms "$roff") ms (the workload's loop; the kernel event is made before it starts)"
 echo "bench rlimit_run_on_vs_off = $(n "$ron" "$roff") x (goal none)"
 echo "# rlimit_dump_time_on_vs_off: min(on) $(ms "$don") ms / min(off) $(ms "$doff") ms, fault to waitpid(), core to a file in the guest's rootfs"
-echo "bench rlimit_dump_time_on_vs_off = $(n "$don" "$doff") x (goal none)"
+echo "bench rlimit_dump_time_on_vs_off = $(n "$don" "$doff") x (goal <= 1.3)"
 echo "# rlimit_dump_size_on_vs_off: $son / $soff bytes"
 echo "bench rlimit_dump_size_on_vs_off = $(n "$son" "$soff") x (goal none)"
+echo "# fork_exec_p99_unrelated: median p99 $(us "$fbeside") us beside a $fthreads-thread process toggling RLIMIT_ITRACE / $(us "$falone") us alone ($reps x $frounds fork+exec each way, 2 vCPUs)"
+echo "bench fork_exec_p99_unrelated = $(n "$fbeside" "$falone") x (goal <= 1.1)"
 cat "$b/tfd.out"

@@ -27,6 +27,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -281,6 +282,93 @@ TEST(scm_rights_overwrite_mode)
 	/* Wrapped, and counted */
 	EXPECT_LT(2 * s.size, s.head);
 	EXPECT_LE(0, s.psb_at);
+}
+
+/*
+ * A trace fd mapping is charged to the user who maps it and refunded to
+ * that same user, not to the owner of the perf stream: with an allowance
+ * of exactly 1 + MLOCK_PAGES pages per CPU and no RLIMIT_MEMLOCK, another
+ * user maps, unmaps and maps again the trace fd root passed to it, and a
+ * mapping one page larger than the allowance fails (EPERM).
+ */
+#define MLOCK_PAGES	8
+#define MLOCK_KB	"/proc/sys/kernel/perf_event_mlock_kb"
+
+static int mapper(int sock)
+{
+	struct rlimit none = { 0, 0 };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	void *p;
+	int tfd, i;
+
+	tfd = recv_fd(sock);
+	if (tfd < 0)
+		return 10;
+	if (setrlimit(RLIMIT_MEMLOCK, &none) || setgid(NOBODY) ||
+	    setuid(NOBODY))
+		return 11;
+	/* each CPU's share of the allowance; all of it, three times */
+	for (i = 0; i < 3; i++) {
+		p = map_fd(tfd, 1 + MLOCK_PAGES * cpus, PROT_READ | PROT_WRITE);
+		if (p == MAP_FAILED)
+			return 20 + i;
+		if (munmap(p, (1 + MLOCK_PAGES * cpus) * page_size()))
+			return 30 + i;
+	}
+	/* beyond the allowance: the next power of two does not fit */
+	p = map_fd(tfd, 1 + 2 * MLOCK_PAGES * cpus, PROT_READ | PROT_WRITE);
+	if (p != MAP_FAILED || errno != EPERM)
+		return 40;
+	return 0;
+}
+
+TEST(mlock_charged_to_mapper)
+{
+	char saved[32], kb[32];
+	struct perf_event_attr attr;
+	int sv[2], fd, tfd, status;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	void *rb;
+	pid_t pid;
+
+	if (pt_type() < 0)
+		SKIP(return, NO_PT);
+	if (geteuid())
+		SKIP(return, "needs root");
+	if (cpus & (cpus - 1))
+		SKIP(return, "the number of CPUs is not a power of two");
+	ASSERT_EQ(0, read_file(MLOCK_KB, saved, sizeof(saved)));
+	/* (1 + MLOCK_PAGES) pages per CPU, in KiB */
+	snprintf(kb, sizeof(kb), "%ld\n",
+		 (1 + MLOCK_PAGES) * page_size() / 1024);
+
+	pt_attr(&attr);
+	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	ASSERT_LE(0, fd);
+	rb = map_fd(fd, 1 + RB_PAGES, PROT_READ | PROT_WRITE);
+	ASSERT_NE(MAP_FAILED, rb);
+	tfd = sys_perf_event_open(NULL, -1, -1, fd, PERF_FLAG_FD_ITRACE);
+	ASSERT_LE(0, tfd);
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+
+	ASSERT_EQ(0, write_file(MLOCK_KB, kb));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(sv[0]);
+		_exit(mapper(sv[1]));
+	}
+	close(sv[1]);
+	EXPECT_EQ(0, send_fd(sv[0], tfd));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	write_file(MLOCK_KB, saved);
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+
+	close(sv[0]);
+	close(tfd);
+	munmap(rb, (1 + RB_PAGES) * page_size());
+	close(fd);
 }
 
 /* An itrace event with its perf stream and its trace mapped, of this task */
