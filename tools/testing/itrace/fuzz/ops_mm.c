@@ -216,7 +216,8 @@ void op_mmap_trace(struct ctx *c)
 /* mmap() of a trace fd with one thing wrong: EINVAL, or ENOMEM. */
 void op_mmap_bad(struct ctx *c)
 {
-	static const unsigned int odd[] = { 0, 2, 3, 5, 6, 7, 9, 12, 15, 17 };
+	/* trace pages that are no power of two */
+	static const unsigned int odd[] = { 0, 3, 5, 6, 7, 9, 12, 15, 17 };
 	size_t len = (1 + pick_pages(c)) * PG;
 	int flags = MAP_SHARED, prot = PROT_READ | PROT_WRITE, slot, err;
 	unsigned int v = rnd(&c->rng, 6);
