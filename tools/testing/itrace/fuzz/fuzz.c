@@ -97,19 +97,24 @@ static void logline(struct ctx *c, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (c->p->logfd < 0)
+	uint64_t ms = now_ms();
+
+	if (c->logfd < 0)
 		return;
-	n = snprintf(buf, sizeof(buf), "%d.%d.%d.%d #%llu ", c->p->worker,
-		     c->p->life, (int)getpid(), c->tno,
-		     (unsigned long long)c->n);
+	n = snprintf(buf, sizeof(buf), "%llu.%03llu %d.%d.%d.%d #%llu ",
+		     (unsigned long long)ms / 1000,
+		     (unsigned long long)ms % 1000, c->p->worker, c->p->life,
+		     (int)getpid(), c->tno, (unsigned long long)c->n);
 	va_start(ap, fmt);
 	n += vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
 	va_end(ap);
 	if (n > (int)sizeof(buf) - 2)
 		n = sizeof(buf) - 2;
 	buf[n++] = '\n';
-	if (write(c->p->logfd, buf, n) < 0)
-		c->p->logfd = -1;
+	if (write(c->logfd, buf, n) < 0) {
+		close(c->logfd);
+		c->logfd = -1;
+	}
 }
 
 /* Describe the op about to run; it goes to the log before it runs. */
@@ -161,6 +166,50 @@ static void record(struct finding *tab, int *nr, const char *key,
 	(*nr)++;
 }
 
+/* A finding listed in -k FILE (sh->lock held): count it. */
+static bool known(const char *key, const char *line)
+{
+	int i;
+
+	for (i = 0; i < sh->nr_known; i++) {
+		if (strcmp(sh->known[i].key, key))
+			continue;
+		if (!sh->known_seen[i]++)
+			dprintf(2, "itrace-fuzz: known finding: %s\n", line);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * -k FILE: findings the kernel is known to have, one a line: the key (as
+ * the summary prints it, "op: ERRNO" or "op tag: ERRNO"), a tab, the
+ * reason.  They are counted and listed but do not fail the run.
+ */
+static void read_known(const char *path)
+{
+	char line[256], *tab;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	while (fgets(line, sizeof(line), f) && sh->nr_known < MAX_KNOWN) {
+		struct finding *k = &sh->known[sh->nr_known];
+
+		line[strcspn(line, "\n")] = '\0';
+		tab = strchr(line, '\t');
+		if (line[0] == '#' || !tab)
+			continue;
+		*tab = '\0';
+		snprintf(k->key, sizeof(k->key), "%s", line);
+		snprintf(k->example, sizeof(k->example), "%s", tab + 1);
+		sh->nr_known++;
+	}
+	fclose(f);
+}
+
 static void vfinding(struct ctx *c, bool note, const char *key,
 		     const char *fmt, va_list ap)
 {
@@ -182,6 +231,8 @@ static void vfinding(struct ctx *c, bool note, const char *key,
 	pthread_mutex_lock(&sh->lock);
 	if (note) {
 		record(sh->notes, &sh->nr_notes, key, line);
+	} else if (known(key, line)) {
+		/* listed with its reason in the summary; the run goes on */
 	} else {
 		record(sh->findings, &sh->nr_findings, key, line);
 		dprintf(2, "itrace-fuzz: FINDING: %s\n", line);
@@ -246,7 +297,8 @@ void expect(struct ctx *c, int err, bool strict, const int *set)
 	for (i = 0; set[i] >= 0 && n < (int)sizeof(list) - 16; i++)
 		n += snprintf(list + n, sizeof(list) - n, "%s%s", i ? "," : "",
 			      errname(set[i]));
-	snprintf(key, sizeof(key), "%s: %s", ops[c->op].name, errname(err));
+	snprintf(key, sizeof(key), "%s%s%s: %s", ops[c->op].name,
+		 c->tag ? " " : "", c->tag ?: "", errname(err));
 	logline(c, "= %s (expected %s)", errname(err), list);
 	if (strict)
 		finding(c, key, "%s: %s where the uAPI says %s",
@@ -568,6 +620,7 @@ static uint64_t life_seed(uint64_t seed, int w, int l)
 static const char usage_text[] =
 	"usage: itrace-fuzz [-s SEED] [-t SECONDS] [-w WORKERS] [-o LOGDIR]\n"
 	"                   [-L WORKER:LIFE [-N OPS]] [-x] [-c] [-O OP,...]\n"
+	"                   [-k KNOWN]\n"
 	"  -s SEED      the run's seed (default: from the clock); it is printed\n"
 	"  -t SECONDS   how long to run (default 600)\n"
 	"  -w WORKERS   worker processes, even ones root, odd ones nobody\n"
@@ -579,7 +632,9 @@ static const char usage_text[] =
 	"  -x           with -L: keep the log whatever happens\n"
 	"  -c           open events of the core PMU (cpu) too: the emulated\n"
 	"               perfmon has no RDPMC, so their counters oops the kernel\n"
-	"  -O OP,...    run only these ops (names as in the summary)\n";
+	"  -O OP,...    run only these ops (names as in the summary)\n"
+	"  -k KNOWN     findings known to the kernel's maintainers (key, tab,\n"
+	"               reason, a line each): listed, but the run passes\n";
 
 static void __attribute__((noreturn)) bad_usage(void)
 {
@@ -654,14 +709,11 @@ static void start_life(struct slot *s, int w, const char *logdir,
 {
 	uint64_t seed = life_seed(sh->seed, w, s->life);
 	uid_t uid = w & 1 ? NOBODY : 0;
-	int logfd;
 
-	snprintf(s->log, sizeof(s->log), "%s/w%d-l%d.log", logdir, w, s->life);
-	logfd = open(s->log, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-	if (logfd >= 0 && fchown(logfd, uid, uid))
-		perror("fchown");
-	if (logfd >= 0)
-		close(logfd);
+	/* a directory of op logs, one per process and thread of the life */
+	snprintf(s->log, sizeof(s->log), "%s/w%d-l%d", logdir, w, s->life);
+	if ((mkdir(s->log, 0755) && errno != EEXIST) || chown(s->log, uid, uid))
+		perror(s->log);
 	sh->keep[w] = 0;
 	sh->progress[w] = now_ms();
 	fflush(stdout);
@@ -685,6 +737,23 @@ static void start_life(struct slot *s, int w, const char *logdir,
 	       (unsigned long long)sh->seed, w, s->life);
 }
 
+static void remove_dir(const char *path)
+{
+	char file[600];
+	struct dirent *d;
+	DIR *dir = opendir(path);
+
+	while (dir && (d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(file, sizeof(file), "%s/%s", path, d->d_name);
+		unlink(file);
+	}
+	if (dir)
+		closedir(dir);
+	rmdir(path);
+}
+
 static void end_life(struct slot *s, int w, int status, bool keep_log)
 {
 	bool bad = !WIFEXITED(status) || WEXITSTATUS(status);
@@ -694,7 +763,7 @@ static void end_life(struct slot *s, int w, int status, bool keep_log)
 			    "life %d:%d (pid %d) ended with status 0x%x, log %s",
 			    w, s->life, (int)s->pid, status, s->log);
 	if (!bad && !sh->keep[w] && !keep_log)
-		unlink(s->log);
+		remove_dir(s->log);
 	else
 		printf("itrace-fuzz: kept %s\n", s->log);
 	s->pid = 0;
@@ -705,7 +774,7 @@ static void end_life(struct slot *s, int w, int status, bool keep_log)
 static void summary(uint64_t ms)
 {
 	uint64_t notes = 0, found = 0, idle = 0;
-	int i, e;
+	int i, e, known = 0;
 
 	printf("\nitrace-fuzz: %-16s %9s  outcomes\n", "op", "calls");
 	for (i = 0; i < nr_ops; i++) {
@@ -740,14 +809,22 @@ static void summary(uint64_t ms)
 	for (i = 0; i < sh->nr_notes; i++)
 		printf("itrace-fuzz: note (%u times): %s\n", sh->notes[i].count,
 		       sh->notes[i].example);
+	for (i = 0; i < sh->nr_known; i++)
+		if (sh->known_seen[i])
+			printf("itrace-fuzz: known finding \"%s\" (%u times): %s\n",
+			       sh->known[i].key, sh->known_seen[i],
+			       sh->known[i].example);
 	for (i = 0; i < sh->nr_findings; i++)
 		printf("itrace-fuzz: FINDING (%u times): %s\n",
 		       sh->findings[i].count, sh->findings[i].example);
 	printf("itrace-fuzz: seed 0x%016llx: %llu ops (%llu idle) in %.0f s, ",
 	       (unsigned long long)sh->seed, (unsigned long long)sh->ops,
 	       (unsigned long long)idle, ms / 1000.0);
-	printf("%d findings, %llu notes, %d kernel reports\n",
-	       sh->nr_findings, (unsigned long long)notes, kernel_reports_seen);
+	for (i = 0; i < sh->nr_known; i++)
+		known += sh->known_seen[i] ? 1 : 0;
+	printf("%d findings (and %d known), %llu notes, %d kernel reports\n",
+	       sh->nr_findings, known, (unsigned long long)notes,
+	       kernel_reports_seen);
 	(void)found;
 }
 
@@ -787,7 +864,7 @@ int main(int argc, char **argv)
 		pthread_mutex_init(&sh->lock, &a);
 	}
 	sh->op_mask = ~0ULL;
-	while ((opt = getopt(argc, argv, "s:t:w:o:L:N:xcO:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:t:w:o:L:N:xcO:k:")) != -1) {
 		switch (opt) {
 		case 's':
 			sh->seed = strtoull(optarg, &end, 0);
@@ -822,6 +899,9 @@ int main(int argc, char **argv)
 			break;
 		case 'O':
 			sh->op_mask = parse_ops(optarg);
+			break;
+		case 'k':
+			read_known(optarg);
 			break;
 		default:
 			bad_usage();

@@ -32,10 +32,11 @@
 #define MAX_OBJS	24	/* fds a process keeps in its table */
 #define MAX_MAPS	12	/* mappings a process keeps in its table */
 #define MAX_THREADS	4	/* threads of a process, the first included */
-#define MAX_KIDS	3	/* fork()ed children a process waits for */
+#define MAX_KIDS	2	/* fork()ed children a process waits for */
 #define MAX_DEPTH	2	/* children of children, no deeper */
 #define MAX_PMUS	16
 #define MAX_FINDINGS	64
+#define MAX_KNOWN	16
 #define MAX_ERRNO	134	/* errno values counted per op */
 #define NR_TARGETS	(MAX_WORKERS * MAX_THREADS)
 
@@ -127,6 +128,9 @@ struct shared {
 	struct finding findings[MAX_FINDINGS];
 	int nr_notes;
 	struct finding notes[MAX_FINDINGS];
+	int nr_known;				/* -k FILE: known findings */
+	struct finding known[MAX_KNOWN];	/* example: why it is known */
+	unsigned int known_seen[MAX_KNOWN];
 	uint64_t progress[MAX_WORKERS];	/* a clock in ms at each op */
 	volatile int keep[MAX_WORKERS];	/* keep the life's log */
 	volatile pid_t show[MAX_WORKERS];	/* the supervisor dumps its stacks */
@@ -190,8 +194,7 @@ struct proc {
 	uid_t uid;
 	int sock;		/* SCM_RIGHTS: receives on worker's name */
 	int epfd;
-	int logfd;
-	char logpath[300];	/* reopened by each child: no shared f_pos */
+	char logdir[300];	/* the life's op logs, one per actor */
 	bool root;
 	bool crash_child;
 };
@@ -204,6 +207,8 @@ struct ctx {
 	int op;			/* index in ops[] of the op in progress */
 	uint64_t n;		/* ops done */
 	char what[256];		/* the op in progress, for the log */
+	const char *tag;	/* what a finding's key adds to the op's name */
+	int logfd;		/* this actor's op log */
 	sigjmp_buf jb;
 	volatile sig_atomic_t armed;	/* a fault jumps to jb */
 	volatile sig_atomic_t sig;	/* the fault that jumped */
@@ -267,7 +272,8 @@ pid_t spawn_child(struct ctx *c, uint64_t budget, bool do_exec);
 void reap_kids(struct proc *p, bool wait);
 int child_main(int argc, char **argv);
 void life_main(int worker, int life, uint64_t seed, uid_t uid,
-	       const char *log, uint64_t budget);
+	       const char *logdir, uint64_t budget);
+void open_log(struct ctx *c);
 int become_nobody(void);
 int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			int group_fd, unsigned long flags);

@@ -242,6 +242,8 @@ void op_rlimit_idioms(struct ctx *c)
 			continue;
 		if (max == RLIM_INFINITY || !max)
 			STRICT(c, err, 0);
+		else if (max > ITRACE_DUMP_MAX)	/* a hard limit above 1 GiB */
+			STRICT(c, err, EINVAL);
 		else
 			STRICT(c, err, 0, EPERM, EACCES, ENODEV, ENOMEM);
 		if (err)
@@ -310,7 +312,9 @@ static void crash_child(struct ctx *c, int wfd, rlim_t bytes, rlim_t core,
 			int threads, int how, bool own_event)
 {
 	/* mostly the ELF headers and notes only: memory dumps are slow */
-	static const char * const filters[] = { "0x10", "0x10", "0x10", "0x33" };
+	static const char * const filters[] = {
+		"0x10", "0x10", "0x10", "0x10", "0x10", "0x10", "0x10", "0x33",
+	};
 	struct rlimit r = { core, core };
 	struct crash_report rep = { 0 };
 	pthread_t t;
@@ -612,6 +616,7 @@ void op_sysfs(struct ctx *c)
 	struct obj o;
 	int fd, err;
 
+	c->tag = file;
 	if (v == 7 && obj_pick(c, K_SYSFS, &o) >= 0) {
 		/* a passed fd: the writer needs CAP_SYS_ADMIN */
 		snprintf(val, sizeof(val), "%s", o.flags ? "0" : "1");
@@ -622,10 +627,12 @@ void op_sysfs(struct ctx *c)
 			LOOSE(c, err, 0, EINVAL, EBADF);
 		else
 			STRICT(c, err, EPERM, EINVAL);
+		c->tag = NULL;
 		return;
 	}
 	if (!itrace_sysfs(c, file, path, sizeof(path))) {
 		idle(c, "no itrace PMU");
+		c->tag = NULL;
 		return;
 	}
 	switch (v) {
@@ -666,6 +673,7 @@ void op_sysfs(struct ctx *c)
 			STRICT(c, errno, 0);
 		else
 			STRICT(c, errno, EACCES);
+		c->tag = NULL;
 		return;
 	}
 	if (!*val)	/* an empty write reaches no store() */
@@ -696,6 +704,7 @@ void op_sysfs(struct ctx *c)
 		LOOSE(c, err, 0, EINVAL, ENOMEM);
 		break;
 	}
+	c->tag = NULL;
 	if (v == 7 || (one_in(&c->rng, 4) && c->p->root))
 		obj_add(c->p, OBJ_SYSFS, fd, strcmp(file, "coredump") != 0, 0);
 	else

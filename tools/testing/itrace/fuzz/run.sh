@@ -37,7 +37,7 @@ echo "fuzz: replay with FUZZ_SEED=$seed make fuzz"
 
 # Boot, the lives' last ops (up to 90 s), the kmemleak scan, a loaded host
 "$t/scripts/run-vm.sh" -t $((secs + 480)) -c 2 -o "$res" \
-	"$t/guest/fuzz.sh" "$env"
+	"$t/guest/fuzz.sh" "$env" "$here/known-findings"
 vm=$?
 cp "$env" "$res/fuzz.env" 2>/dev/null
 rc=0
@@ -54,7 +54,7 @@ if ! "$t/scripts/kernel-health.sh" "$res/console.log" 2> "$res/health.txt"; then
 fi
 log=$res/fuzz/run.log
 if [ -f "$log" ]; then
-	grep -E '^itrace-fuzz: (FINDING|kernel report|kept|note)' "$log" |
+	grep -E '^itrace-fuzz: (FINDING|kernel report|kept|note|known finding ")' "$log" |
 		sed 's/^itrace-fuzz: /fuzz: /'
 	grep -E '^itrace-fuzz: seed .*: [0-9]* ops ' "$log" | sed 's/^itrace-fuzz: /fuzz: /'
 	frc=$(cat "$res/fuzz/rc" 2>/dev/null || echo missing)

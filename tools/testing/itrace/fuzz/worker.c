@@ -296,15 +296,18 @@ void reap_kids(struct proc *p, bool wait)
 }
 
 /*
- * Every process of a life appends to the life's log through a file of its
- * own: a file shared across fork() serializes all their writes on its
- * f_pos_lock.
+ * Every actor (a thread of a process of a life) logs its ops to a file of
+ * its own, <logdir>/<pid>.<thread>.log, each line stamped with the clock:
+ * one file for all would serialize them on its inode lock.  sort -n merges
+ * them.
  */
-static void open_log(struct proc *p)
+void open_log(struct ctx *c)
 {
-	if (p->logfd >= 0)
-		close(p->logfd);
-	p->logfd = open(p->logpath, O_WRONLY | O_APPEND | O_CLOEXEC);
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/%d.%d.log", c->p->logdir,
+		 (int)getpid(), c->tno);
+	c->logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 }
 
 static void proc_init(struct proc *p)
@@ -366,7 +369,10 @@ static void *thread_main(void *arg)
 		sh->targets[slot].uid = c->p->uid;
 		sh->targets[slot].pid = gettid();
 	}
+	open_log(c);
 	run_ops(c, ta->budget);
+	if (c->logfd >= 0)
+		close(c->logfd);
 	if (!c->p->depth)
 		sh->targets[slot].pid = 0;
 	ta->done = 1;
@@ -397,9 +403,12 @@ void op_thread(struct ctx *c)
 	struct thread_arg *ta;
 	int i;
 
-	/* only the first thread starts and joins threads */
-	if (c->tno) {
-		idle(c, "not from a thread");
+	/*
+	 * Only a worker's first thread starts and joins threads: two vCPUs
+	 * under TCG have room for a few dozen actors, not hundreds.
+	 */
+	if (c->tno || c->p->depth) {
+		idle(c, "only a worker's first thread");
 		return;
 	}
 	i = join_threads(c->p, false);
@@ -453,8 +462,7 @@ pid_t spawn_child(struct ctx *c, uint64_t budget, bool do_exec)
 
 	/* the child: only this thread exists in it */
 	proc_init(p);
-	if (!do_exec)
-		open_log(p);
+
 	memset(p->kids, 0, sizeof(p->kids));
 	memset(thread_args, 0, sizeof(thread_args));
 	p->nr_threads = 0;
@@ -473,7 +481,7 @@ pid_t spawn_child(struct ctx *c, uint64_t budget, bool do_exec)
 					      p->obj[i].fd, p->obj[i].flags,
 					      (unsigned long long)p->obj[i].id);
 		setenv("FUZZ_FDS", fds, 1);
-		setenv("FUZZ_LOG", p->logpath, 1);
+		setenv("FUZZ_LOG", p->logdir, 1);
 		snprintf(arg[0], 32, "0x%llx", (unsigned long long)seed);
 		snprintf(arg[1], 32, "%llu", (unsigned long long)budget);
 		snprintf(arg[2], 32, "%d", shm_fd);
@@ -491,6 +499,7 @@ pid_t spawn_child(struct ctx *c, uint64_t budget, bool do_exec)
 	{
 		struct ctx cc = { .p = p };
 
+		open_log(&cc);
 		rng_seed(&cc.rng, seed);
 		run_ops(&cc, budget);
 		join_threads(p, true);
@@ -529,7 +538,7 @@ static void proc_setup(struct proc *p)
 }
 
 void life_main(int worker, int life, uint64_t seed, uid_t uid,
-	       const char *log, uint64_t budget)
+	       const char *logdir, uint64_t budget)
 {
 	struct proc *p = calloc(1, sizeof(*p));
 	struct ctx c = { .p = p };
@@ -538,9 +547,7 @@ void life_main(int worker, int life, uint64_t seed, uid_t uid,
 	p->life = life;
 	p->uid = uid;
 	p->root = !uid;
-	p->logfd = -1;
-	snprintf(p->logpath, sizeof(p->logpath), "%s", log);
-	open_log(p);
+	snprintf(p->logdir, sizeof(p->logdir), "%s", logdir);
 	if (uid && become_nobody()) {
 		perror("become_nobody");
 		_exit(1);
@@ -555,7 +562,8 @@ void life_main(int worker, int life, uint64_t seed, uid_t uid,
 	sh->targets[worker * MAX_THREADS].uid = uid;
 	sh->targets[worker * MAX_THREADS].pid = getpid();
 	cur = &c;
-	dprintf(p->logfd, "life %d:%d seed 0x%016llx uid %d pid %d budget %llu\n",
+	open_log(&c);
+	dprintf(c.logfd, "life %d:%d seed 0x%016llx uid %d pid %d budget %llu\n",
 		worker, life, (unsigned long long)seed, (int)uid,
 		(int)getpid(), (unsigned long long)budget);
 	run_ops(&c, budget);
@@ -585,10 +593,9 @@ int child_main(int argc, char **argv)
 		return 3;
 	rng_seed(&c.rng, strtoull(argv[2], NULL, 0));
 	budget = strtoull(argv[3], NULL, 0);
-	p->logfd = -1;
-	snprintf(p->logpath, sizeof(p->logpath), "%s",
-		 getenv("FUZZ_LOG") ?: "/dev/null");
-	open_log(p);
+	snprintf(p->logdir, sizeof(p->logdir), "%s",
+		 getenv("FUZZ_LOG") ?: "/nonexistent");
+	open_log(&c);
 	p->worker = atoi(argv[5]);
 	p->life = atoi(argv[6]);
 	p->depth = atoi(argv[7]);

@@ -3,6 +3,7 @@
 # Guest half of `make fuzz` (busybox sh; run-vm.sh -c 2 boots the
 # KASAN/lockdep/kmemleak test kernel on two vCPUs): runs itrace-fuzz with
 # the settings of /in/fuzz.env (FUZZ_SEED, FUZZ_SECONDS, FUZZ_WORKERS) and
+# the known findings of /in/known-findings (tools/testing/itrace/fuzz/), and
 # leaves in $OUT/fuzz:
 #   run.log   the run: seed, every worker life with its replay command,
 #             kernel reports as they came, findings, the summary
@@ -22,7 +23,8 @@ echo "guest: itrace-fuzz -s $FUZZ_SEED -t $FUZZ_SECONDS -w $FUZZ_WORKERS"
 # The run log goes to the console too: it survives a guest that hangs.
 {
 	"$ITRACE_BUILD/tools/fuzz/itrace-fuzz" -s "$FUZZ_SEED" \
-		-t "$FUZZ_SECONDS" -w "$FUZZ_WORKERS" -o "$OUT/fuzz/log" 2>&1
+		-t "$FUZZ_SECONDS" -w "$FUZZ_WORKERS" -o "$OUT/fuzz/log" \
+		-k /in/known-findings 2>&1
 	echo "$?" > "$OUT/fuzz/rc"
 } | tee "$OUT/fuzz/run.log" > /dev/console
 tail -n 3 "$OUT/fuzz/run.log"
