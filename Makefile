@@ -5,6 +5,7 @@
 #   make            packages, base trees, overlay, kernel, QEMU, tools
 #   make run        trace a demo program under emulated Intel PT, decode it
 #   make check      every test; last line "N passed, N failed"
+#   make fuzz       FUZZ_MINUTES of random itrace uAPI sequences in a guest
 #   make refresh    regenerate *.patch from edits in build/linux, build/qemu
 #   make refresh-check   fail if the build trees hold edits not in the repo
 #   make bench      benchmarks (ratios)
@@ -28,7 +29,7 @@ STAMPS  := $(BUILD)/stamps
 JOBS    ?= $(shell nproc)
 
 .PHONY: all deps linux-src qemu-src overlay kernel kheaders qemu tools initramfs \
-	run check refresh refresh-check bench bench-kernel series clean FORCE
+	run check fuzz refresh refresh-check bench bench-kernel series clean FORCE
 
 all: kernel qemu tools initramfs
 
@@ -67,21 +68,26 @@ qemu: overlay
 # Upstream's perf_events selftests are the "old binaries": unchanged sources
 # of the base tree, built against the C library's uAPI headers (Debian's
 # linux-libc-dev), which know nothing of this series.  mmap maps the classic
-# AUX area at aux_offset of an intel_pt event.  Only tests that also pass on
-# the unpatched kernel under the emulator are built (the guest runs every
-# binary in build/selftests/perf_events):
-#   sigtrap_threads  left out: signal_stress_with_disable (hardware
-#                    breakpoints, no AUX) hits the harness's per-test
-#                    timeout under TCG with the debug kernel; the other 4 pass
-#   remove_on_exec   left out: counts PERF_TYPE_HARDWARE instructions, and
-#                    the guest's CPU model has no core PMU driver ("software
-#                    events only"), so perf_event_open() fails in setup
+# AUX area at aux_offset of an intel_pt event.  All of them are built (the
+# list of their Makefile) and the guest runs every binary in
+# build/selftests/perf_events (tools/testing/itrace/guest/perf-events.sh):
+#   sigtrap_threads  signal_stress_with_disable (hardware breakpoints, no
+#                    AUX) needs longer than the harness's 30 s per test
+#                    under TCG with the debug kernel: the guest raises the
+#                    per-test timeout (tools/testing/itrace/perf_events/
+#                    ksft-timeout.c)
+#   remove_on_exec   counts PERF_TYPE_HARDWARE instructions: it runs when
+#                    the guest CPU can open that event, else it is reported
+#                    skipped with the reason (perf_events/hw-counter-probe)
 # (TEST_GEN_PROGS is given with full paths: a command-line value overrides
 # the OUTPUT prefix lib.mk would add.)
-PERF_EVENTS_TESTS := mmap watermark_signal
+PERF_EVENTS_TESTS := sigtrap_threads remove_on_exec watermark_signal mmap
 tools: deps kheaders
 	@$(MAKE) -s -C $(TOP)/tools/itrace O=$(BUILD)/tools/itrace
 	@$(MAKE) -s -C $(T)/progs O=$(BUILD)/progs
+	@$(MAKE) -s -C $(T)/fuzz O=$(BUILD)/tools/fuzz \
+		KHDR_INCLUDES="-isystem $(KOBJ)/usr/include"
+	@$(MAKE) -s -C $(T)/perf_events O=$(BUILD)/tools/perf_events
 	@mkdir -p $(BUILD)/selftests/itrace
 	@$(MAKE) -s -C $(BUILD)/linux/tools/testing/selftests/itrace \
 		OUTPUT=$(BUILD)/selftests/itrace \
@@ -103,6 +109,12 @@ run: all
 
 check: all
 	@$(S)/check.sh
+
+# Random sequences over the itrace uAPI in the two-vCPU test guest, as root
+# and as nobody, for FUZZ_MINUTES (default 10); FUZZ_SEED replays a run
+# (tools/testing/itrace/fuzz/README).  `make check` runs 2 minutes of it.
+fuzz: all
+	@$(T)/fuzz/run.sh
 
 refresh: linux-src qemu-src
 	@$(S)/refresh.sh $(TOP) $(BUILD)/linux linux

@@ -29,7 +29,8 @@ ks=$ITRACE_SRC/tools/testing/itrace/guest/kselftests.sh
 sh "$ks" "$ITRACE_BUILD/selftests/itrace" "$OUT/kselftest"
 # Old binaries still work: upstream's perf_events selftests, unchanged and
 # built against the C library's uAPI headers (the Makefile says which).
-sh "$ks" "$ITRACE_BUILD/selftests/perf_events" "$OUT/kselftest" perf_events-
+sh "$ITRACE_SRC/tools/testing/itrace/guest/perf-events.sh" \
+	"$ITRACE_BUILD/selftests/perf_events" "$OUT/kselftest" perf_events-
 
 mkdir -p "$OUT/e2e"
 echo "guest: end-to-end recordings"

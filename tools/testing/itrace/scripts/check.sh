@@ -190,6 +190,26 @@ tap "$res/e2e-smp.tap" smp
 "$here/record-verify.sh" "$gm/record" smp > "$res/record-smp.tap" 2>&1
 tap "$res/record-smp.tap" ""
 
+echo "== fuzz: random itrace uAPI sequences, root and nobody, two vCPUs (make fuzz, ${CHECK_FUZZ_SECONDS:=120} s)"
+gf=$res/fuzz
+FUZZ_SECONDS=$CHECK_FUZZ_SECONDS "$t/fuzz/run.sh" "$gf" > "$res/fuzz.txt" 2>&1
+sum=$(sed -n 's/^itrace-fuzz: \(seed .*: [0-9]* ops .*\)$/\1/p' "$gf/fuzz/run.log" 2>/dev/null)
+if [ -n "$sum" ]; then
+	result ok "fuzz/run: $sum"
+else
+	result fail "fuzz/run" "no summary; see $res/fuzz.txt, $gf/console.log"
+fi
+if "$here/kernel-health.sh" "$gf/console.log" 2>"$gf.health.txt"; then
+	result ok "fuzz/kernel-health (no WARN/BUG/KASAN/lockdep/kmemleak)"
+else
+	result fail "fuzz/kernel-health" "$(head -3 "$gf.health.txt" | tr '\n' ' ')"
+fi
+if [ -n "$sum" ] && ! grep -q '^itrace-fuzz: FINDING' "$gf/fuzz/run.log"; then
+	result ok "fuzz/findings: none (the uAPI document's errnos, fields, signals, notes)"
+else
+	result fail "fuzz/findings" "$(grep -m2 '^itrace-fuzz: FINDING' "$gf/fuzz/run.log" 2>/dev/null | tr '\n' ' ')see $res/fuzz.txt"
+fi
+
 echo "== layer 3: end-to-end decode on the host"
 "$here/e2e-verify.sh" "$g/e2e" > "$res/e2e.tap" 2>&1
 tap "$res/e2e.tap" ""
