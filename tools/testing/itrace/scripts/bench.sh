@@ -31,6 +31,12 @@
 #                              trace fd / perf (issue 4, "Benchmark")
 #   tfd_minus_perf_stops       stops (trace lost on a full buffer), trace fd
 #                              minus perf (tools/testing/itrace/bench/tfd.sh)
+#   pmu_count_on_vs_off        workload time with the emulated CPU's
+#                              performance counters counting (instructions,
+#                              branches, cycles, ref-cycles, user and
+#                              kernel) / without, interleaved, one boot;
+#                              min / min (issue 13; bench/pmu.sh alone:
+#                              BUILD=build tools/testing/itrace/bench/pmu.sh)
 #
 # Kernel: every boot of this run (tfd.sh's too) boots the non-debug bench
 # kernel, build/linux-obj-bench (tools/testing/itrace/config/
@@ -214,6 +220,9 @@ fi
 # initramfs), the kernel copied at the start of this run.
 TFD_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/tfd.sh" > "$b/tfd.out"
 
+# 6. performance counters counting vs not: its own boot (bench/pmu.sh).
+PMU_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/pmu.sh" > "$b/pmu.out"
+
 # 3. trace bytes per thousand instructions, from the last traced run.
 sum=$("$BUILD/tools/itrace/itrace" decode --summary "$b/onoff/work.itrace" 2>/dev/null)
 bytes=$(echo "$sum" | sed -n 's/^ *trace: *\([0-9]*\) bytes.*/\1/p')
@@ -247,3 +256,4 @@ echo "bench rlimit_dump_time_on_vs_off = $(n "$don" "$doff") x (goal none)"
 echo "# rlimit_dump_size_on_vs_off: $son / $soff bytes"
 echo "bench rlimit_dump_size_on_vs_off = $(n "$son" "$soff") x (goal none)"
 cat "$b/tfd.out"
+cat "$b/pmu.out"
