@@ -13,6 +13,11 @@
 #                       messages), NAME.out (the program's output)
 #   $OUT/NAME.rc        "RECORD_RC SSTEP_RC RECORD_K_RC PERF_RC", each the
 #                       program's exit status (perf record's for PERF_RC)
+#   $OUT/pmu.stat       perf stat -x, --per-thread -e instructions:u,
+#                       branches:u of every program's window (the one
+#                       sstep steps), run at full speed (sstep -c); its
+#                       threads' ids in NAME.pmu-tid, NAME.pmu-rc
+#                       "SSTEP_RC PERF_RC", sstep's messages NAME.pmu-log
 #   $OUT/all.kperf.data perf record --kcore -e intel_pt// of the
 #                       PERF_KERNEL_PROGS run one after the other by
 #                       sstep -m (a directory: perf.data and kcore_dir/, the
@@ -73,6 +78,64 @@ while read -r name start end; do
 		"record -k $(echo "$t2 $t3" | awk '{ print $2 - $1 }') s," \
 		"perf record $(echo "$t3 $t4" | awk '{ print $2 - $1 }') s" | tee /dev/console
 done < "$dir/corpus.list"
+
+# The emulated CPU's counters: Debian's perf stat counts user-mode
+# instructions and branches of each program's window, the one sstep
+# steps above, run at full speed.  One perf stat for all (it starts in
+# seconds here): each program waits at START under its sstep -c, perf stat
+# attaches to all of them (-t, --per-thread, no inherit) with its counters
+# disabled, enables them (--control), and the windows run one after the
+# other while the others wait stopped; it disables them once all are done.
+if [ -n "$perf" ]; then
+	p=/tmp/pmu
+	rm -rf $p && mkdir -p $p
+	tids=
+	while read -r name start end; do
+		mkdir -p $p/$name
+		s="-s $start"
+		[ "$end" = ret ] && s="$s -r"
+		env -i PATH=/bin:/usr/bin HOME=/tmp timeout 600 "$dir/sstep" -c $p/$name $s -- "$dir/$name" \
+			</dev/null >"$OUT/$name.pmu-out" 2>"$OUT/$name.pmu-log" &
+		echo $! > $p/$name/sstep
+		i=0
+		while [ ! -s $p/$name/pid ] && [ $i -lt 600 ] && kill -0 "$(cat $p/$name/sstep)" 2>/dev/null; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		cp $p/$name/pid "$OUT/$name.pmu-tid" 2>/dev/null && tids="$tids,$(cat $p/$name/pid)"
+	done < "$dir/corpus.list"
+	mkfifo $p/ctl $p/ack
+	t0=$(now)
+	timeout 900 $perf stat --no-inherit --per-thread -t "${tids#,}" -D -1 \
+		--control fifo:$p/ctl,$p/ack -x, -e instructions:u,branches:u \
+		-o "$OUT/pmu.stat" >"$OUT/pmu-perf.log" 2>&1 &
+	perf_pid=$!
+	# a --control command and perf's "ack" (time-limited: perf may fail)
+	ctl() { timeout 120 sh -c "echo $1 > $p/ctl && read -r a < $p/ack && [ \"\$a\" = ack ]"; }
+	ctl enable
+	while read -r name start end; do
+		[ -s $p/$name/pid ] || continue
+		echo go > $p/$name/go
+		i=0
+		while [ ! -f $p/$name/done ] && [ $i -lt 1200 ] && kill -0 "$(cat $p/$name/sstep)" 2>/dev/null; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+	done < "$dir/corpus.list"
+	ctl disable
+	while read -r name start end; do
+		[ "$end" = ret ] && [ -f $p/$name/done ] && echo go > $p/$name/go
+		wait "$(cat $p/$name/sstep)"
+		echo $? > $p/$name/rc
+	done < "$dir/corpus.list"
+	wait $perf_pid
+	prc=$?
+	while read -r name start end; do
+		echo "$(cat $p/$name/rc) $prc" > "$OUT/$name.pmu-rc"
+	done < "$dir/corpus.list"
+	echo "conformance: perf stat of the windows: rc $prc, $(echo "$(now) $t0" | awk '{ print $1 - $2 }') s" |
+		tee /dev/console
+fi
 
 # upstream perf, user and kernel mode (-e intel_pt//): the programs of
 # PERF_KERNEL_PROGS in one perf record, one after the other (sstep -m, the

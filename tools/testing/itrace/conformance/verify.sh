@@ -37,6 +37,10 @@
 #                         thread, kernel instructions decoded there; and
 #                         the user-mode addresses (perf script of the
 #                         perf.data file alone, below) equal sstep's
+#   NAME: perf stat instructions:u,branches:u  the emulated CPU's counters
+#                         (Debian's perf stat) over the window sstep
+#                         steps, counted at full speed (sstep -c): equal
+#                         to sstep's instructions and branches, exactly
 # and at the end: that whole recording, no error and kernel instructions
 # decoded; the checks of -k refused by perf_event_paranoid.
 # Consecutive equal addresses count once on both sides (a REP string
@@ -275,6 +279,28 @@ while read -r name start end; do
 	# kernel text perf copied): no error in the program's thread, kernel
 	# code decoded in it, the user-mode instructions exactly those of
 	# sstep.  The program's thread: the first with its name.
+	# perf stat of the same window run at full speed (guest.sh, sstep -c):
+	# the emulated CPU's counters against the single-step counts
+	if [ -f "$res/$name.pmu-rc" ]; then
+		read -r sinsns sbr < <(sed -n 's/.*: \([0-9]*\) instructions, \([0-9]*\) branches,.*/\1 \2/p' \
+			"$res/$name.ss-log" | tail -n1)
+		tid=$(cat "$res/$name.pmu-tid" 2>/dev/null)
+		# --per-thread -x,: COMM-TID,COUNT,UNIT,EVENT,RUN TIME,RUN %,...
+		pstat() {
+			awk -F, -v t="-${tid:-none}" -v e="$1" -v f="$2" '$4 == e &&
+				substr($1, length($1) - length(t) + 1) == t { print $f }' "$res/pmu.stat" 2>/dev/null
+		}
+		pinsns=$(pstat instructions:u 2) pbr=$(pstat branches:u 2)
+		prun="$(pstat instructions:u 6) $(pstat branches:u 6)"
+		prc=$(cat "$res/$name.pmu-rc")
+		desc="$name: perf stat instructions:u,branches:u of the stepped window, at full speed: $pinsns instructions, $pbr branches; sstep $sinsns, $sbr"
+		if [ "$prc" = "0 0" ] && [ -n "$pinsns" ] && [ "$pinsns" = "${sinsns:-x}" ] &&
+		   [ "$pbr" = "${sbr:-x}" ] && [ "$prun" = "100.00 100.00" ]; then
+			tap ok "$desc"
+		else
+			tap FAIL "$desc # sstep -c and perf stat exit $prc, counted $prun%: $(tail -n1 "$res/$name.pmu-log" 2>/dev/null) $(grep -v '^#' "$res/pmu-perf.log" 2>/dev/null | head -2 | tr '\n' ' ')"
+		fi
+	fi
 	case $PERF_KERNEL_PROGS in *" $name "*) ;; *) continue ;; esac
 	kprc=$(cat "$res/kperf/$name.rc" 2>/dev/null)
 	if [ "$kprc" = 0 ] && [ "${kirc:-}" = 0 ] && cmp -s "$res/kperf/$name.out" "$res/$name.out"; then

@@ -33,6 +33,41 @@ build_msr_test() {
 		-o "$1/msr-test" "$here/msr-test.c"
 }
 
+# pmu-test: the bare-metal check of the performance counters.
+build_pmu_test() {
+	gcc -m32 -O2 -Wall -ffreestanding -fno-toplevel-reorder -nostdlib -static \
+		-fno-pic -fno-pie -no-pie -fno-stack-protector \
+		-Wl,-Ttext=0x100000 -Wl,--build-id=none \
+		-o "$1/pmu-test" "$here/pmu-test.c"
+}
+
+# mon COMMAND: one QEMU monitor command through the socket $mon_sock;
+# prints the monitor's answer.
+mon() {
+	python3 - "$mon_sock" "$1" <<'PY'
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(2)
+def rd():
+    buf = b""
+    try:
+        while True:
+            d = s.recv(4096)
+            if not d:
+                break
+            buf += d
+            if buf.endswith(b"(qemu) "):
+                break
+    except socket.timeout:
+        pass
+    return buf.decode(errors="replace")
+rd()
+s.sendall(sys.argv[2].encode() + b"\n")
+print(rd())
+PY
+}
+
 # ptcheck: the host-side packet and flow checker (libipt, libelf).
 build_ptcheck() {
 	gcc -O2 -Wall -o "$1/ptcheck" "$here/ptcheck.c" -lipt -lelf

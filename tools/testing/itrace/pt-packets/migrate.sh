@@ -32,35 +32,11 @@ INIT
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc 2>/dev/null) > "$out/initramfs.cpio"
 
+mon_sock=$out/mon.sock
 args=(-L /usr/share/qemu -L /usr/share/seabios -display none -no-reboot
       -nic none -m 512M -cpu "$cpu" -kernel "$kernel"
       -initrd "$out/initramfs.cpio"
       -append "console=ttyS0 nmi_watchdog=0 panic=-1 quiet")
-mon() {
-	python3 - "$out/mon.sock" "$1" <<'PY'
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-s.settimeout(2)
-def rd():
-    buf = b""
-    try:
-        while True:
-            d = s.recv(4096)
-            if not d:
-                break
-            buf += d
-            if buf.endswith(b"(qemu) "):
-                break
-    except socket.timeout:
-        pass
-    return buf.decode(errors="replace")
-rd()
-s.sendall(sys.argv[2].encode() + b"\n")
-print(rd())
-PY
-}
-
 rm -f "$out/mon.sock" "$out/state" "$out/log1" "$out/log2"
 "$qemu" "${args[@]}" -serial file:"$out/log1" \
 	-monitor unix:"$out/mon.sock",server=on,wait=off &

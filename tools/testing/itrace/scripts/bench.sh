@@ -46,6 +46,12 @@
 #   decode_flow_vs_libipt_insn against a bare libipt pt_insn loop with an
 #                              image section cache, on step 1's recording
 #                              (tools/testing/itrace/bench/decode.sh)
+#   pmu_count_on_vs_off        workload time with the emulated CPU's
+#                              performance counters counting (instructions,
+#                              branches, cycles, ref-cycles, user and
+#                              kernel) / without, interleaved, one boot;
+#                              min / min (issue 13; bench/pmu.sh alone:
+#                              BUILD=build tools/testing/itrace/bench/pmu.sh)
 #
 # Kernel: every boot of this run (tfd.sh's too) boots the non-debug bench
 # kernel, build/linux-obj-bench (tools/testing/itrace/config/
@@ -255,6 +261,9 @@ TFD_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/tfd.sh" > "$b/tfd.out"
 TFD_MODE=threads TFD_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/tfd.sh" \
 	> "$b/tfd-threads.out"
 
+# 7. performance counters counting vs not: its own boot (bench/pmu.sh).
+PMU_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/pmu.sh" > "$b/pmu.out"
+
 # 3. trace bytes per thousand instructions, from the last traced run.
 sum=$("$BUILD/tools/itrace/itrace" decode --summary "$b/onoff/work.itrace" 2>/dev/null)
 bytes=$(echo "$sum" | sed -n 's/^ *trace: *\([0-9]*\) bytes.*/\1/p')
@@ -290,9 +299,9 @@ echo "# rlimit_dump_size_on_vs_off: $son / $soff bytes"
 echo "bench rlimit_dump_size_on_vs_off = $(n "$son" "$soff") x (goal none)"
 echo "# fork_exec_p99_unrelated: median p99 $(us "$fbeside") us beside a $fthreads-thread process toggling RLIMIT_ITRACE / $(us "$falone") us alone ($reps x $frounds fork+exec each way, 2 vCPUs)"
 echo "bench fork_exec_p99_unrelated = $(n "$fbeside" "$falone") x (goal <= 1.1)"
-cat "$b/tfd.out" "$b/tfd-threads.out"
+cat "$b/tfd.out" "$b/tfd-threads.out" "$b/pmu.out"
 
-# 6. decoding on the host (no guest): the workload's recording of step 1
+# 8. decoding on the host (no guest): the workload's recording of step 1
 # against a bare libipt loop (tools/testing/itrace/bench/decode.sh; run it
 # alone on any recording, and with a perf.data for decode_vs_perf_script)
 "$t/bench/decode.sh" "$b/onoff/work.itrace"

@@ -93,29 +93,6 @@
 #define INTEL_PT_TCG_15_EBX     300
 
 /*
- * The minimal architectural perfmon that comes with the TCG Intel PT
- * emulation (tcg/sysemu/intel-pt.c, "Perfmon"): CPUID leaf 0xA reports
- * version 2, 4 general-purpose counters and 3 fixed counters, 48 bits
- * wide, and all 7 architectural events as not available (EBX bits set),
- * because no counter counts.
- */
-#define TCG_PMU_VERSION         2
-#define TCG_PMU_GP_COUNTERS     4
-#define TCG_PMU_FIXED_COUNTERS  3
-#define TCG_PMU_WIDTH           48
-#define TCG_PMU_EVENTS          7
-#define TCG_PMU_0A_EAX          (TCG_PMU_VERSION | \
-                                 (TCG_PMU_GP_COUNTERS << 8) | \
-                                 (TCG_PMU_WIDTH << 16) | \
-                                 (TCG_PMU_EVENTS << 24))
-#define TCG_PMU_0A_EBX          ((1U << TCG_PMU_EVENTS) - 1)
-#define TCG_PMU_0A_EDX          (TCG_PMU_FIXED_COUNTERS | \
-                                 (TCG_PMU_WIDTH << 5))
-
-/* IA32_PERF_GLOBAL_STATUS bit 55: a ToPA entry with INT=1 filled up. */
-#define PERF_GLOBAL_TRACE_TOPA_PMI  (1ULL << 55)
-
-/*
  * Ratio reported in MSR_PLATFORM_INFO[15:8] (x 100 MHz) and in CBR: the
  * core runs at the nominal 3600 MHz, one cycle per TSC tick.
  */
@@ -127,9 +104,7 @@ uint64_t intel_pt_rdmsr(CPUX86State *env, uint32_t msr);
 void intel_pt_far_transfer(CPUX86State *env, bool async, target_ulong src);
 void intel_pt_post_load(CPUX86State *env);
 void intel_pt_mov_cr3(CPUX86State *env);
-bool intel_pt_pmu_msr(CPUX86State *env, uint32_t msr);
-bool intel_pt_pmu_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val);
-uint64_t intel_pt_pmu_rdmsr(CPUX86State *env, uint32_t msr);
+void intel_pt_flush(CPUX86State *env);
 #else
 static inline void intel_pt_far_transfer(CPUX86State *env, bool async,
                                          target_ulong src)

@@ -20,10 +20,9 @@
 #include "exec/helper-proto.h"
 #include "exec/address-spaces.h"
 #include "exec/memory.h"
-#include "qemu/main-loop.h"
-#include "hw/i386/apic.h"
 #include "tcg/helper-tcg.h"
 #include "tcg/intel-pt.h"
+#include "tcg/pmu.h"
 
 /* Packet opcodes (SDM "Packet Formats") */
 #define PT_TIP_PGD      0x01
@@ -203,27 +202,13 @@ static void pt_output_error(CPUX86State *env)
 
 /*
  * A ToPA entry with INT=1 filled up: set IA32_PERF_GLOBAL_STATUS bit 55
- * (Trace_ToPA_PMI) and raise the PMI through the local APIC's
- * performance-counter LVT entry, as programmed (Linux: NMI).  The bit stays
+ * (Trace_ToPA_PMI) and raise the PMI (tcg/sysemu/pmu.c).  The bit stays
  * set until software writes 1 to IA32_PERF_GLOBAL_OVF_CTRL bit 55.
  */
 static void pt_topa_pmi(CPUX86State *env)
 {
-    X86CPU *cpu = env_archcpu(env);
-    bool locked;
-
     env->msr_global_status |= PERF_GLOBAL_TRACE_TOPA_PMI;
-    if (!cpu->apic_state) {
-        return;
-    }
-    locked = qemu_mutex_iothread_locked();
-    if (!locked) {
-        qemu_mutex_lock_iothread();
-    }
-    apic_deliver_pmi(cpu->apic_state);
-    if (!locked) {
-        qemu_mutex_unlock_iothread();
-    }
+    tcg_pmu_pmi(env);
 }
 
 static bool pt_write_phys(CPUX86State *env, hwaddr addr,
@@ -1345,121 +1330,11 @@ uint64_t intel_pt_rdmsr(CPUX86State *env, uint32_t msr)
     }
 }
 
-/*
- * Perfmon
- *
- * The minimal architectural perfmon (CPUID leaf 0xA, version 2) that
- * comes with the Intel PT emulation, so that the guest's PMU driver
- * initialises and handles the ToPA PMI.  Nothing counts: the counter and
- * event-select MSRs hold what software writes (a counter written through
- * IA32_PERFCTRn takes bit 31 sign-extended to the 48-bit width, as legacy
- * counter writes do on hardware), GLOBAL_CTRL and FIXED_CTR_CTRL are
- * stored, and no counter ever overflows.  IA32_PERF_GLOBAL_STATUS is
- * read-only; only bit 55 (Trace_ToPA_PMI) is ever set, by a ToPA INT
- * entry, and writing 1 to the same bit of IA32_PERF_GLOBAL_OVF_CTRL clears
- * it.  IA32_PERF_CAPABILITIES is not implemented (CPUID.1:ECX.PDCM is 0).
- * All of this exists only with "+intel-pt" under TCG.
- */
-
-#define PMU_WIDTH_MASK          MAKE_64BIT_MASK(0, TCG_PMU_WIDTH)
-#define PMU_GLOBAL_CTRL_MASK    (MAKE_64BIT_MASK(0, TCG_PMU_GP_COUNTERS) | \
-                                 MAKE_64BIT_MASK(32, TCG_PMU_FIXED_COUNTERS))
-#define PMU_GLOBAL_STATUS_MASK  (PMU_GLOBAL_CTRL_MASK | \
-                                 PERF_GLOBAL_TRACE_TOPA_PMI | \
-                                 (3ULL << 62))
-#define PMU_FIXED_CTRL_MASK     MAKE_64BIT_MASK(0, 4 * TCG_PMU_FIXED_COUNTERS)
-
-/* True for the perfmon MSRs this model implements. */
-bool intel_pt_pmu_msr(CPUX86State *env, uint32_t msr)
+/* Software reading perfmon state sees every packet so far in memory. */
+void intel_pt_flush(CPUX86State *env)
 {
-    if (!pt_supported(env)) {
-        return false;
-    }
-    return (msr >= MSR_P6_PERFCTR0 &&
-            msr < MSR_P6_PERFCTR0 + TCG_PMU_GP_COUNTERS) ||
-           (msr >= MSR_P6_EVNTSEL0 &&
-            msr < MSR_P6_EVNTSEL0 + TCG_PMU_GP_COUNTERS) ||
-           (msr >= MSR_CORE_PERF_FIXED_CTR0 &&
-            msr < MSR_CORE_PERF_FIXED_CTR0 + TCG_PMU_FIXED_COUNTERS) ||
-           (msr >= MSR_CORE_PERF_FIXED_CTR_CTRL &&
-            msr <= MSR_CORE_PERF_GLOBAL_OVF_CTRL);
-}
-
-/* Returns false if the write must raise #GP. */
-bool intel_pt_pmu_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
-{
-    if (msr >= MSR_P6_PERFCTR0 &&
-        msr < MSR_P6_PERFCTR0 + TCG_PMU_GP_COUNTERS) {
-        env->msr_gp_counters[msr - MSR_P6_PERFCTR0] =
-            (uint64_t)(int64_t)(int32_t)val & PMU_WIDTH_MASK;
-        return true;
-    }
-    if (msr >= MSR_P6_EVNTSEL0 &&
-        msr < MSR_P6_EVNTSEL0 + TCG_PMU_GP_COUNTERS) {
-        if (val >> 32) {
-            return false;
-        }
-        env->msr_gp_evtsel[msr - MSR_P6_EVNTSEL0] = val;
-        return true;
-    }
-    if (msr >= MSR_CORE_PERF_FIXED_CTR0 &&
-        msr < MSR_CORE_PERF_FIXED_CTR0 + TCG_PMU_FIXED_COUNTERS) {
-        if (val & ~PMU_WIDTH_MASK) {
-            return false;
-        }
-        env->msr_fixed_counters[msr - MSR_CORE_PERF_FIXED_CTR0] = val;
-        return true;
-    }
-    switch (msr) {
-    case MSR_CORE_PERF_FIXED_CTR_CTRL:
-        if (val & ~PMU_FIXED_CTRL_MASK) {
-            return false;
-        }
-        env->msr_fixed_ctr_ctrl = val;
-        return true;
-    case MSR_CORE_PERF_GLOBAL_CTRL:
-        if (val & ~PMU_GLOBAL_CTRL_MASK) {
-            return false;
-        }
-        env->msr_global_ctrl = val;
-        return true;
-    case MSR_CORE_PERF_GLOBAL_OVF_CTRL:
-        if (val & ~PMU_GLOBAL_STATUS_MASK) {
-            return false;
-        }
-        env->msr_global_status &= ~val;
-        return true;
-    default:
-        /* IA32_PERF_GLOBAL_STATUS is read-only. */
-        return false;
-    }
-}
-
-uint64_t intel_pt_pmu_rdmsr(CPUX86State *env, uint32_t msr)
-{
-    if (msr >= MSR_P6_PERFCTR0 &&
-        msr < MSR_P6_PERFCTR0 + TCG_PMU_GP_COUNTERS) {
-        return env->msr_gp_counters[msr - MSR_P6_PERFCTR0];
-    }
-    if (msr >= MSR_P6_EVNTSEL0 &&
-        msr < MSR_P6_EVNTSEL0 + TCG_PMU_GP_COUNTERS) {
-        return env->msr_gp_evtsel[msr - MSR_P6_EVNTSEL0];
-    }
-    if (msr >= MSR_CORE_PERF_FIXED_CTR0 &&
-        msr < MSR_CORE_PERF_FIXED_CTR0 + TCG_PMU_FIXED_COUNTERS) {
-        return env->msr_fixed_counters[msr - MSR_CORE_PERF_FIXED_CTR0];
-    }
-    switch (msr) {
-    case MSR_CORE_PERF_FIXED_CTR_CTRL:
-        return env->msr_fixed_ctr_ctrl;
-    case MSR_CORE_PERF_GLOBAL_CTRL:
-        return env->msr_global_ctrl;
-    case MSR_CORE_PERF_GLOBAL_STATUS:
-        /* Packets staged so far reach memory, and may set bit 55. */
+    if (pt_supported(env)) {
         pt_flush(env);
-        return env->msr_global_status;
-    default:
-        /* IA32_PERF_GLOBAL_OVF_CTRL reads as 0. */
-        return 0;
+        pt_sync_inline(env);
     }
 }
