@@ -1017,11 +1017,14 @@ static int open_run(struct tl_dec *x, struct tl_stream *s)
 		/* whose trace the run starts with, before its first sync */
 		if (!s->as) {
 			uint64_t t = NO_TIME;
-			struct tl_thread *th = tl->ids && !tl->cpu_wide ? offset_owner(s, r->offset, &t) :
+			size_t chunk = SIZE_MAX;
+			struct tl_thread *th = tl->ids && !tl->cpu_wide ?
+					       offset_owner(s, r->offset, &t, &chunk) :
 					       tl->ids ? switch_owner(s->b, 0) : tl->legacy;
 
 			s->th = th ? th : thread_get(tl, 0, 0);
 			s->as = aspace_at(tl, s->th->pid, t);
+			s->chunk = chunk;
 		}
 		set_image(x, s, s->as);
 		x->active = s;

@@ -10,7 +10,8 @@
  *    each trace, decoded with libipt, ends at the breakpoint, entered by a
  *    call from one of the two call sites, as often as the program calls;
  *  - inherited into threads and forks, whose samples carry their own;
- *  - a user's own intel_pt event on the task wins: meanwhile size 0;
+ *  - a user's own intel_pt event on the task wins: meanwhile size 0, and
+ *    the trace comes back as soon as it is disabled or closed;
  *  - a sampled event closed while it samples, and a 10 kHz load.
  *
  * Needs intel_pt; skipped without it.
@@ -43,7 +44,7 @@
 #include "../kselftest_harness.h"
 #include "itrace_test.h"
 
-#define RB_PAGES	64		/* perf stream: the samples */
+#define RB_PAGES	512		/* perf stream: ~500 samples of 4 KiB */
 #define SAMPLE_SIZE	4096		/* trace bytes per sample */
 #define SAMPLE_MAX	(60 * 1024)	/* ITRACE_SAMPLE_MAX */
 #define MLOCK_KB	"/proc/sys/kernel/perf_event_mlock_kb"
@@ -131,6 +132,7 @@ struct samples {
 	pid_t	tid[64];
 	int	lost;		/* PERF_RECORD_LOST records */
 	__u64	max_size;
+	char	map[128];	/* the first samples: T with trace, 0 without */
 };
 
 /*
@@ -139,12 +141,21 @@ struct samples {
  */
 static void read_samples(struct perf_event_mmap_page *rb, struct samples *s)
 {
-	__u64 head = __atomic_load_n(&rb->data_head, __ATOMIC_ACQUIRE);
 	unsigned char *data = (unsigned char *)rb + rb->data_offset;
-	__u64 size = rb->data_size, pos = rb->data_tail;
+	__u64 size, pos;
 	static unsigned char rec[65536];
+	__u64 head;
 
+	/*
+	 * The page faults of reading are samples too: take them before
+	 * the look at data_head, so that they count in this window, not
+	 * the next (map_rb() populates the ring)
+	 */
+	memset(rec, 0, sizeof(rec));
 	memset(s, 0, sizeof(*s));
+	head = __atomic_load_n(&rb->data_head, __ATOMIC_ACQUIRE);
+	size = rb->data_size;
+	pos = rb->data_tail;
 	if (head - pos > size)
 		pos = head - size;	/* wrapped: the newest records */
 	while (pos < head) {
@@ -164,6 +175,8 @@ static void read_samples(struct perf_event_mmap_page *rb, struct samples *s)
 		if (hdr.type != PERF_RECORD_SAMPLE)
 			continue;
 		s->nr++;
+		if (s->nr < (int)sizeof(s->map))
+			s->map[s->nr - 1] = '0';
 		/* header, ip, pid + tid, size */
 		if (hdr.size < sizeof(hdr) + 8 + 8 + 8) {
 			s->bad++;
@@ -177,6 +190,8 @@ static void read_samples(struct perf_event_mmap_page *rb, struct samples *s)
 		}
 		if (!tsize)
 			continue;
+		if (s->nr < (int)sizeof(s->map))
+			s->map[s->nr - 1] = 'T';
 		s->with_trace++;
 		if (tsize > s->max_size)
 			s->max_size = tsize;
@@ -193,7 +208,7 @@ static void read_samples(struct perf_event_mmap_page *rb, struct samples *s)
 static struct perf_event_mmap_page *map_rb(int fd)
 {
 	void *p = mmap(NULL, (1 + RB_PAGES) * page_size(),
-		       PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -394,6 +409,12 @@ TEST(breakpoint_samples_end_at_the_breakpoint)
 		int err;
 
 		memcpy(&hdr, data + pos, sizeof(hdr));
+		if (hdr.size < sizeof(hdr) || pos + hdr.size > head) {
+			TH_LOG("malformed record at %llu: size %u",
+			       (unsigned long long)pos, hdr.size);
+			bad++;
+			break;
+		}
 		for (n = 0; n < hdr.size; n++)
 			rec[n] = data[(pos + n) % size];
 		pos += hdr.size;
@@ -680,7 +701,8 @@ TEST(inherited_into_threads_and_forks)
 
 /*
  * A user's own intel_pt event on the task wins: it opens (no EBUSY) and
- * meanwhile the samples carry no trace; once it is closed, they do again.
+ * meanwhile the samples carry no trace; from the moment it is disabled or
+ * closed, they do again (no context switch needed).
  */
 TEST(own_pt_event_wins)
 {
@@ -688,10 +710,12 @@ TEST(own_pt_event_wins)
 		.size = sizeof(pt),
 		.exclude_kernel = 1,
 		.exclude_hv = 1,
+		.disabled = 1,
 	};
+	struct samples s, won, disabled, again;
 	struct perf_event_mmap_page *rb;
 	void *ptrb, *aux;
-	struct samples s;
+	__u64 aux_head;
 	int fd, ptfd;
 
 	if (pt_type() < 0)
@@ -718,23 +742,53 @@ TEST(own_pt_event_wins)
 	aux = mmap(NULL, 16 * page_size(), PROT_READ, MAP_SHARED, ptfd,
 		   2 * page_size());
 	ASSERT_NE(MAP_FAILED, aux);
-	touch_pages(20);
+	/* as perf does: enabled once its AUX area is there */
+	ASSERT_EQ(0, ioctl(ptfd, PERF_EVENT_IOC_ENABLE, 0));
 	read_samples(rb, &s);
-	TH_LOG("with the user's event: %d samples, %d with trace", s.nr,
-	       s.with_trace);
-	EXPECT_EQ(0, s.bad);
-	EXPECT_LE(20, s.nr);
-	EXPECT_EQ(0, s.with_trace);
-	EXPECT_NE(0, __atomic_load_n(&((struct perf_event_mmap_page *)ptrb)->aux_head,
-				     __ATOMIC_ACQUIRE));
+	/*
+	 * Each window's samples are taken at its end, before anything else
+	 * may fault (and sample): the logs and checks come after all four.
+	 */
+	touch_pages(20);
+	read_samples(rb, &won);
+	aux_head = __atomic_load_n(&((struct perf_event_mmap_page *)ptrb)->aux_head,
+				   __ATOMIC_ACQUIRE);
+
+	/* disabled, the user's event gives the PMU back at once */
+	ASSERT_EQ(0, ioctl(ptfd, PERF_EVENT_IOC_DISABLE, 0));
+	touch_pages(20);
+	read_samples(rb, &disabled);
+
+	/* enabled again, it wins again */
+	ASSERT_EQ(0, ioctl(ptfd, PERF_EVENT_IOC_ENABLE, 0));
+	touch_pages(20);
+	read_samples(rb, &again);
+
+	/* closed while it runs (the mappings hold it open): the same */
 	munmap(aux, 16 * page_size());
 	munmap(ptrb, 2 * page_size());
 	close(ptfd);
-
 	touch_pages(20);
 	read_samples(rb, &s);
-	TH_LOG("after it: %d samples, %d with trace", s.nr, s.with_trace);
-	EXPECT_LE(20, s.with_trace);
+
+	TH_LOG("with the user's event: %d samples, %d with trace: %s", won.nr,
+	       won.with_trace, won.map);
+	TH_LOG("the user's event disabled: %d samples, %d with trace: %s",
+	       disabled.nr, disabled.with_trace, disabled.map);
+	TH_LOG("enabled again: %d samples, %d with trace: %s", again.nr,
+	       again.with_trace, again.map);
+	TH_LOG("after it: %d samples, %d with trace: %s", s.nr, s.with_trace,
+	       s.map);
+	EXPECT_EQ(0, won.bad + disabled.bad + again.bad + s.bad);
+	EXPECT_LE(20, won.nr);
+	EXPECT_EQ(0, won.with_trace);
+	EXPECT_NE(0, aux_head);
+	EXPECT_LE(20, disabled.nr);
+	EXPECT_EQ(disabled.nr, disabled.with_trace);
+	EXPECT_LE(20, again.nr);
+	EXPECT_EQ(0, again.with_trace);
+	EXPECT_LE(20, s.nr);
+	EXPECT_EQ(s.nr, s.with_trace);
 	unmap_rb(rb);
 	close(fd);
 }
