@@ -162,12 +162,8 @@ static ssize_t coredump_store(struct device *dev,
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
 
-	ret = kstrtouint(buf, 0, &val);
-	if (ret)
-		return ret;
-
 	/* Some PMU always serves core dumps: select another to move it. */
-	if (val != 1)
+	if (kstrtouint(buf, 0, &val) || val != 1)
 		return -EINVAL;
 
 	mutex_lock(&itrace_pmus_lock);
@@ -203,7 +199,9 @@ static ssize_t coredump_config_show(struct device *dev,
 /*
  * Can @config make an event of @pmu? Ask the PMU: create a disabled
  * user-mode event of the writer's task, as a core dump would for a task,
- * and free it.
+ * and free it. Like the events of core dumps, it yields its PMU: it takes
+ * no part in the exclusive PMU accounting, so the writer's own events or a
+ * CPU-wide one of the PMU do not make it fail with EBUSY.
  */
 static int itrace_check_config(struct pmu *pmu, u64 config)
 {
@@ -211,7 +209,7 @@ static int itrace_check_config(struct pmu *pmu, u64 config)
 	struct perf_event *event;
 
 	itrace_kevent_attr(&attr, pmu->type, config);
-	event = perf_event_create_kernel_counter(&attr, -1, current, NULL, NULL);
+	event = perf_event_create_kernel_trace(&attr, -1, current);
 	if (IS_ERR(event))
 		return PTR_ERR(event) == -ENOENT ||
 		       PTR_ERR(event) == -EOPNOTSUPP ? -EINVAL : PTR_ERR(event);
@@ -232,9 +230,8 @@ static ssize_t coredump_config_store(struct device *dev,
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
 
-	ret = kstrtou64(buf, 16, &config);
-	if (ret)
-		return ret;
+	if (kstrtou64(buf, 16, &config))
+		return -EINVAL;
 
 	ret = itrace_check_config(pmu, config);
 	if (ret)

@@ -54,9 +54,11 @@ while read -r name start end; do
 		</dev/null >"$OUT/$name.out" 2>"$OUT/$name.log"
 	rec=$?
 	t2=$(now)
-	# user and kernel mode (-k)
+	# user and kernel mode (-k), the first thread only: kcut's copy of
+	# the recording keeps no sample ids, so its decode could not tell
+	# the threads apart
 	env -i PATH=/bin:/usr/bin HOME=/tmp timeout 60 "$dir/sstep" -x -- \
-		"$itrace" record -k -m 4096 -o "$OUT/$name.kitrace" -- "$p" \
+		"$itrace" record -k --no-inherit -m 4096 -o "$OUT/$name.kitrace" -- "$p" \
 		</dev/null >"$OUT/$name.kout" 2>"$OUT/$name.klog"
 	krec=$?
 	t3=$(now)

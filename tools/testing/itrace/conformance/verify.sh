@@ -151,7 +151,10 @@ while read -r name start end; do
 	else
 		tap FAIL "$name: libipt decode # exit $drc, errors ${errs:-?}, gaps ${gaps:-?}, system calls ${nsys:-?}: $(head -n1 "$res/$name.decode-err")"
 	fi
-	"$ITRACE" decode --insn "$res/$name.itrace" 2>/dev/null |
+	# sstep follows the program's first thread; itrace record traced
+	# every thread and child: decode that one's (tid = pid, listed first)
+	tid=$(awk '$1 == "thread" && $3 == "pid" && $2 == $4 { print $2; exit }' <<<"$stats")
+	"$ITRACE" decode --insn ${tid:+--tid "$tid"} "$res/$name.itrace" 2>/dev/null |
 		awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && length($2) == 16 { print $2 }' |
 		window "$start" > "$res/$name.pt"
 	compare "$name" insns "$res/$name.pt" "$end"

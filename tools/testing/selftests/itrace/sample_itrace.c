@@ -12,6 +12,7 @@
  *  - inherited into threads and forks, whose samples carry their own;
  *  - a user's own intel_pt event on the task wins: meanwhile size 0, and
  *    the trace comes back as soon as it is disabled or closed;
+ *  - a user's stopped trace keeps the PMU, also restarted in place;
  *  - a sampled event closed while it samples, and a 10 kHz load.
  *
  * Needs intel_pt; skipped without it.
@@ -751,11 +752,14 @@ TEST(own_pt_event_wins)
 	 */
 	touch_pages(20);
 	read_samples(rb, &won);
+
+	/*
+	 * disabled, the user's event gives the PMU back at once (and, in
+	 * mainline's overwrite mode, publishes its aux_head only now)
+	 */
+	ASSERT_EQ(0, ioctl(ptfd, PERF_EVENT_IOC_DISABLE, 0));
 	aux_head = __atomic_load_n(&((struct perf_event_mmap_page *)ptrb)->aux_head,
 				   __ATOMIC_ACQUIRE);
-
-	/* disabled, the user's event gives the PMU back at once */
-	ASSERT_EQ(0, ioctl(ptfd, PERF_EVENT_IOC_DISABLE, 0));
 	touch_pages(20);
 	read_samples(rb, &disabled);
 
@@ -791,6 +795,77 @@ TEST(own_pt_event_wins)
 	EXPECT_EQ(s.nr, s.with_trace);
 	unmap_rb(rb);
 	close(fd);
+}
+
+/*
+ * A user's trace that stopped (its stop-mode trace fd buffer full, not
+ * read) keeps the PMU: the kernel's trace event of a sampled event does
+ * not take it meanwhile (samples of size 0), and restarting the user's
+ * event in place (PERF_EVENT_IOC_SET_FILTER stops and starts it) finds the
+ * hardware its own: no WRMSR to a tracing PT, no kernel report.
+ */
+TEST(stopped_own_event_keeps_pmu)
+{
+	struct perf_event_attr attr, pt = {
+		.size = sizeof(pt),
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+		.disabled = 1,
+	};
+	struct perf_event_mmap_page *rb, *prb, *tpg;
+	char exe[256], filter[300];
+	struct samples s;
+	int fd, ptfd, tfd;
+	ssize_t n;
+
+	if (pt_type() < 0)
+		SKIP(return, NO_PT);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_LT(0, n);
+	exe[n] = 0;
+
+	pt.type = pt_type();
+	ptfd = sys_perf_event_open(&pt, 0, -1, -1, 0);
+	ASSERT_LE(0, ptfd);
+	prb = mmap(NULL, 2 * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED,
+		   ptfd, 0);
+	ASSERT_NE(MAP_FAILED, prb);
+	tfd = sys_perf_event_open(NULL, -1, -1, ptfd, PERF_FLAG_FD_ITRACE);
+	ASSERT_LE(0, tfd);
+	/* stop mode, two pages: full at once */
+	tpg = mmap(NULL, 3 * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED,
+		   tfd, 0);
+	ASSERT_NE(MAP_FAILED, tpg);
+	ASSERT_EQ(0, ioctl(ptfd, PERF_EVENT_IOC_ENABLE, 0));
+	spin_ms(20);
+
+	sample_attr(&attr, 1);
+	fd = open_attr(&attr, 0);
+	ASSERT_LE(0, fd);
+	rb = map_rb(fd);
+	ASSERT_NE(NULL, rb);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	touch_pages(20);
+	read_samples(rb, &s);
+	TH_LOG("beside a stopped trace: %d samples, %d with trace", s.nr,
+	       s.with_trace);
+	EXPECT_LE(20, s.nr);
+	EXPECT_EQ(0, s.with_trace);
+
+	/* an address filter on the user's event: stop and start in place */
+	snprintf(filter, sizeof(filter), "filter 0/0x1000@%s", exe);
+	EXPECT_EQ(0, ioctl(ptfd, PERF_EVENT_IOC_SET_FILTER, filter))
+		TH_LOG("%s: %s", filter, strerror(errno));
+	touch_pages(20);
+	read_samples(rb, &s);
+	EXPECT_EQ(0, s.with_trace);
+
+	unmap_rb(rb);
+	close(fd);
+	munmap(tpg, 3 * page_size());
+	munmap(prb, 2 * page_size());
+	close(tfd);
+	close(ptfd);
 }
 
 /*

@@ -16,7 +16,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <linux/perf_event.h>
+
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -107,7 +110,9 @@ TEST_F(itrace_sysfs, config_write_read_back)
 
 TEST_F(itrace_sysfs, coredump_junk_einval)
 {
-	static const char * const junk[] = { "0", "2", "-1", "yes", "1x", "" };
+	static const char * const junk[] = {
+		"0", "2", "-1", "yes", "1x", "", "4294967296", "0x100000001",
+	};
 	char buf[64];
 	size_t i;
 
@@ -141,15 +146,42 @@ TEST_F(itrace_sysfs, config_junk_einval)
 	for (i = 0; i < ARRAY_SIZE(junk); i++) {
 		int ret = write_file(CONFIG, junk[i]);
 
-		/* kstrtou64() says ERANGE for too many digits */
-		if (ret == -ERANGE && i == 3)
-			continue;
 		EXPECT_EQ(-EINVAL, ret) TH_LOG("coredump_config <- \"%s\"",
 					       junk[i]);
 	}
 	/* Nothing changed */
 	ASSERT_EQ(0, read_file(CONFIG, buf, sizeof(buf)));
 	EXPECT_STREQ("0x400\n", buf);
+}
+
+/*
+ * The check event of a coredump_config write yields its PMU, as core-dump
+ * events do: neither the writer's own intel_pt event nor a CPU-wide one
+ * makes the write fail with EBUSY.
+ */
+TEST_F(itrace_sysfs, config_write_beside_pt_events)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.disabled = 1,
+		.exclude_kernel = 1,
+	};
+	char buf[64];
+	int fd;
+
+	attr.type = pt_type();
+	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	ASSERT_LE(0, fd) TH_LOG("own intel_pt event: %s", strerror(errno));
+	EXPECT_EQ(0, write_file(CONFIG, "0x400"));
+	close(fd);
+
+	fd = sys_perf_event_open(&attr, -1, 0, -1, 0);
+	ASSERT_LE(0, fd) TH_LOG("CPU-wide intel_pt event: %s", strerror(errno));
+	EXPECT_EQ(0, write_file(CONFIG, "0x2001"));
+	close(fd);
+
+	ASSERT_EQ(0, read_file(CONFIG, buf, sizeof(buf)));
+	EXPECT_STREQ("0x2001\n", buf);
 }
 
 /*

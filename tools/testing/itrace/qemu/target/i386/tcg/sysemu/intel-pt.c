@@ -211,6 +211,39 @@ static void pt_topa_pmi(CPUX86State *env)
     tcg_pmu_pmi(env);
 }
 
+/*
+ * A region with INT filled.  With the intel-pt-pmi-delay property the PMI
+ * waits for that many more bytes of output (pt_topa_pmi_delayed()); a PMI
+ * already waiting is not delayed further, and one more INT meanwhile is
+ * the same PMI, as Trace_ToPA_PMI is one status bit.
+ */
+static void pt_topa_int(CPUX86State *env)
+{
+    uint32_t delay = env_archcpu(env)->intel_pt_pmi_delay;
+
+    if (!delay) {
+        pt_topa_pmi(env);
+    } else if (!env->pt.pmi_delay_left) {
+        env->pt.pmi_delay_left = delay;
+    }
+}
+
+/* @n more bytes written, or output stopped (@stopped): a delayed PMI due? */
+static void pt_topa_pmi_delayed(CPUX86State *env, uint32_t n, bool stopped)
+{
+    IntelPTState *pt = &env->pt;
+
+    if (!pt->pmi_delay_left) {
+        return;
+    }
+    if (stopped || n >= pt->pmi_delay_left) {
+        pt->pmi_delay_left = 0;
+        pt_topa_pmi(env);
+    } else {
+        pt->pmi_delay_left -= n;
+    }
+}
+
 static bool pt_write_phys(CPUX86State *env, hwaddr addr,
                           const uint8_t *buf, uint32_t len)
 {
@@ -353,17 +386,18 @@ static void pt_output_topa(CPUX86State *env, const uint8_t *buf,
         buf += n;
         len -= n;
         off += n;
+        pt_topa_pmi_delayed(env, n, false);
         if (!multi && (entry & TOPA_INT) &&
             off + PT_TOPA_SINGLE_PMI_LEFT >= size &&
             off - n + PT_TOPA_SINGLE_PMI_LEFT < size) {
-            pt_topa_pmi(env);
+            pt_topa_int(env);
         }
         if (off < size) {
             continue;
         }
         /* The region is full: the only place INT and STOP act. */
         if (multi && (entry & TOPA_INT)) {
-            pt_topa_pmi(env);
+            pt_topa_int(env);
         }
         if (entry & TOPA_STOP) {
             env->msr_rtit_status |= RTIT_STATUS_STOPPED;
@@ -372,6 +406,10 @@ static void pt_output_topa(CPUX86State *env, const uint8_t *buf,
     }
     env->msr_rtit_output_base = table;
     pt_set_output(env, idx << 7, off);
+    if (env->msr_rtit_status & (RTIT_STATUS_STOPPED | RTIT_STATUS_ERROR)) {
+        /* No more output to wait for: a held-back PMI comes now. */
+        pt_topa_pmi_delayed(env, 0, true);
+    }
 }
 
 static void pt_flush(CPUX86State *env)
@@ -916,6 +954,8 @@ static void pt_stop(CPUX86State *env, target_ulong next_ip)
         pt_disable_packets(env);
     }
     pt_flush(env);
+    /* A held-back ToPA PMI does not wait for output that will not come. */
+    pt_topa_pmi_delayed(env, 0, true);
 }
 
 /*

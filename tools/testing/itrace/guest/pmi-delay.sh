@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Guest half of the late-PMI run of `make check` (busybox sh): the guest
+# boots with `-cpu ...,intel-pt-pmi-delay=N`, each ToPA PMI held back for
+# N bytes of trace output (or until output stops); /in/pmi-delay says N
+# (run-vm.sh's FILE argument). Leaves in $OUT:
+#   kselftest/<name>.tap  overwrite's late_pmi_reports_lost_laps
+set -u
+. /etc/itrace.env
+
+mkdir -p "$OUT/kselftest"
+st=$ITRACE_BUILD/selftests/itrace
+echo "guest: kselftest overwrite -t late_pmi_reports_lost_laps"
+ITRACE_PT_PMI_DELAY=$(cat /in/pmi-delay) timeout 300 "$st/overwrite" \
+	-t late_pmi_reports_lost_laps > "$OUT/kselftest/overwrite.tap" 2>&1
+echo "# exit status $?" >> "$OUT/kselftest/overwrite.tap"
+exit 0
