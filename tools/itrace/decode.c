@@ -28,6 +28,7 @@
 
 #include "itrace.h"
 #include "itrace-file.h"
+#include "samples.h"
 #include "json.h"
 #include "perf-event.h"
 #include "sym.h"
@@ -2084,7 +2085,7 @@ int cmd_report(int argc, char **argv)
 static int decode_main(int argc, char **argv, enum decode_mode mode)
 {
 	enum { O_SYSROOT = 256, O_EXE, O_NO_DEMANGLE, O_PROGRESS, O_NO_PROGRESS, O_BUILDID_DIR,
-	       O_TID, O_TIME, O_SNAPSHOT };
+	       O_TID, O_TIME, O_SNAPSHOT, O_SAMPLES, O_PATHLEN, O_TOPN };
 	static const struct option opts[] = {
 		{ "insn",    no_argument, NULL, 'i' },
 		{ "summary", no_argument, NULL, 's' },
@@ -2101,18 +2102,52 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 		{ "snapshot", required_argument, NULL, O_SNAPSHOT },
 		{ "progress", no_argument, NULL, O_PROGRESS },
 		{ "no-progress", no_argument, NULL, O_NO_PROGRESS },
+		{ "samples", no_argument, NULL, O_SAMPLES },
+		{ "branches", required_argument, NULL, 'n' },
+		{ "path",    required_argument, NULL, O_PATHLEN },
+		{ "top",     required_argument, NULL, O_TOPN },
 		{ "help",    no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct decode_opts o = { .mode = mode, .progress = -1 };
+	struct decode_opts o = { .mode = mode, .progress = -1, .nbranches = 16, .path_depth = 3,
+				 .top = 5 };
+	bool report = mode == DECODE_SUMMARY, sample_opts = false;
 	char *kcore_dir = NULL;
 	struct itrace_data d;
 	char err[512];
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, report ? "hn:" : "h", opts, NULL)) != -1) {
 		switch (c) {
+		case O_SAMPLES:
+		case 'n':
+		case O_PATHLEN:
+		case O_TOPN: {
+			char *end;
+			unsigned long v = 1;
+
+			if (!report) {
+				fprintf(stderr, "itrace: --samples, -n, --path, --top are options of itrace report\n");
+				return EXIT_USAGE;
+			}
+			if (c != O_SAMPLES)
+				v = strtoul(optarg, &end, 10);
+			if (c != O_SAMPLES && (*end || !v || v > 100000)) {
+				fprintf(stderr, "itrace: %s: a number from 1 to 100000\n", optarg);
+				return EXIT_USAGE;
+			}
+			sample_opts = true;
+			if (c == O_SAMPLES)
+				o.samples = 1;
+			else if (c == 'n')
+				o.nbranches = v;
+			else if (c == O_PATHLEN)
+				o.path_depth = v;
+			else
+				o.top = v;
+			break;
+		}
 		case 'i':
 			o.mode = DECODE_INSN;
 			break;
@@ -2208,7 +2243,15 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 		o.name = "<stdin>";
 	/* the flow and --insn write lines by the million: write in big blocks */
 	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
-	ret = itrace_decode(&d, &o, stdout);
+	if (report && (d.hdr.flags & ITRACE_FLAG_SAMPLES)) {
+		ret = itrace_report_samples(&d, &o, stdout);
+	} else if (sample_opts) {
+		fprintf(stderr, "itrace: %s: not a recording of samples (itrace record -e EVENT)\n",
+			o.name);
+		ret = EXIT_USAGE;
+	} else {
+		ret = itrace_decode(&d, &o, stdout);
+	}
 	itrace_data_free(&d);
 	free(kcore_dir);
 	if (fflush(stdout) && !ret)

@@ -67,6 +67,13 @@
 #define ITRACE_FLAG_SNAPSHOT	BIT(0)	/* overwrite-mode recording */
 #define ITRACE_FLAG_PER_CPU	BIT(1)	/* one buffer per CPU: buf = CPU */
 #define ITRACE_FLAG_CPU_WIDE	BIT(2)	/* CPU-wide events (-a, -C) */
+/*
+ * Samples with trace (record -e EVENT): no TRACE sections; the PERF
+ * sections hold PERF_RECORD_SAMPLE records of the ATTR's event (attr.size
+ * 160, PERF_SAMPLE_ITRACE), each ending in { u64 size; char data[size]; }
+ * of trace of the PMU pmu_type, beside the sideband of a dummy event.
+ */
+#define ITRACE_FLAG_SAMPLES	BIT(3)
 
 enum itrace_cpu_vendor {
 	ITRACE_CPU_UNKNOWN	= 0,

@@ -348,3 +348,89 @@ int pev_put_mmap2(struct pev_buf *b, uint32_t pid, uint32_t tid, uint64_t addr, 
 	free(body);
 	return ret;
 }
+
+int pev_sample_parse(const struct pev *ev, uint64_t st, struct pev_sample *s,
+		     char *err, size_t errlen)
+{
+	const uint64_t unsupported = PERF_SAMPLE_READ | PERF_SAMPLE_BRANCH_STACK |
+				     PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |
+				     PERF_SAMPLE_REGS_INTR | (1ULL << 20) /* AUX */;
+	const uint8_t *p = ev->raw + sizeof(struct perf_event_header);
+	const uint8_t *end = ev->raw + ev->size;
+	uint64_t n;
+
+	memset(s, 0, sizeof(*s));
+	if (st & unsupported)
+		return fail(err, errlen, "sample_type 0x%llx has fields this reader skips not",
+			    (unsigned long long)st);
+#define NEED(bytes) do { if ((size_t)(end - p) < (size_t)(bytes)) goto short_rec; } while (0)
+#define U64(dst) do { NEED(8); (dst) = get64(p); p += 8; } while (0)
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		U64(s->id);
+	if (st & PERF_SAMPLE_IP)
+		U64(s->ip);
+	if (st & PERF_SAMPLE_TID) {
+		NEED(8);
+		s->pid = get32(p);
+		s->tid = get32(p + 4);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TIME)
+		U64(s->time);
+	if (st & PERF_SAMPLE_ADDR)
+		U64(s->addr);
+	if (st & PERF_SAMPLE_ID)
+		U64(s->id);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		U64(n);
+	if (st & PERF_SAMPLE_CPU) {
+		NEED(8);
+		s->cpu = get32(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_PERIOD)
+		U64(s->period);
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		U64(n);
+		if (n > (uint64_t)(end - p) / 8)
+			goto short_rec;
+		p += n * 8;
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		NEED(4);
+		n = get32(p);
+		p += 4;
+		NEED(n);
+		p += n;
+	}
+	if (st & (PERF_SAMPLE_WEIGHT | (1ULL << 24)))	/* WEIGHT or WEIGHT_STRUCT: one u64 */
+		U64(n);
+	if (st & PERF_SAMPLE_DATA_SRC)
+		U64(n);
+	if (st & PERF_SAMPLE_TRANSACTION)
+		U64(n);
+	if (st & PERF_SAMPLE_PHYS_ADDR)
+		U64(n);
+	if (st & (1ULL << 21))		/* CGROUP */
+		U64(n);
+	if (st & (1ULL << 22))		/* DATA_PAGE_SIZE */
+		U64(n);
+	if (st & (1ULL << 23))		/* CODE_PAGE_SIZE */
+		U64(n);
+	if (st & PEV_SAMPLE_ITRACE) {
+		s->has_itrace = true;
+		U64(s->trace_size);
+		if (s->trace_size > (uint64_t)(end - p))
+			return fail(err, errlen,
+				    "sample at offset %zu: trace size %llu beyond the record (%zu bytes left)",
+				    ev->pos, (unsigned long long)s->trace_size, (size_t)(end - p));
+		s->trace = p;
+		p += s->trace_size;
+	}
+	return 0;
+#undef U64
+#undef NEED
+short_rec:
+	return fail(err, errlen, "sample at offset %zu: %u bytes are too short for sample_type 0x%llx",
+		    ev->pos, ev->size, (unsigned long long)st);
+}
