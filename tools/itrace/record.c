@@ -1428,12 +1428,21 @@ static int open_sampled(struct rstate *st, pid_t pid, int cpu)
 	return 0;
 }
 
-/* The sampled event on the command, one per CPU (or one: --no-inherit). */
+/*
+ * The sampled event on the command, one per CPU (or one: --no-inherit):
+ * before its exec, enabled by it; or after it (a PIE's breakpoint, its
+ * address known now), enabled at once.  The attr was set up before the
+ * file's ATTR was written; only these fields change.
+ */
 static int open_sampled_all(struct rstate *st, bool on_exec)
 {
+	struct perf_event_attr *a = &st->sattr.a;
 	size_t c;
 
-	setup_sampled(st, on_exec);
+	a->disabled = on_exec;
+	a->enable_on_exec = on_exec;
+	if (st->ev.kind == EV_BREAKPOINT && st->ev.sym[0])
+		a->bp_addr = st->snap_addr;
 	if (st->o.no_inherit)
 		return open_sampled(st, st->child, -1);
 	for (c = 0; c < st->nr_cpus; c++)
@@ -1456,8 +1465,9 @@ static int sample_resolve(struct rstate *st)
 		fprintf(stderr, "itrace: -e %s: %s\n", st->o.event, err);
 		return -1;
 	}
-	if (st->ev.kind == EV_BREAKPOINT && st->ev.sym[0])
-		return snap_resolve(st, st->ev.sym);
+	if (st->ev.kind == EV_BREAKPOINT && st->ev.sym[0] && snap_resolve(st, st->ev.sym))
+		return -1;
+	setup_sampled(st, true);
 	return 0;
 }
 

@@ -43,10 +43,10 @@ rec tp -e syscalls:sys_enter_getppid -- "$p/callers"
 # timers and counters, inherited into threads and children
 rec clock -e cpu-clock -F 2000 -- "$p/threads"
 rec task -e task-clock -c 500000 -- "$p/forkexec"
-rec insns -e instructions -c 200000 -- "$p/threads"
+rec insns -e instructions -c 5000 -- "$p/threads"
 rec cycles -e cycles -c 400000 -- "$p/loop"
-rec branches -e branches -c 50000 -- "$p/loop"
-rec raw -e r00c0 -c 200000 -- "$p/loop"
+rec branches -e branches -c 1000 -- "$p/loop"
+rec raw -e r00c0 -c 5000 -- "$p/loop"
 # one thread only, a small trace per sample
 rec noinh --no-inherit --sample-trace 1024 -e page-faults -- "$p/callers"
 exit 0
