@@ -1915,7 +1915,12 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	if (!s->exe && !(d->hdr.flags & ITRACE_FLAG_CPU_WIDE))
 		fprintf(stderr, "itrace: %s: warning: no executable mapping in the sideband\n",
 			o->name);
-	if (!d->trace_size) {
+	if (!d->trace_size && (d->hdr.flags & ITRACE_FLAG_SAMPLES)) {
+		fprintf(stderr,
+			"itrace: %s: a recording of samples (record -e): their traces are read by itrace report\n",
+			o->name);
+		s->errors++;
+	} else if (!d->trace_size) {
 		fprintf(stderr, "itrace: %s: the file holds no trace\n", o->name);
 		s->errors++;
 	}

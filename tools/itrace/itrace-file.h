@@ -39,6 +39,7 @@
  *           caps), which a decoder needs for timing packets (MTC, CYC).
  *   SNAPSHOT struct itrace_snapshot, before the TRACE sections of each
  *           snapshot of an overwrite-mode recording (--snapshot).
+ *   EVENT   the sampled event as record -e was given it (SAMPLES), text.
  *   END     last section.
  *
  * Unknown section types are skipped by readers (forward compatible);
@@ -106,6 +107,7 @@ enum itrace_section_type {
 	ITRACE_SEC_ATTR		= 5,
 	ITRACE_SEC_TIME		= 6,
 	ITRACE_SEC_SNAPSHOT	= 7,
+	ITRACE_SEC_EVENT	= 8,
 };
 
 /* ITRACE_SEC_TIME */
@@ -176,6 +178,7 @@ struct itrace_data {
 	size_t		attr_size;
 	struct itrace_time time;	/* TIME section */
 	int		has_time;
+	char		*event;		/* EVENT section: record -e's EVENT (NUL terminated) */
 	struct itrace_snapshot *snaps;	/* SNAPSHOT sections, in file order */
 	size_t		nr_snaps;
 };

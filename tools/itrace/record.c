@@ -1526,9 +1526,11 @@ static int write_preamble(struct rstate *st, uint32_t flags)
 	}
 	hdr.pid = st->child >= 0 ? st->child : st->nr_targets ? st->targets[0].pid : 0;
 	itrace_write_header(rec->out, &hdr);
-	if (rec->samples)
+	if (rec->samples) {
 		itrace_write_section(rec->out, ITRACE_SEC_ATTR, 0, &st->sattr, sizeof(st->sattr));
-	else
+		itrace_write_section(rec->out, ITRACE_SEC_EVENT, 0, st->o.event,
+				     strlen(st->o.event));
+	} else
 		itrace_write_section(rec->out, ITRACE_SEC_ATTR, 0, &st->attr, sizeof(st->attr));
 	if (st->o.cmd) {
 		for (c = 0; st->o.cmd[c]; c++)

@@ -671,7 +671,9 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 	int n, ret = 0;
 	size_t i;
 
-	if (d->attr_size >= 16) {
+	if (d->event) {
+		snprintf(ename, sizeof(ename), "%s", d->event);
+	} else if (d->attr_size >= 16) {
 		const struct perf_event_attr *a = (const void *)d->attr;
 
 		snprintf(ename, sizeof(ename), "type %u config 0x%llx", a->type,

@@ -2247,6 +2247,22 @@ static void test_samples(const char *itrace)
 		 "%s report --samples --json %s 2>/dev/null | grep -c '\"trace\": \"decoded\"\\|\"ends_at_ip\": 1\\|\"undecodable\": 1\\|\"lost_records\": 3\\|\"format\": \"itrace-report-samples\"' | grep -qx 5",
 		 itrace, tmp("samples.itrace"));
 	ok(run(cmd) == 0, "samples: report --samples --json: the same counts");
+	if (getenv("ITRACE_SRC") && !access("/usr/bin/python3", X_OK)) {
+		const char *src = getenv("ITRACE_SRC");
+		char big[4096], f[256], s1[256], s2[256];
+
+		/* tmp() keeps four names at a time */
+		snprintf(f, sizeof(f), "%s", tmp("samples.itrace"));
+		snprintf(s1, sizeof(s1), "%s", tmp("s1.json"));
+		snprintf(s2, sizeof(s2), "%s", tmp("s2.json"));
+
+		snprintf(big, sizeof(big),
+			 "%s report --samples --json %s > %s; %s report --json %s > %s;"
+			 " /usr/bin/python3 %s/tests/check-json.py %s/itrace.schema.json %s >/dev/null &&"
+			 " /usr/bin/python3 %s/tests/check-json.py %s/itrace.schema.json %s >/dev/null",
+			 itrace, f, s1, itrace, f, s2, src, src, s1, src, src, s2);
+		ok(run(big) == 0, "samples: report --json, with and without --samples: valid against itrace.schema.json");
+	}
 
 	/* samples without PERF_SAMPLE_ITRACE: each "missing" */
 	put_task(&sb2, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 42, 0, 42, 1);
