@@ -777,7 +777,7 @@ static void test_record_cli(const char *itrace)
 
 	/* attach to a running process: its mappings from /proc */
 	snprintf(cmd, sizeof(cmd),
-		 "cd %s && sleep 30 & p=$!; n=0; while [ \"$(cat /proc/$p/comm)\" != sleep ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done;"
+		 "cd %s || exit 1; sleep 30 & p=$!; n=0; while [ \"$(cat /proc/$p/comm)\" != sleep ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done;"
 		 " ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -q -o p.itrace -p $p --duration 0.3; rc=$?;"
 		 " kill $p; test $rc = 0 && %s decode --sideband %s/p.itrace |"
 		 " grep -q \"COMM pid $p tid $p sleep\" && %s decode --sideband %s/p.itrace |"
