@@ -645,6 +645,22 @@ static struct json_object *jsample(struct srep *r, struct sample *s)
 	return o;
 }
 
+/* A SAMPLE record and its time, for the report in time order across buffers */
+struct srec {
+	struct pev	ev;
+	uint64_t	time;
+	size_t		n;
+};
+
+static int cmp_srec(const void *a, const void *b)
+{
+	const struct srec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
 static void free_agg(void *p)
 {
 	struct agg *a = p;
@@ -669,7 +685,8 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 	char err[256], ename[64] = "?";
 	unsigned long idx = 0;
 	int n, ret = 0;
-	size_t i;
+	size_t i, nr_recs = 0, cap_recs = 0;
+	struct srec *recs = NULL;
 
 	if (d->event) {
 		snprintf(ename, sizeof(ename), "%s", d->event);
@@ -695,9 +712,11 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 			fprintf(out, ", command %s", d->cmdline);
 		fputc('\n', out);
 	}
+	/* the samples of every buffer, in time order (the file has them as drained) */
 	pev_iter_init(&it, d->perf, d->perf_size);
 	while ((n = pev_next(&it, &ev, err, sizeof(err))) > 0) {
-		struct sample s = { 0 };
+		struct pev_sample ps;
+		char e2[8];
 
 		if (ev.type == PERF_RECORD_LOST && !pev_short(&ev)) {
 			r.lost_records += ev.lost.lost;
@@ -705,7 +724,27 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 		}
 		if (ev.type != PERF_RECORD_SAMPLE)
 			continue;
-		if (pev_sample_parse(&ev, stype, &s.ps, err, sizeof(err))) {
+		if (nr_recs == cap_recs) {
+			cap_recs = cap_recs ? 2 * cap_recs : 256;
+			recs = realloc(recs, cap_recs * sizeof(*recs));
+			if (!recs)
+				oom();
+		}
+		recs[nr_recs].ev = ev;
+		recs[nr_recs].time = pev_sample_parse(&ev, stype, &ps, e2, sizeof(e2)) ? 0 : ps.time;
+		recs[nr_recs].n = nr_recs;
+		nr_recs++;
+	}
+	if (n < 0) {
+		fprintf(stderr, "itrace: %s: perf stream: %s\n", o->name, err);
+		ret = EXIT_DECODE_ERRORS;
+	}
+	if (nr_recs)
+		qsort(recs, nr_recs, sizeof(*recs), cmp_srec);
+	for (i = 0; i < nr_recs; i++) {
+		struct sample s = { 0 };
+
+		if (pev_sample_parse(&recs[i].ev, stype, &s.ps, err, sizeof(err))) {
 			/* counted, said: a sample that cannot be read is not dropped */
 			fprintf(stderr, "itrace: %s: %s\n", o->name, err);
 			r.bad_records++;
@@ -724,10 +763,6 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 			print_sample(&r, &s, idx);
 		aggregate(&r, &s);
 		free(s.br);
-	}
-	if (n < 0) {
-		fprintf(stderr, "itrace: %s: perf stream: %s\n", o->name, err);
-		ret = EXIT_DECODE_ERRORS;
 	}
 	if (r.counts[S_ERROR] || r.bad_records)
 		ret = EXIT_DECODE_ERRORS;
@@ -769,6 +804,7 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 		print_agg(&r, err, r.paths);
 		print_agg(&r, "call chains from the trace (outermost first)", r.chains);
 	}
+	free(recs);
 	tdestroy(r.locs, free_agg);
 	tdestroy(r.paths, free_agg);
 	tdestroy(r.chains, free_agg);
