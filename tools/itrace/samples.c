@@ -528,13 +528,21 @@ static void collect(const void *node, VISIT v, int level)
 	r->vec[r->nr_vec++] = *(struct agg * const *)node;
 }
 
+static unsigned long loc_total(struct srep *r, const char *loc);
+
+/* Locations with the most samples first, then each one's most frequent keys. */
 static int cmp_count(const void *a, const void *b)
 {
 	const struct agg *x = *(struct agg * const *)a, *y = *(struct agg * const *)b;
 	int c = strcmp(x->loc, y->loc);
 
-	if (c)
+	if (c) {
+		unsigned long tx = loc_total(walk_r, x->loc), ty = loc_total(walk_r, y->loc);
+
+		if (tx != ty)
+			return tx > ty ? -1 : 1;
 		return c;
+	}
 	if (x->count != y->count)
 		return x->count > y->count ? -1 : 1;
 	return strcmp(x->key, y->key);
