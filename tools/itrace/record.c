@@ -1193,7 +1193,7 @@ static int open_events(struct rstate *st)
  * attached process's /proc/PID/exe) and the symbol's address in it.  A
  * position independent program's address is known once it is mapped.
  */
-static int snap_resolve(struct rstate *st, const char *spec)
+static int snap_resolve(struct rstate *st, const char *spec, bool data)
 {
 	const char *at = strchr(spec, '@');
 	char *sym = at ? strndup(spec, at - spec) : strdup(spec), err[512];
@@ -1219,8 +1219,9 @@ static int snap_resolve(struct rstate *st, const char *spec)
 			at ? " " : "", at ? at + 1 : "", strerror(errno));
 		goto out;
 	}
-	if (elf_symbol_vaddr(st->snap_file, sym, &st->snap_vaddr, &size, &st->snap_pie, err,
-			     sizeof(err))) {
+	if ((data ? elf_data_symbol_vaddr : elf_symbol_vaddr)(st->snap_file, sym, &st->snap_vaddr,
+							       &size, &st->snap_pie, err,
+							       sizeof(err))) {
 		fprintf(stderr, "itrace: %s: %s\n", spec, err);
 		goto out;
 	}
@@ -1465,7 +1466,8 @@ static int sample_resolve(struct rstate *st)
 		fprintf(stderr, "itrace: -e %s: %s\n", st->o.event, err);
 		return -1;
 	}
-	if (st->ev.kind == EV_BREAKPOINT && st->ev.sym[0] && snap_resolve(st, st->ev.sym))
+	if (st->ev.kind == EV_BREAKPOINT && st->ev.sym[0] && snap_resolve(st, st->ev.sym,
+							       st->ev.bp_type != HW_BREAKPOINT_X))
 		return -1;
 	setup_sampled(st, true);
 	return 0;
@@ -2218,7 +2220,7 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 
-	if (o->snap_on && snap_resolve(st, o->snap_on)) {
+	if (o->snap_on && snap_resolve(st, o->snap_on, false)) {
 		ret = EXIT_USAGE;
 		goto out;
 	}

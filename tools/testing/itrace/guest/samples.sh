@@ -36,6 +36,10 @@ rec() {
 
 # an execute breakpoint on a function of a position independent program
 rec bp -e mem:target:x -- "$p/callers"
+# the same at an address, in a program at fixed addresses
+rec abs -e "mem:$(cat "$p/callers-nopie.target"):x" -- "$p/callers-nopie"
+# a data breakpoint (write) on a variable of a position independent program
+rec wbp -e mem:sink:w/8 -- "$p/callers"
 # page faults at known touches
 rec pf -e page-faults -- "$p/callers"
 # a tracepoint (the system call's entry: user ip after the syscall)

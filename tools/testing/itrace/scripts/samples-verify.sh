@@ -13,6 +13,10 @@
 #    into it (its if went the way the program implies: into the call),
 #    35, 21 and 15 of them;
 #    the call chains caller_X -> target with those counts;
+#  - abs: the same with mem:0xADDR:x on callers-nopie (fixed addresses);
+#  - wbp (mem:sink:w/8, a data breakpoint on a variable of the PIE): one
+#    sample after each store to it, 71 in target(), 9 in syscaller(),
+#    each trace ending at the sample's ip (the instruction after the store);
 #  - pf (page-faults): exactly 32 samples in toucher(), each trace ending
 #    at the faulting store, the sample's ip;
 #  - tp (syscalls:sys_enter_getppid): 9 samples, each with syscaller() in
@@ -41,7 +45,7 @@ fi
 dir=$1
 pfx=${2:+$2/}
 
-for name in bp pf tp clock task insns cycles branches raw noinh; do
+for name in bp abs wbp pf tp clock task insns cycles branches raw noinh; do
 	if [ -f "$dir/$name.itrace" ]; then
 		"$ITRACE" report --samples --json "$dir/$name.itrace" > "$dir/$name.host.json" \
 			2> "$dir/$name.host.err"
@@ -98,15 +102,17 @@ def load(name):
 def sym(loc):
     return loc.get("symbol") if loc else None
 
-# bp: the breakpoint on target()
-doc = load("bp")
-if doc:
+# bp, abs: the breakpoint on target()
+def check_bp(name):
+    doc = load(name)
+    if not doc:
+        return
     ss = doc["samples"]
     at = [s for s in ss if sym(s["ip"]) == "target" and s["ip"].get("offset") == 0]
-    tap(len(ss) == 71 and len(at) == 71, f"bp/samples: {len(ss)} samples, {len(at)} at target+0 (71 calls)",
+    tap(len(ss) == 71 and len(at) == 71, f"{name}/samples: {len(ss)} samples, {len(at)} at target+0 (71 calls)",
         f"{len(ss)} samples, {len(at)} at target+0")
     ends = [s for s in ss if s["trace"] == "decoded" and s.get("end_is_ip")]
-    tap(len(ends) == len(ss) == 71, f"bp/ends: {len(ends)} of {len(ss)} traces decoded and end at the breakpoint",
+    tap(len(ends) == len(ss) == 71, f"{name}/ends: {len(ends)} of {len(ss)} traces decoded and end at the breakpoint",
         f"{len(ends)} of {len(ss)}")
     by = {}
     bad = []
@@ -130,11 +136,26 @@ if doc:
             bad.append(s)
     want = {"caller_a": 35, "caller_b": 21, "caller_c": 15}
     tap(not bad and by == want,
-        f"bp/last-call: main -> caller_X -> target, by caller {by} (the program: {want})",
+        f"{name}/last-call: main -> caller_X -> target, by caller {by} (the program: {want})",
         f"{len(bad)} samples otherwise (first: {bad[0]['branches'][-2:] if bad else ''}); {by}")
     ch = {c["key"]: c["count"] for c in doc["chains"]}
     got = {k: sum(v for c, v in ch.items() if c.endswith(f"{k} -> target")) for k in want}
-    tap(got == want, f"bp/chains: ... -> caller_X -> target {got}", f"{ch}")
+    tap(got == want, f"{name}/chains: ... -> caller_X -> target {got}", f"{ch}")
+
+check_bp("bp")
+check_bp("abs")
+
+# wbp: a write breakpoint on sink, written by target() and syscaller()
+doc = load("wbp")
+if doc:
+    ss = doc["samples"]
+    by = {}
+    for s in ss:
+        by[sym(s["ip"])] = by.get(sym(s["ip"]), 0) + 1
+    ends = [s for s in ss if s["trace"] == "decoded" and s.get("end_is_ip")]
+    tap(by == {"target": 71, "syscaller": 9} and len(ends) == len(ss),
+        f"wbp: {len(ss)} write samples after the stores to sink {by}, {len(ends)} traces end at the sample ip",
+        f"{by}, {len(ends)} of {len(ss)} end at the ip")
 
 doc = load("pf")
 if doc:
