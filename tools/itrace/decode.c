@@ -2030,6 +2030,24 @@ static void usage_decode(FILE *f)
 
 static int decode_main(int argc, char **argv, enum decode_mode mode);
 
+static void usage_report(FILE *f)
+{
+	fprintf(f,
+		"usage: itrace report [--json] [decode's options] [FILE | -]\n"
+		"       itrace report [--samples] [-n N] [--path N] [--top N] [--json] FILE\n"
+		"  a recording of the whole trace: decode --summary (--json: decode --stats --json)\n"
+		"  a recording of samples (record -e EVENT): the sampled locations, the most\n"
+		"  frequent paths into each and the call chains, from each sample's trace;\n"
+		"  every sample counted: decoded, missing, empty, no PSB, undecodable, unreadable\n"
+		"  --samples   each sample: ip, tid, time, its last branches, where the trace\n"
+		"              ends, the calls not returned\n"
+		"  -n, --branches N  branches per sample (default 16)\n"
+		"  --path N    branches of a path into a location (default 3)\n"
+		"  --top N     paths and chains shown per location (default 5)\n"
+		"  --json      one document (itrace.schema.json, itrace-report-samples)\n"
+		"exit status: 0 reported, 1 unusable input, 2 usage, 3 reported with errors\n");
+}
+
 /* "SECONDS[.FRACTION]" into ns, exactly; -1 if it is not that */
 static int parse_seconds(const char *p, const char *end, uint64_t *ns)
 {
@@ -2133,7 +2151,8 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 			unsigned long v = 1;
 
 			if (!report) {
-				fprintf(stderr, "itrace: --samples, -n, --path, --top are options of itrace report\n");
+				fprintf(stderr,
+					"itrace: --samples, -n, --path, --top: options of itrace report\n");
 				return EXIT_USAGE;
 			}
 			if (c != O_SAMPLES)
@@ -2217,10 +2236,16 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 			o.progress = 0;
 			break;
 		case 'h':
-			usage_decode(stdout);
+			if (report)
+				usage_report(stdout);
+			else
+				usage_decode(stdout);
 			return 0;
 		default:
-			usage_decode(stderr);
+			if (report)
+				usage_report(stderr);
+			else
+				usage_decode(stderr);
 			return EXIT_USAGE;
 		}
 	}

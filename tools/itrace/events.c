@@ -96,7 +96,8 @@ static int parse_mem(const char *spec, struct evspec *e, char *err, size_t errle
 		errno = 0;
 		e->bp_addr = strtoull(p, &num_end, 0);
 		if (errno || num_end != end)
-			return fail(err, errlen, "-e %s: '%.*s' is not an address", spec, (int)n, p);
+			return fail(err, errlen, "-e %s: '%.*s' is not an address", spec,
+				    (int)n, p);
 	} else {
 		memcpy(e->sym, p, n);
 		e->sym[n] = 0;
@@ -121,10 +122,11 @@ static int parse_mem(const char *spec, struct evspec *e, char *err, size_t errle
 		unsigned long len = strtoul(slash + 1, &num_end, 0);
 
 		if (*num_end || (len != 1 && len != 2 && len != 4 && len != 8))
-			return fail(err, errlen, "-e %s: length '%s': 1, 2, 4 or 8", spec, slash + 1);
+			return fail(err, errlen, "-e %s: length '%s': 1, 2, 4 or 8", spec,
+				    slash + 1);
 		if (e->bp_type == HW_BREAKPOINT_X && len != sizeof(long))
-			return fail(err, errlen, "-e %s: an execute breakpoint has length %zu", spec,
-				    sizeof(long));
+			return fail(err, errlen, "-e %s: an execute breakpoint has length %zu",
+				    spec, sizeof(long));
 		e->bp_len = len;
 	}
 	return 0;
@@ -183,7 +185,8 @@ int evspec_tracepoint_id(const char *tp, uint64_t *id, char *err, size_t errlen)
 		snprintf(path, sizeof(path), "%s/events/%s/id", roots[i], tp);
 		f = fopen(path, "r");
 		if (!f)
-			return fail(err, errlen, "tracepoint %s: %s: %s", tp, path, strerror(errno));
+			return fail(err, errlen, "tracepoint %s: %s: %s", tp, path,
+				    strerror(errno));
 		ok = fscanf(f, "%llu", &v) == 1;
 		fclose(f);
 		if (!ok)

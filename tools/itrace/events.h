@@ -12,8 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "perf-event.h"
+
 #ifndef PERF_SAMPLE_ITRACE
-#define PERF_SAMPLE_ITRACE	(1ULL << 25)
+#define PERF_SAMPLE_ITRACE	PEV_SAMPLE_ITRACE
 #endif
 #define ITRACE_ATTR_SIZE_VER10	160	/* PERF_ATTR_SIZE_VER10 */
 #define ITRACE_ATTR_CONFIG4	136	/* __u64 config4: must be 0 */

@@ -142,7 +142,7 @@ size_t pev_id_size(uint64_t sample_type);
  * reads, and the trace of PERF_SAMPLE_ITRACE (bit 25, after every mainline
  * field: { u64 size; char data[size]; }).  Returns 0, or -1 with a message
  * when the record does not hold what sample_type says, or sample_type has
- * a field of variable layout this reader skips not (READ, BRANCH_STACK,
+ * a field of variable layout this reader cannot skip (READ, BRANCH_STACK,
  * REGS_*, STACK_USER, AUX).
  */
 struct pev_sample {
@@ -153,7 +153,13 @@ struct pev_sample {
 	const uint8_t	*trace;
 };
 
-#define PEV_SAMPLE_ITRACE	(1ULL << 25)
+/* sample_type bits newer than some systems' <linux/perf_event.h> */
+#define PEV_SAMPLE_AUX			(1ULL << 20)
+#define PEV_SAMPLE_CGROUP		(1ULL << 21)
+#define PEV_SAMPLE_DATA_PAGE_SIZE	(1ULL << 22)
+#define PEV_SAMPLE_CODE_PAGE_SIZE	(1ULL << 23)
+#define PEV_SAMPLE_WEIGHT_STRUCT	(1ULL << 24)
+#define PEV_SAMPLE_ITRACE		(1ULL << 25)	/* DESIGN.md section 4 */
 
 int pev_sample_parse(const struct pev *ev, uint64_t sample_type, struct pev_sample *s,
 		     char *err, size_t errlen);

@@ -1219,9 +1219,14 @@ static int snap_resolve(struct rstate *st, const char *spec, bool data)
 			at ? " " : "", at ? at + 1 : "", strerror(errno));
 		goto out;
 	}
-	if ((data ? elf_data_symbol_vaddr : elf_symbol_vaddr)(st->snap_file, sym, &st->snap_vaddr,
-							       &size, &st->snap_pie, err,
-							       sizeof(err))) {
+	if (data)
+		ret = elf_data_symbol_vaddr(st->snap_file, sym, &st->snap_vaddr, &size,
+					    &st->snap_pie, err, sizeof(err));
+	else
+		ret = elf_symbol_vaddr(st->snap_file, sym, &st->snap_vaddr, &size,
+				       &st->snap_pie, err, sizeof(err));
+	if (ret) {
+		ret = -1;
 		fprintf(stderr, "itrace: %s: %s\n", spec, err);
 		goto out;
 	}
@@ -1392,7 +1397,8 @@ static void setup_sampled(struct rstate *st, bool on_exec)
 
 static void report_sampled_error(struct rstate *st, pid_t pid, int cpu, int err)
 {
-	fprintf(stderr, "itrace: perf_event_open(-e %s with PERF_SAMPLE_ITRACE, pid %d, cpu %d): %s\n",
+	fprintf(stderr,
+		"itrace: perf_event_open(-e %s with PERF_SAMPLE_ITRACE, pid %d, cpu %d): %s\n",
 		st->o.event, pid, cpu, strerror(err));
 	if (err == EINVAL || err == E2BIG)
 		fprintf(stderr,
@@ -1402,9 +1408,11 @@ static void report_sampled_error(struct rstate *st, pid_t pid, int cpu, int err)
 		fprintf(stderr, "itrace: this CPU or kernel does not have the event %s\n",
 			st->o.event);
 	else if (err == EACCES)
-		fprintf(stderr, "itrace: check /proc/sys/kernel/perf_event_paranoid or run as root (-k needs <= 1)\n");
+		fprintf(stderr,
+			"itrace: check /proc/sys/kernel/perf_event_paranoid or run as root (-k needs <= 1)\n");
 	else if (err == EPERM)
-		fprintf(stderr, "itrace: the trace buffers exceed the locked memory allowance (perf_event_mlock_kb); a smaller --sample-trace?\n");
+		fprintf(stderr,
+			"itrace: the trace buffers exceed the locked memory allowance (perf_event_mlock_kb); a smaller --sample-trace?\n");
 	else if (err == ENOSPC)
 		fprintf(stderr, "itrace: no free debug register for the breakpoint\n");
 }
@@ -1422,7 +1430,8 @@ static int open_sampled(struct rstate *st, pid_t pid, int cpu)
 		return -1;
 	st->nr_sampled++;
 	if (b && ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, b->fd)) {
-		fprintf(stderr, "itrace: PERF_EVENT_IOC_SET_OUTPUT (-e %s into cpu %d's buffer): %s\n",
+		fprintf(stderr,
+			"itrace: PERF_EVENT_IOC_SET_OUTPUT (-e %s into cpu %d's buffer): %s\n",
 			st->o.event, cpu, strerror(errno));
 		return -1;
 	}
@@ -1466,8 +1475,8 @@ static int sample_resolve(struct rstate *st)
 		fprintf(stderr, "itrace: -e %s: %s\n", st->o.event, err);
 		return -1;
 	}
-	if (st->ev.kind == EV_BREAKPOINT && st->ev.sym[0] && snap_resolve(st, st->ev.sym,
-							       st->ev.bp_type != HW_BREAKPOINT_X))
+	if (st->ev.kind == EV_BREAKPOINT && st->ev.sym[0] &&
+	    snap_resolve(st, st->ev.sym, st->ev.bp_type != HW_BREAKPOINT_X))
 		return -1;
 	setup_sampled(st, true);
 	return 0;
@@ -1532,8 +1541,9 @@ static int write_preamble(struct rstate *st, uint32_t flags)
 		itrace_write_section(rec->out, ITRACE_SEC_ATTR, 0, &st->sattr, sizeof(st->sattr));
 		itrace_write_section(rec->out, ITRACE_SEC_EVENT, 0, st->o.event,
 				     strlen(st->o.event));
-	} else
+	} else {
 		itrace_write_section(rec->out, ITRACE_SEC_ATTR, 0, &st->attr, sizeof(st->attr));
+	}
 	if (st->o.cmd) {
 		for (c = 0; st->o.cmd[c]; c++)
 			n += strlen(st->o.cmd[c]) + 1;
@@ -1830,11 +1840,13 @@ static void print_summary(struct rstate *st)
 	if (st->o.quiet)
 		return;
 	if (rec->samples) {
-		fprintf(stderr, "itrace: recorded %lu samples of %s (up to %lu bytes of trace each) from %zu buffer%s to %s\n",
+		fprintf(stderr,
+			"itrace: recorded %lu samples of %s (up to %lu bytes of trace each) from %zu buffer%s to %s\n",
 			rec->nr_samples, st->o.event, st->o.sample_trace, rec->nr_bufs,
 			rec->nr_bufs == 1 ? "" : "s", rec->path);
 		if (rec->nr_lost_records)
-			fprintf(stderr, "itrace: warning: the kernel lost %llu records (samples or sideband): a larger -m?\n",
+			fprintf(stderr,
+				"itrace: warning: the kernel lost %llu records (samples or sideband): a larger -m?\n",
 				(unsigned long long)rec->nr_lost_records);
 		if (!rec->nr_samples)
 			fprintf(stderr, "itrace: warning: no samples\n");
@@ -2016,11 +2028,13 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		return EXIT_USAGE;
 	}
 	if (o->event && (!o->cmd || o->pids || o->tids || o->all_cpus || o->cpu_list)) {
-		fprintf(stderr, "itrace: -e: samples of a command (-- CMD); -p, -t, -a, -C are not supported with it yet\n");
+		fprintf(stderr,
+			"itrace: -e: samples of a command (-- CMD); -p, -t, -a, -C are not supported with it yet\n");
 		return EXIT_USAGE;
 	}
 	if (o->event && (o->snapshot || o->filter || o->kcore || o->cyc)) {
-		fprintf(stderr, "itrace: -e: --snapshot, --snapshot-on, --filter, --kcore, --cyc are for the whole trace, not samples\n");
+		fprintf(stderr,
+			"itrace: -e: --snapshot, --snapshot-on, --filter, --kcore, --cyc are for the whole trace, not samples\n");
 		return EXIT_USAGE;
 	}
 	if (o->no_inherit && (o->all_cpus || o->cpu_list)) {

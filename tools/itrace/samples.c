@@ -32,6 +32,7 @@
 #define MAX_STACK	64
 
 enum bkind { B_CALL, B_RET, B_JMP, B_JCC, B_SYSCALL, B_FAR };
+
 static const char * const bkind_name[] = {
 	[B_CALL] = "call", [B_RET] = "ret", [B_JMP] = "jmp", [B_JCC] = "jcc",
 	[B_SYSCALL] = "syscall", [B_FAR] = "far",
@@ -44,10 +45,12 @@ struct branch {
 };
 
 enum sstatus { S_DECODED, S_MISSING, S_EMPTY, S_NO_PSB, S_ERROR };
+
 static const char * const status_name[] = {
 	[S_DECODED] = "decoded", [S_MISSING] = "missing", [S_EMPTY] = "empty",
 	[S_NO_PSB] = "no PSB", [S_ERROR] = "undecodable",
 };
+
 static const char * const status_key[] = {
 	[S_DECODED] = "decoded", [S_MISSING] = "missing", [S_EMPTY] = "empty",
 	[S_NO_PSB] = "no_psb", [S_ERROR] = "undecodable",
@@ -444,7 +447,11 @@ static void count(void **tree, const char *loc, const char *key)
 		return;
 	}
 	n = calloc(1, sizeof(*n));
-	if (!n || !(n->key = strdup(key)) || !(n->loc = strdup(loc)))
+	if (!n)
+		oom();
+	n->key = strdup(key);
+	n->loc = strdup(loc);
+	if (!n->key || !n->loc)
 		oom();
 	n->count = 1;
 	if (!tsearch(n, tree, cmp_agg))
@@ -739,7 +746,9 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 				oom();
 		}
 		recs[nr_recs].ev = ev;
-		recs[nr_recs].time = pev_sample_parse(&ev, stype, &ps, e2, sizeof(e2)) ? 0 : ps.time;
+		if (pev_sample_parse(&ev, stype, &ps, e2, sizeof(e2)))
+			ps.time = 0;
+		recs[nr_recs].time = ps.time;
 		recs[nr_recs].n = nr_recs;
 		nr_recs++;
 	}
@@ -781,7 +790,8 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 		c = json_object_new_object();
 		json_object_object_add(c, "samples", json_object_new_uint64(r.nr));
 		for (i = 0; i <= S_ERROR; i++)
-			json_object_object_add(c, status_key[i], json_object_new_uint64(r.counts[i]));
+			json_object_object_add(c, status_key[i],
+					       json_object_new_uint64(r.counts[i]));
 		json_object_object_add(c, "unreadable", json_object_new_uint64(r.bad_records));
 		json_object_object_add(c, "ends_at_ip", json_object_new_uint64(r.ends_at_ip));
 		json_object_object_add(c, "lost_records", json_object_new_uint64(r.lost_records));
@@ -799,10 +809,13 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 		struct agg **v;
 		size_t nr;
 
-		fprintf(out, "%s%lu samples: %lu decoded, %lu trace missing, %lu trace empty, %lu no PSB, %lu undecodable, %lu unreadable; %lu end at the sample ip; %lu records lost\n",
+		fprintf(out, "%s%lu samples: %lu decoded, %lu trace missing, %lu trace empty, ",
 			o->samples ? "\n" : "", r.nr, r.counts[S_DECODED], r.counts[S_MISSING],
-			r.counts[S_EMPTY], r.counts[S_NO_PSB], r.counts[S_ERROR], r.bad_records,
-			r.ends_at_ip, r.lost_records);
+			r.counts[S_EMPTY]);
+		fprintf(out, "%lu no PSB, %lu undecodable, %lu unreadable; ", r.counts[S_NO_PSB],
+			r.counts[S_ERROR], r.bad_records);
+		fprintf(out, "%lu end at the sample ip; %lu records lost\n", r.ends_at_ip,
+			r.lost_records);
 		v = sorted(&r, r.locs, &nr);
 		fprintf(out, "\nsampled locations\n");
 		for (i = 0; i < nr; i++)

@@ -2123,7 +2123,6 @@ static void test_core(const char *itrace, const char *ptsim)
 	free(buf);
 }
 
-
 /* ---- samples with trace (record -e, report of samples.c) ------------ */
 
 #define ST_SAMPLE	(PERF_SAMPLE_IP | ST_IDS | PERF_SAMPLE_PERIOD)
@@ -2222,13 +2221,17 @@ static void test_samples(const char *itrace)
 
 	snprintf(cmd, sizeof(cmd), "%s report %s 2>/dev/null", itrace, tmp("samples.itrace"));
 	ret = run_out(cmd, &out);
-	ok(ret == 3 && strstr(out, "5 samples: 1 decoded, 0 trace missing, 1 trace empty, 1 no PSB, 1 undecodable, 1 unreadable; 1 end at the sample ip; 3 records lost"),
-	   "samples: report: 5 samples, each counted once (decoded, empty, no PSB, undecodable, unreadable), 3 lost; exit 3");
+	ok(ret == 3 &&
+	   strstr(out, "5 samples: 1 decoded, 0 trace missing, 1 trace empty, 1 no PSB, ") &&
+	   strstr(out, "1 undecodable, 1 unreadable; 1 end at the sample ip; 3 records lost\n"),
+	   "samples: report: 5 samples, each counted once (decoded, empty, no PSB, %s",
+	   "undecodable, unreadable), 3 lost; exit 3");
 	if (nr_fail)
 		fprintf(stderr, "# report:\n%s", out);
-	ok(strstr(out, "sampled locations\n       3  g\n       1  f\n") != NULL,
+	ok(!!strstr(out, "sampled locations\n       3  g\n       1  f\n"),
 	   "samples: report: sampled locations g 3, f 1 (the unreadable one has no ip)");
-	ok(strstr(out, "  f (1 samples):\n         1  jcc g+0x2 -> g+0x5 ; ret g+0x5 -> _start+0x17 ; syscall _start+0x1e -> ?\n") != NULL,
+	ok(!!strstr(out, "  f (1 samples):\n         1  jcc g+0x2 -> g+0x5 ; "
+		    "ret g+0x5 -> _start+0x17 ; syscall _start+0x1e -> ?\n"),
 	   "samples: report: the path into f: the last 3 branches of its trace");
 	free(out);
 	snprintf(cmd, sizeof(cmd), "%s report --samples -n 4 %s 2>/dev/null", itrace,
@@ -2261,7 +2264,8 @@ static void test_samples(const char *itrace)
 			 " /usr/bin/python3 %s/tests/check-json.py %s/itrace.schema.json %s >/dev/null &&"
 			 " /usr/bin/python3 %s/tests/check-json.py %s/itrace.schema.json %s >/dev/null",
 			 itrace, f, s1, itrace, f, s2, src, src, s1, src, src, s2);
-		ok(run(big) == 0, "samples: report --json, with and without --samples: valid against itrace.schema.json");
+		ok(run(big) == 0, "samples: report --json, with and without --samples: %s",
+		   "valid against itrace.schema.json");
 	}
 
 	/* samples without PERF_SAMPLE_ITRACE: each "missing" */
@@ -2277,7 +2281,8 @@ static void test_samples(const char *itrace)
 	free(out);
 	snprintf(cmd, sizeof(cmd), "%s report --samples %s >/dev/null 2>&1", itrace,
 		 tmp("threads.itrace"));
-	ok(run(cmd) == 2, "samples: report --samples of a recording of the whole trace: usage, exit 2");
+	ok(run(cmd) == 2,
+	   "samples: report --samples of a recording of the whole trace: usage, exit 2");
 	free(sb.buf);
 	free(sb2.buf);
 }

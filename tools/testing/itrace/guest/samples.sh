@@ -48,7 +48,7 @@ rec tp -e syscalls:sys_enter_getppid -- "$p/callers"
 rec clock -e cpu-clock -F 2000 -- "$p/threads"
 rec task -e task-clock -c 500000 -- "$p/forkexec"
 rec insns -e instructions -c 5000 -- "$p/threads"
-rec cycles -e cycles -c 400000 -- "$p/loop"
+rec cycles -e cycles -c 2000000 -- "$p/loop"
 rec branches -e branches -c 1000 -- "$p/loop"
 rec raw -e r00c0 -c 5000 -- "$p/loop"
 # one thread only, a small trace per sample
