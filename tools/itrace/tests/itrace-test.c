@@ -2382,7 +2382,7 @@ int main(int argc, char **argv)
 		/* seeds for the fuzzers (make fuzz): files these tests made */
 		snprintf(cmd, sizeof(cmd),
 			 "d=%s && mkdir -p $d/decode $d/core && cd %s &&\n"
-			 "cp tiny.itrace gap.itrace lost.itrace aux.itrace tiny.perf.data $d/decode/ 2>/dev/null;\n"
+			 "cp tiny.itrace gap.itrace lost.itrace aux.itrace tiny.perf.data samples.itrace $d/decode/ 2>/dev/null;\n"
 			 "cp crashnull.core wrapped.core $d/core/ 2>/dev/null; true",
 			 getenv("ITRACE_FUZZ_SEEDS"), tmpdir);
 		if (system(cmd))
