@@ -1534,10 +1534,14 @@ static void print_stats(struct dstate *s)
 		thread_totals(tv[i], &tt);
 		fprintf(s->out, "thread %u pid %u comm %s\n", t->tid, t->pid,
 			t->comm[0] ? t->comm : "?");
-		fprintf(s->out, "thread %u total insns %llu\n", t->tid, (unsigned long long)tt.insns);
-		fprintf(s->out, "thread %u total calls %llu\n", t->tid, (unsigned long long)tt.calls);
-		fprintf(s->out, "thread %u total cond %llu\n", t->tid, (unsigned long long)tt.cond);
-		fprintf(s->out, "thread %u total taken %llu\n", t->tid, (unsigned long long)tt.taken);
+		fprintf(s->out, "thread %u total insns %llu\n", t->tid,
+			(unsigned long long)tt.insns);
+		fprintf(s->out, "thread %u total calls %llu\n", t->tid,
+			(unsigned long long)tt.calls);
+		fprintf(s->out, "thread %u total cond %llu\n", t->tid,
+			(unsigned long long)tt.cond);
+		fprintf(s->out, "thread %u total taken %llu\n", t->tid,
+			(unsigned long long)tt.taken);
 		fprintf(s->out, "thread %u total not_taken %llu\n", t->tid,
 			(unsigned long long)tt.not_taken);
 		fprintf(s->out, "thread %u total syscalls %llu\n", t->tid,
@@ -1795,7 +1799,8 @@ static void merge_threads(struct dstate *s)
 	s->th = NULL;
 	s->fs_tree = NULL;
 	s->fsv = NULL;
-	s->nr_fs = s->cap_fs = 0;
+	s->nr_fs = 0;
+	s->cap_fs = 0;
 	tv = tl_threads(s->tl, &nr);
 	for (i = 0; i < nr; i++) {
 		struct dthread *th = tv[i]->priv;
@@ -1891,7 +1896,8 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	s->tl = tl_new(d, o->name, &tops, s);
 	if (o->snapshot) {
 		if (o->snapshot > d->nr_snaps) {
-			fprintf(stderr, "itrace: %s: --snapshot %u: the recording has %zu snapshot%s\n",
+			fprintf(stderr,
+				"itrace: %s: --snapshot %u: the recording has %zu snapshot%s\n",
 				o->name, o->snapshot, d->nr_snaps, d->nr_snaps == 1 ? "" : "s");
 			ret = EXIT_USAGE;
 			goto out;
@@ -2204,7 +2210,8 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 			break;
 		case O_TID:
 			if (!*optarg || strspn(optarg, "0123456789,") != strlen(optarg)) {
-				fprintf(stderr, "itrace: --tid %s: not a list of thread ids\n", optarg);
+				fprintf(stderr, "itrace: --tid %s: not a list of thread ids\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			o.tids = optarg;
@@ -2214,7 +2221,8 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 			unsigned long n = strtoul(optarg, &end, 10);
 
 			if (*end || !n || n > UINT32_MAX) {
-				fprintf(stderr, "itrace: --snapshot %s: a snapshot number (1, 2, ...)\n",
+				fprintf(stderr,
+					"itrace: --snapshot %s: a snapshot number (1, 2, ...)\n",
 					optarg);
 				return EXIT_USAGE;
 			}

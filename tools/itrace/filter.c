@@ -217,7 +217,8 @@ static uint64_t next_sym_after(Elf *elf, uint64_t addr)
 		Elf_Data *data;
 		size_t i, cnt;
 
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
 		    !sh.sh_entsize)
 			continue;
 		data = elf_getdata(scn, NULL);
@@ -375,7 +376,8 @@ static int resolve_file(struct addr_filter *f, const char *start, const char *si
 	if (is_number(start, &num)) {
 		f->offset = num;
 		if (!size) {
-			fail(err, errlen, "%s: a range needs a size (START/SIZE) when START is a number",
+			fail(err, errlen,
+			     "%s: a range needs a size (START/SIZE) when START is a number",
 			     f->what);
 			goto out;
 		}
@@ -387,8 +389,8 @@ static int resolve_file(struct addr_filter *f, const char *start, const char *si
 		if (pick(f->file, nm, sel, v, nr, &s, err, errlen))
 			goto out;
 		if (vaddr_to_offset(ef.elf, s.addr, &f->offset)) {
-			fail(err, errlen, "%s: symbol %s at 0x%llx is in no loaded segment", f->file,
-			     nm, (unsigned long long)s.addr);
+			fail(err, errlen, "%s: symbol %s at 0x%llx is in no loaded segment",
+			     f->file, nm, (unsigned long long)s.addr);
 			goto out;
 		}
 		if (!s.size) {
@@ -413,7 +415,8 @@ static int resolve_file(struct addr_filter *f, const char *start, const char *si
 			if (pick(f->file, nm, sel, v, nr, &s, err, errlen))
 				goto out;
 			if (vaddr_to_offset(ef.elf, s.addr, &end)) {
-				fail(err, errlen, "%s: symbol %s is in no loaded segment", f->file, nm);
+				fail(err, errlen, "%s: symbol %s is in no loaded segment",
+				     f->file, nm);
 				goto out;
 			}
 			if (end + s.size <= f->offset) {
@@ -442,7 +445,8 @@ out:
 }
 
 /* A kernel symbol from /proc/kallsyms: address, and the distance to the next. */
-static int kallsyms(const char *name, uint64_t *addr, uint64_t *size, char *err, size_t errlen)
+static int kernel_symbol(const char *name, uint64_t *addr, uint64_t *size, char *err,
+			 size_t errlen)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
 	unsigned long long a, best = 0;
@@ -467,8 +471,8 @@ static int kallsyms(const char *name, uint64_t *addr, uint64_t *size, char *err,
 	fclose(f);
 	if (!found)
 		return fail(err, errlen,
-			    "no kernel symbol %s in /proc/kallsyms (or its addresses are hidden: kptr_restrict)",
-			    name);
+			    "no kernel symbol %s in /proc/kallsyms (%s)", name,
+			    "or its addresses are hidden: kptr_restrict");
 	*size = found == 2 ? best - *addr : 0;
 	return 0;
 }
@@ -481,7 +485,7 @@ static int resolve_kernel(struct addr_filter *f, const char *start, const char *
 	if (is_number(start, &num)) {
 		f->offset = num;
 		f->size = 0;
-	} else if (kallsyms(start, &f->offset, &f->size, err, errlen)) {
+	} else if (kernel_symbol(start, &f->offset, &f->size, err, errlen)) {
 		return -1;
 	}
 	if (size && !is_number(size, &f->size))
@@ -589,7 +593,8 @@ int addr_filters_parse(const char *spec, struct addr_filters *fs, char *err, siz
 		}
 		f.what = strndup(b, s - b);
 		if (!start || !*start || (size && !*size) || (file && !*file)) {
-			fail(err, errlen, "--filter: '%s': expected filter|tracestop START[/SIZE] [@FILE]",
+			fail(err, errlen,
+			     "--filter: '%s': expected filter|tracestop START[/SIZE] [@FILE]",
 			     f.what ? f.what : b);
 			r = -1;
 		} else if (file) {

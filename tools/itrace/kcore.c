@@ -27,6 +27,8 @@
 
 #include "kcore.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
@@ -107,7 +109,7 @@ int kcore_copy(const char *dir, char *err, size_t errlen)
 		goto out;
 	}
 	/* the pieces of [start, end) that kcore has */
-	for (i = 0; i < n && nr < sizeof(p) / sizeof(p[0]); i++) {
+	for (i = 0; i < n && nr < ARRAY_SIZE(p); i++) {
 		GElf_Phdr ph;
 		uint64_t lo, hi;
 

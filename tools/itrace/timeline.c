@@ -490,8 +490,7 @@ void tl_free(struct timeline *tl)
 	free(tl);
 }
 
-void tl_for_each_aspace(struct timeline *tl, void (*fn)(void *arg, struct tl_aspace *as),
-			void *arg)
+void tl_for_each_aspace(struct timeline *tl, tl_aspace_fn fn, void *arg)
 {
 	size_t i;
 	struct tl_aspace *as;
@@ -691,8 +690,8 @@ static bool dec_time(struct tl_stream *s, uint64_t *tsc);
  * packet sends a PSB+ with a fresh TSC at the next branch instead
  * (tools/testing/itrace/qemu/README.md), which libipt may not have applied
  * when it reports the TIP.PGE.  Between a TIP.PGE and the next TIP.PGD one
- * task runs, so any TSC there tells which.  The packets are read from
- * from (the decoder's offset at the previous look: before this TIP.PGE)
+ * task runs, so any TSC there tells which.  The packets are read
+ * from @from (the decoder's offset at the previous look: before this TIP.PGE)
  * to the first TSC after the last TIP.PGE at or before now (the decoder's
  * offset), not beyond the TIP.PGD that follows.  Returns true with it.
  */

@@ -779,10 +779,11 @@ static void test_record_cli(const char *itrace)
 	snprintf(cmd, sizeof(cmd),
 		 "cd %s || exit 1; sleep 30 & p=$!; n=0; while [ \"$(cat /proc/$p/comm)\" != sleep ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done;"
 		 " ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -q -o p.itrace -p $p --duration 0.3; rc=$?;"
-		 " kill $p; test $rc = 0 && %s decode --sideband %s/p.itrace |"
-		 " grep -q \"COMM pid $p tid $p sleep\" && %s decode --sideband %s/p.itrace |"
-		 " grep -q \"MMAP2 pid $p tid $p .* r-x .*/sleep\"",
-		 tmpdir, itrace, itrace, tmpdir, itrace, tmpdir);
+		 " kill $p; test $rc = 0 || exit 1;"
+		 " %s decode --sideband p.itrace > p.sideband || exit 1;"
+		 " grep -q \"COMM pid $p tid $p sleep\" p.sideband &&"
+		 " grep -q \"MMAP2 pid $p tid $p .* r-x .*/sleep\" p.sideband",
+		 tmpdir, itrace, itrace);
 	ok(run(cmd) == 0,
 	   "record -p: attaches for --duration, exit 0; the process's COMM and mappings synthesized");
 
@@ -830,8 +831,9 @@ static void test_record_cli(const char *itrace)
 			free(out);
 		}
 		snprintf(cmd, sizeof(cmd),
-			 "ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -q -o %s --filter 'filter f @ %s, tracestop g @ %s' -- true",
-			 itrace, tmp("bad.itrace"), tiny_path, tiny_path);
+			 "ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -q -o %s %s%s%s%s' -- true",
+			 itrace, tmp("bad.itrace"), "--filter 'filter f @ ", tiny_path,
+			 ", tracestop g @ ", tiny_path);
 		ok(run(cmd) == 0, "record --filter with two ranges (filter, tracestop) of symbols: accepted");
 	}
 }
@@ -1024,7 +1026,6 @@ static void test_rings(void)
 	   "ring: perf chunk copied linear across the wrap");
 	itrace_data_free(&d);
 	free(buf);
-
 }
 
 /* ---- the command line tool ------------------------------------------- */

@@ -118,10 +118,12 @@ if [ -n "$checkpatch" ]; then
 		fi
 		# CAMELCASE, for the tools and selftests patches only: they use
 		# elfutils, libipt and <elf.h>, whose types (Dwfl, GElf_Ehdr,
-		# Elf64_Nhdr...) they cannot rename.
+		# Elf64_Nhdr...) they cannot rename.  PREFER_DEFINED_ATTRIBUTE_MACRO
+		# too: user space has no noinline or __packed of the kernel's.
 		ignore=FILE_PATH_CHANGES
 		case $(basename "$m") in
-		*-tools-itrace|*-selftests) ignore=$ignore,CAMELCASE ;;
+		*-tools-itrace|*-selftests)
+			ignore=$ignore,CAMELCASE,PREFER_DEFINED_ATTRIBUTE_MACRO ;;
 		esac
 		if PATH=/usr/bin:$PATH "$tree/scripts/checkpatch.pl" --strict --quiet --no-summary \
 			--ignore "$ignore" --root="$tree" "$p" > "$p.checkpatch" 2>&1; then

@@ -21,7 +21,10 @@
  *    aux_head is a position in the buffer, and no PMI is taken;
  *  - PERF_SAMPLE_AUX of a trace fd's overwrite buffer gives whole samples;
  *  - data_head advances while the traced task runs (the counting
- *    interrupts publish it), never goes back.
+ *    interrupts publish it), never goes back;
+ *  - with PMIs that come later than a lap (the emulator's
+ *    intel-pt-pmi-delay), the hardware stops rather than lap the buffer
+ *    and each gap has its PERF_RECORD_ITRACE_LOST.
  *
  * Needs intel_pt; skipped without it.
  */
@@ -285,6 +288,53 @@ TEST(counts_every_byte)
 	first = walk_from_psb(_metadata, ovw.newest, ovw.size);
 	EXPECT_LE(0, first);
 	TH_LOG("newest data: first PSB at %ld of %llu", first, ovw.size);
+
+	free(ref.newest);
+	free(ovw.newest);
+}
+
+/*
+ * A late PMI: the emulator's intel-pt-pmi-delay property holds each ToPA
+ * PMI back for that many bytes of output, more than a lap of the small
+ * buffer, so the interrupts that count the laps come too late. The
+ * driver's STOP on the entry before its last look at the write position
+ * makes the hardware stop rather than lap it: data_head never counts
+ * more than was written, and each stretch the hardware did not write has
+ * its PERF_RECORD_ITRACE_LOST. (Without that STOP, whole laps would go
+ * uncounted and unreported.) The guest boot that sets the property says
+ * so in ITRACE_PT_PMI_DELAY (guest/pmi-delay.sh); skipped otherwise.
+ */
+TEST(late_pmi_reports_lost_laps)
+{
+	const char *delay = getenv("ITRACE_PT_PMI_DELAY");
+	struct run ref = { 0 }, ovw = { 0 };
+	long first;
+
+	if (pt_type() < 0)
+		SKIP(return, NO_PT);
+	if (!delay)
+		SKIP(return, "needs intel-pt-pmi-delay (guest/pmi-delay.sh)");
+	ASSERT_LT(SMALL_PAGES * page_size(), strtoul(delay, NULL, 0));
+
+	trace_run(_metadata, PROT_READ | PROT_WRITE, REF_PAGES, &ref);
+	trace_run(_metadata, PROT_READ, SMALL_PAGES, &ovw);
+	TH_LOG("PMIs %s bytes late: reference data_head %llu", delay, ref.head);
+	TH_LOG("overwrite (%llu bytes): data_head %llu, %d ITRACE_LOST, %lld PMIs",
+	       ovw.size, ovw.head, ovw.lost, ovw.pmis);
+
+	ASSERT_LT(ref.head, ref.size);
+	ASSERT_EQ(0, ref.lost);
+	ASSERT_LE(MIN_LAPS * ovw.size, ref.head);
+
+	/* never more than was written; what was not, reported */
+	EXPECT_GE(ref.head + ovw.size / 4, ovw.head);
+	EXPECT_LT(0, ovw.lost);
+	/* the hardware stopped: a lap at most per PMI, none uncounted */
+	EXPECT_LE(ovw.head / ovw.size, ovw.pmis);
+
+	/* the newest data still decodes from its first PSB to its end */
+	first = walk_from_psb(_metadata, ovw.newest, ovw.size);
+	EXPECT_LE(0, first);
 
 	free(ref.newest);
 	free(ovw.newest);
