@@ -153,13 +153,18 @@ struct pev_sample {
 	const uint8_t	*trace;
 };
 
+/* The kernel's <linux/bits.h>, which user space does not have. */
+#ifndef BIT_ULL
+#define BIT_ULL(nr)			(1ULL << (nr))
+#endif
+
 /* sample_type bits newer than some systems' <linux/perf_event.h> */
-#define PEV_SAMPLE_AUX			(1ULL << 20)
-#define PEV_SAMPLE_CGROUP		(1ULL << 21)
-#define PEV_SAMPLE_DATA_PAGE_SIZE	(1ULL << 22)
-#define PEV_SAMPLE_CODE_PAGE_SIZE	(1ULL << 23)
-#define PEV_SAMPLE_WEIGHT_STRUCT	(1ULL << 24)
-#define PEV_SAMPLE_ITRACE		(1ULL << 25)	/* DESIGN.md section 4 */
+#define PEV_SAMPLE_AUX			BIT_ULL(20)
+#define PEV_SAMPLE_CGROUP		BIT_ULL(21)
+#define PEV_SAMPLE_DATA_PAGE_SIZE	BIT_ULL(22)
+#define PEV_SAMPLE_CODE_PAGE_SIZE	BIT_ULL(23)
+#define PEV_SAMPLE_WEIGHT_STRUCT	BIT_ULL(24)
+#define PEV_SAMPLE_ITRACE		BIT_ULL(25)	/* DESIGN.md section 4 */
 
 int pev_sample_parse(const struct pev *ev, uint64_t sample_type, struct pev_sample *s,
 		     char *err, size_t errlen);
