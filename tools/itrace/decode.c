@@ -28,6 +28,7 @@
 
 #include "itrace.h"
 #include "itrace-file.h"
+#include "samples.h"
 #include "json.h"
 #include "perf-event.h"
 #include "sym.h"
@@ -1920,7 +1921,12 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	if (!s->exe && !(d->hdr.flags & ITRACE_FLAG_CPU_WIDE))
 		fprintf(stderr, "itrace: %s: warning: no executable mapping in the sideband\n",
 			o->name);
-	if (!d->trace_size) {
+	if (!d->trace_size && (d->hdr.flags & ITRACE_FLAG_SAMPLES)) {
+		fprintf(stderr,
+			"itrace: %s: a recording of samples (record -e): their traces are read by itrace report\n",
+			o->name);
+		s->errors++;
+	} else if (!d->trace_size) {
 		fprintf(stderr, "itrace: %s: the file holds no trace\n", o->name);
 		s->errors++;
 	}
@@ -2030,6 +2036,24 @@ static void usage_decode(FILE *f)
 
 static int decode_main(int argc, char **argv, enum decode_mode mode);
 
+static void usage_report(FILE *f)
+{
+	fprintf(f,
+		"usage: itrace report [--json] [decode's options] [FILE | -]\n"
+		"       itrace report [--samples] [-n N] [--path N] [--top N] [--json] FILE\n"
+		"  a recording of the whole trace: decode --summary (--json: decode --stats --json)\n"
+		"  a recording of samples (record -e EVENT): the sampled locations, the most\n"
+		"  frequent paths into each and the call chains, from each sample's trace;\n"
+		"  every sample counted: decoded, missing, empty, no PSB, undecodable, unreadable\n"
+		"  --samples   each sample: ip, tid, time, its last branches, where the trace\n"
+		"              ends, the calls not returned\n"
+		"  -n, --branches N  branches per sample (default 16)\n"
+		"  --path N    branches of a path into a location (default 3)\n"
+		"  --top N     paths and chains shown per location (default 5)\n"
+		"  --json      one document (itrace.schema.json, itrace-report-samples)\n"
+		"exit status: 0 reported, 1 unusable input, 2 usage, 3 reported with errors\n");
+}
+
 /* "SECONDS[.FRACTION]" into ns, exactly; -1 if it is not that */
 static int parse_seconds(const char *p, const char *end, uint64_t *ns)
 {
@@ -2090,7 +2114,7 @@ int cmd_report(int argc, char **argv)
 static int decode_main(int argc, char **argv, enum decode_mode mode)
 {
 	enum { O_SYSROOT = 256, O_EXE, O_NO_DEMANGLE, O_PROGRESS, O_NO_PROGRESS, O_BUILDID_DIR,
-	       O_TID, O_TIME, O_SNAPSHOT };
+	       O_TID, O_TIME, O_SNAPSHOT, O_SAMPLES, O_PATHLEN, O_TOPN };
 	static const struct option opts[] = {
 		{ "insn",    no_argument, NULL, 'i' },
 		{ "summary", no_argument, NULL, 's' },
@@ -2107,18 +2131,53 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 		{ "snapshot", required_argument, NULL, O_SNAPSHOT },
 		{ "progress", no_argument, NULL, O_PROGRESS },
 		{ "no-progress", no_argument, NULL, O_NO_PROGRESS },
+		{ "samples", no_argument, NULL, O_SAMPLES },
+		{ "branches", required_argument, NULL, 'n' },
+		{ "path",    required_argument, NULL, O_PATHLEN },
+		{ "top",     required_argument, NULL, O_TOPN },
 		{ "help",    no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct decode_opts o = { .mode = mode, .progress = -1 };
+	struct decode_opts o = { .mode = mode, .progress = -1, .nbranches = 16, .path_depth = 3,
+				 .top = 5 };
+	bool report = mode == DECODE_SUMMARY, sample_opts = false;
 	char *kcore_dir = NULL;
 	struct itrace_data d;
 	char err[512];
 	int c, ret;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, report ? "hn:" : "h", opts, NULL)) != -1) {
 		switch (c) {
+		case O_SAMPLES:
+		case 'n':
+		case O_PATHLEN:
+		case O_TOPN: {
+			char *end;
+			unsigned long v = 1;
+
+			if (!report) {
+				fprintf(stderr,
+					"itrace: --samples, -n, --path, --top: options of itrace report\n");
+				return EXIT_USAGE;
+			}
+			if (c != O_SAMPLES)
+				v = strtoul(optarg, &end, 10);
+			if (c != O_SAMPLES && (*end || !v || v > 100000)) {
+				fprintf(stderr, "itrace: %s: a number from 1 to 100000\n", optarg);
+				return EXIT_USAGE;
+			}
+			sample_opts = true;
+			if (c == O_SAMPLES)
+				o.samples = 1;
+			else if (c == 'n')
+				o.nbranches = v;
+			else if (c == O_PATHLEN)
+				o.path_depth = v;
+			else
+				o.top = v;
+			break;
+		}
 		case 'i':
 			o.mode = DECODE_INSN;
 			break;
@@ -2185,10 +2244,16 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 			o.progress = 0;
 			break;
 		case 'h':
-			usage_decode(stdout);
+			if (report)
+				usage_report(stdout);
+			else
+				usage_decode(stdout);
 			return 0;
 		default:
-			usage_decode(stderr);
+			if (report)
+				usage_report(stderr);
+			else
+				usage_decode(stderr);
 			return EXIT_USAGE;
 		}
 	}
@@ -2216,7 +2281,15 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 		o.name = "<stdin>";
 	/* the flow and --insn write lines by the million: write in big blocks */
 	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
-	ret = itrace_decode(&d, &o, stdout);
+	if (report && (d.hdr.flags & ITRACE_FLAG_SAMPLES)) {
+		ret = itrace_report_samples(&d, &o, stdout);
+	} else if (sample_opts) {
+		fprintf(stderr, "itrace: %s: not a recording of samples (itrace record -e EVENT)\n",
+			o.name);
+		ret = EXIT_USAGE;
+	} else {
+		ret = itrace_decode(&d, &o, stdout);
+	}
 	itrace_data_free(&d);
 	free(kcore_dir);
 	if (fflush(stdout) && !ret)

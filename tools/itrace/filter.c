@@ -65,7 +65,7 @@ static bool name_is(const char *sym, const char *want)
  * Every symbol named name in path (.symtab, else .dynsym), sorted by
  * address; *nr of them.  Returns the array (malloc'd) or NULL with err.
  */
-static struct elf_sym *find_syms(Elf *elf, const char *name, size_t *nr)
+static struct elf_sym *find_syms_of(Elf *elf, const char *name, size_t *nr, bool objects)
 {
 	Elf_Scn *scn = NULL;
 	struct elf_sym *v = NULL;
@@ -97,7 +97,8 @@ static struct elf_sym *find_syms(Elf *elf, const char *name, size_t *nr)
 				    !s.st_value)
 					continue;
 				type = GELF_ST_TYPE(s.st_info);
-				if (type != STT_FUNC && type != STT_NOTYPE && type != STT_GNU_IFUNC)
+				if (objects ? type != STT_OBJECT && type != STT_NOTYPE :
+				    type != STT_FUNC && type != STT_NOTYPE && type != STT_GNU_IFUNC)
 					continue;
 				sn = elf_strptr(elf, sh.sh_link, s.st_name);
 				if (!sn || !name_is(sn, name))
@@ -119,6 +120,12 @@ static struct elf_sym *find_syms(Elf *elf, const char *name, size_t *nr)
 	if (*nr > 1)
 		qsort(v, *nr, sizeof(*v), cmp_sym);
 	return v;
+}
+
+/* Code symbols (functions) named name. */
+static struct elf_sym *find_syms(Elf *elf, const char *name, size_t *nr)
+{
+	return find_syms_of(elf, name, nr, false);
 }
 
 /* The file offset of vaddr: the PT_LOAD segment that holds it. */
@@ -298,8 +305,8 @@ static void elf_close(struct elf_file *ef)
 	close(ef->fd);
 }
 
-int elf_symbol_vaddr(const char *path, const char *name, uint64_t *vaddr, uint64_t *size,
-		     int *pie, char *err, size_t errlen)
+static int symbol_vaddr(const char *path, const char *name, uint64_t *vaddr, uint64_t *size,
+			int *pie, bool data, char *err, size_t errlen)
 {
 	struct elf_file ef;
 	struct elf_sym *v, s;
@@ -314,7 +321,7 @@ int elf_symbol_vaddr(const char *path, const char *name, uint64_t *vaddr, uint64
 		free(nm);
 		return -1;
 	}
-	v = find_syms(ef.elf, nm, &nr);
+	v = find_syms_of(ef.elf, nm, &nr, data);
 	if (!pick(path, nm, sel, v, nr, &s, err, errlen)) {
 		*vaddr = s.addr;
 		*size = s.size;
@@ -325,6 +332,18 @@ int elf_symbol_vaddr(const char *path, const char *name, uint64_t *vaddr, uint64
 	free(nm);
 	elf_close(&ef);
 	return ret;
+}
+
+int elf_symbol_vaddr(const char *path, const char *name, uint64_t *vaddr, uint64_t *size,
+		     int *pie, char *err, size_t errlen)
+{
+	return symbol_vaddr(path, name, vaddr, size, pie, false, err, errlen);
+}
+
+int elf_data_symbol_vaddr(const char *path, const char *name, uint64_t *vaddr, uint64_t *size,
+			  int *pie, char *err, size_t errlen)
+{
+	return symbol_vaddr(path, name, vaddr, size, pie, true, err, errlen);
 }
 
 /* START (and SIZE) in a file: offsets.  start_is_sym tells if SIZE may be omitted. */

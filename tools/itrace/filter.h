@@ -43,5 +43,8 @@ char *find_file(const char *name);
 /* Resolve a symbol of an ELF file to its runtime offset from the file's load base. */
 int elf_symbol_vaddr(const char *path, const char *name, uint64_t *vaddr, uint64_t *size,
 		     int *pie, char *err, size_t errlen);
+/* The same for a data object (a variable), for data breakpoints. */
+int elf_data_symbol_vaddr(const char *path, const char *name, uint64_t *vaddr, uint64_t *size,
+			  int *pie, char *err, size_t errlen);
 
 #endif

@@ -302,6 +302,12 @@ int itrace_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 			if (append(&d->vdso, &d->vdso_size, p, sec.size))
 				goto nomem;
 			break;
+		case ITRACE_SEC_EVENT:
+			free(d->event);
+			d->event = strndup((const char *)p, sec.size);
+			if (!d->event)
+				goto nomem;
+			break;
 		case ITRACE_SEC_CMDLINE:
 			free(d->cmdline);
 			d->cmdline = NULL;
@@ -422,6 +428,7 @@ void itrace_data_free(struct itrace_data *d)
 	free(d->perf);
 	free(d->vdso);
 	free(d->cmdline);
+	free(d->event);
 	free(d->attr);
 	free(d->snaps);
 	memset(d, 0, sizeof(*d));

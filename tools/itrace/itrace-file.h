@@ -39,6 +39,7 @@
  *           caps), which a decoder needs for timing packets (MTC, CYC).
  *   SNAPSHOT struct itrace_snapshot, before the TRACE sections of each
  *           snapshot of an overwrite-mode recording (--snapshot).
+ *   EVENT   the sampled event as record -e was given it (SAMPLES), text.
  *   END     last section.
  *
  * Unknown section types are skipped by readers (forward compatible);
@@ -67,6 +68,13 @@
 #define ITRACE_FLAG_SNAPSHOT	BIT(0)	/* overwrite-mode recording */
 #define ITRACE_FLAG_PER_CPU	BIT(1)	/* one buffer per CPU: buf = CPU */
 #define ITRACE_FLAG_CPU_WIDE	BIT(2)	/* CPU-wide events (-a, -C) */
+/*
+ * Samples with trace (record -e EVENT): no TRACE sections; the PERF
+ * sections hold PERF_RECORD_SAMPLE records of the ATTR's event (attr.size
+ * 160, PERF_SAMPLE_ITRACE), each ending in { u64 size; char data[size]; }
+ * of trace of the PMU pmu_type, beside the sideband of a dummy event.
+ */
+#define ITRACE_FLAG_SAMPLES	BIT(3)
 
 enum itrace_cpu_vendor {
 	ITRACE_CPU_UNKNOWN	= 0,
@@ -99,6 +107,7 @@ enum itrace_section_type {
 	ITRACE_SEC_ATTR		= 5,
 	ITRACE_SEC_TIME		= 6,
 	ITRACE_SEC_SNAPSHOT	= 7,
+	ITRACE_SEC_EVENT	= 8,
 };
 
 /* ITRACE_SEC_TIME */
@@ -169,6 +178,7 @@ struct itrace_data {
 	size_t		attr_size;
 	struct itrace_time time;	/* TIME section */
 	int		has_time;
+	char		*event;		/* EVENT section: record -e's EVENT (NUL terminated) */
 	struct itrace_snapshot *snaps;	/* SNAPSHOT sections, in file order */
 	size_t		nr_snaps;
 };

@@ -11,9 +11,11 @@ static void print_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: itrace record [-o FILE] [-m PAGES] [--snapshot] [-k] -- CMD [ARGS...]\n"
+		"       itrace record -e EVENT [-c N | -F HZ] [--sample-trace BYTES] -- CMD [ARGS...]\n"
 		"       itrace decode [--insn | --summary | --stats | --sideband] [--json]\n"
 		"                     [--kernel KERNEL] [--sysroot DIR] [--exe PATH] [FILE | -]\n"
 		"       itrace report [--json] [--kernel KERNEL] [--sysroot DIR] [--exe PATH] [FILE | -]\n"
+		"       itrace report [--samples] [-n N] [--path N] [--top N] [--json] FILE\n"
 		"       itrace core [--exe PATH] [--sysroot DIR] [--insn] [--json] [-n N]\n"
 		"                   [--stack] [--all] CORE\n"
 		"       itrace --version\n"

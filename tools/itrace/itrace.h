@@ -54,6 +54,11 @@ struct decode_opts {
 	uint64_t	time_from;	/* --time: perf time range in ns, */
 	uint64_t	time_to;	/* 0 when open */
 	unsigned int	snapshot;	/* --snapshot N: only that one (0: all) */
+	/* report of samples (record -e) */
+	int		samples;	/* --samples: each sample */
+	unsigned int	nbranches;	/* -n: branches per sample */
+	unsigned int	path_depth;	/* --path: branches of a path */
+	unsigned int	top;		/* --top: paths and chains per location */
 };
 
 /* Returns 0, EXIT_DECODE_ERRORS (after printing everything it could). */

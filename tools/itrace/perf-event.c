@@ -348,3 +348,108 @@ int pev_put_mmap2(struct pev_buf *b, uint32_t pid, uint32_t tid, uint64_t addr, 
 	free(body);
 	return ret;
 }
+
+/* Reading the fields of a sample: a cursor that notes when it runs out. */
+struct scur {
+	const uint8_t	*p, *end;
+	bool		out;		/* a field went beyond the record */
+};
+
+static uint64_t scur64(struct scur *c)
+{
+	uint64_t v;
+
+	if (c->end - c->p < 8) {
+		c->out = true;
+		c->p = c->end;
+		return 0;
+	}
+	v = get64(c->p);
+	c->p += 8;
+	return v;
+}
+
+static void scur_skip(struct scur *c, uint64_t n)
+{
+	if ((uint64_t)(c->end - c->p) < n) {
+		c->out = true;
+		c->p = c->end;
+		return;
+	}
+	c->p += n;
+}
+
+int pev_sample_parse(const struct pev *ev, uint64_t st, struct pev_sample *s,
+		     char *err, size_t errlen)
+{
+	const uint64_t unsupported = PERF_SAMPLE_READ | PERF_SAMPLE_BRANCH_STACK |
+				     PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |
+				     PERF_SAMPLE_REGS_INTR | PEV_SAMPLE_AUX;
+	/* one u64 each, in the kernel's order (perf_output_sample()) */
+	const uint64_t after_raw[] = {
+		PERF_SAMPLE_WEIGHT | PEV_SAMPLE_WEIGHT_STRUCT, PERF_SAMPLE_DATA_SRC,
+		PERF_SAMPLE_TRANSACTION, PERF_SAMPLE_PHYS_ADDR, PEV_SAMPLE_CGROUP,
+		PEV_SAMPLE_DATA_PAGE_SIZE, PEV_SAMPLE_CODE_PAGE_SIZE,
+	};
+	struct scur c = { ev->raw + sizeof(struct perf_event_header), ev->raw + ev->size, false };
+	uint64_t v;
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	if (st & unsupported)
+		return fail(err, errlen, "sample_type 0x%llx has fields this reader cannot skip",
+			    (unsigned long long)st);
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		s->id = scur64(&c);
+	if (st & PERF_SAMPLE_IP)
+		s->ip = scur64(&c);
+	if (st & PERF_SAMPLE_TID) {
+		v = scur64(&c);
+		s->pid = (uint32_t)v;		/* little endian: pid first */
+		s->tid = (uint32_t)(v >> 32);
+	}
+	if (st & PERF_SAMPLE_TIME)
+		s->time = scur64(&c);
+	if (st & PERF_SAMPLE_ADDR)
+		s->addr = scur64(&c);
+	if (st & PERF_SAMPLE_ID)
+		s->id = scur64(&c);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		scur64(&c);
+	if (st & PERF_SAMPLE_CPU)
+		s->cpu = (uint32_t)scur64(&c);
+	if (st & PERF_SAMPLE_PERIOD)
+		s->period = scur64(&c);
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		v = scur64(&c);
+		scur_skip(&c, v > UINT64_MAX / 8 ? UINT64_MAX : v * 8);
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		/* u32 size, then the data: the whole padded to 8 bytes */
+		if (c.end - c.p < 4) {
+			c.out = true;
+		} else {
+			v = get32(c.p);
+			scur_skip(&c, 4 + v);
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(after_raw); i++)
+		if (st & after_raw[i])
+			scur64(&c);
+	if (st & PEV_SAMPLE_ITRACE) {
+		s->has_itrace = true;
+		s->trace_size = scur64(&c);
+		if (!c.out && s->trace_size > (uint64_t)(c.end - c.p))
+			return fail(err, errlen,
+				    "sample at offset %zu: trace size %llu beyond the record (%zu bytes left)",
+				    ev->pos, (unsigned long long)s->trace_size,
+				    (size_t)(c.end - c.p));
+		s->trace = c.p;
+		scur_skip(&c, s->trace_size);
+	}
+	if (c.out)
+		return fail(err, errlen,
+			    "sample at offset %zu: %u bytes are too short for sample_type 0x%llx",
+			    ev->pos, ev->size, (unsigned long long)st);
+	return 0;
+}

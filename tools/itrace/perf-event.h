@@ -137,6 +137,38 @@ bool pev_sample_id(const struct pev *ev, uint64_t sample_type, struct pev_id *id
 /* Bytes of the sample_id trailer for sample_type. */
 size_t pev_id_size(uint64_t sample_type);
 
+/*
+ * A PERF_RECORD_SAMPLE of an event with sample_type: the fields itrace
+ * reads, and the trace of PERF_SAMPLE_ITRACE (bit 25, after every mainline
+ * field: { u64 size; char data[size]; }).  Returns 0, or -1 with a message
+ * when the record does not hold what sample_type says, or sample_type has
+ * a field of variable layout this reader cannot skip (READ, BRANCH_STACK,
+ * REGS_*, STACK_USER, AUX).
+ */
+struct pev_sample {
+	uint64_t	ip, time, addr, id, period;
+	uint32_t	pid, tid, cpu;
+	bool		has_itrace;	/* sample_type has PERF_SAMPLE_ITRACE */
+	uint64_t	trace_size;
+	const uint8_t	*trace;
+};
+
+/* The kernel's <linux/bits.h>, which user space does not have. */
+#ifndef BIT_ULL
+#define BIT_ULL(nr)			(1ULL << (nr))
+#endif
+
+/* sample_type bits newer than some systems' <linux/perf_event.h> */
+#define PEV_SAMPLE_AUX			BIT_ULL(20)
+#define PEV_SAMPLE_CGROUP		BIT_ULL(21)
+#define PEV_SAMPLE_DATA_PAGE_SIZE	BIT_ULL(22)
+#define PEV_SAMPLE_CODE_PAGE_SIZE	BIT_ULL(23)
+#define PEV_SAMPLE_WEIGHT_STRUCT	BIT_ULL(24)
+#define PEV_SAMPLE_ITRACE		BIT_ULL(25)	/* DESIGN.md section 4 */
+
+int pev_sample_parse(const struct pev *ev, uint64_t sample_type, struct pev_sample *s,
+		     char *err, size_t errlen);
+
 /* Append a record to a growing buffer: 0, -1 out of memory. */
 struct pev_buf {
 	uint8_t		*buf;

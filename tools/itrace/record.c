@@ -55,6 +55,7 @@
 
 #include "itrace.h"
 #include "itrace-file.h"
+#include "events.h"
 #include "filter.h"
 #include "kcore.h"
 #include "perf-event.h"
@@ -166,6 +167,11 @@ struct ropts {
 	double		duration;	/* seconds, 0: none */
 	int		kcore;		/* copy the kernel text to PATH.kcore */
 	const char	*snap_on;	/* --snapshot-on SYMBOL[@FILE] */
+	const char	*event;		/* -e EVENT: sample it, with trace */
+	uint64_t	period;		/* -c */
+	uint64_t	freq;		/* -F */
+	unsigned long	sample_trace;	/* --sample-trace BYTES */
+	int		pages_set;	/* -m given */
 	int		quiet;
 	char		**cmd;
 };
@@ -457,12 +463,16 @@ void scan_perf(struct recorder *rec, struct rbuf *b, const uint8_t *p, size_t le
 			if (ev.misc & PERF_RECORD_MISC_COMM_EXEC)
 				rec->exec_seen = 1;
 			break;
+		case PERF_RECORD_SAMPLE:
+			rec->nr_samples++;
+			break;
 		case PERF_RECORD_LOST:
 			if (!rec->sb_lost)
 				fprintf(stderr,
-					"itrace: warning: the kernel lost sideband records (perf stream of buffer %u full)\n",
-					b->idx);
+					"itrace: warning: the kernel lost %s records (perf stream of buffer %u full)\n",
+					rec->samples ? "sample and sideband" : "sideband", b->idx);
 			rec->sb_lost = 1;
+			rec->nr_lost_records += ev.lost.lost;
 			break;
 		case PERF_RECORD_ITRACE_LOST:
 			/* size: bytes dropped, 0 = unknown */
@@ -914,6 +924,16 @@ static void usage_record(FILE *f)
 		"                  SIGUSR2 and at the end, each decodable on its own\n"
 		"  --snapshot-on SYMBOL[@FILE]  --snapshot, and one when the program first\n"
 		"                  executes SYMBOL (a hardware breakpoint; FILE: the program)\n"
+		"  -e, --event EVENT  sample EVENT, each sample with the newest trace of its\n"
+		"                  thread (PERF_SAMPLE_ITRACE), instead of recording the whole\n"
+		"                  trace: cpu-clock, task-clock, page-faults, instructions,\n"
+		"                  cycles, branches, rHEX, mem:ADDR|SYMBOL[:x|r|w|rw][/LEN],\n"
+		"                  SUBSYS:TRACEPOINT; read with itrace report\n"
+		"  -c, --count N   -e: a sample every N events\n"
+		"  -F, --freq HZ   -e: N samples a second (default: 1000 for clocks and\n"
+		"                  counters; every event for the others)\n"
+		"  --sample-trace BYTES  -e: trace bytes per sample (default 4096, a\n"
+		"                  multiple of 8, at most 61440)\n"
 		"  -q, --quiet     no summary on stderr\n"
 		"exit status: CMD's (killed by a signal: itrace ends by the same signal, as\n"
 		"perf record does); without CMD 0; 1 recording failed, 2 usage, 126/127 CMD\n"
@@ -951,6 +971,12 @@ struct rstate {
 	struct ring	*bp_rings;
 	size_t		nr_bp;
 	bool		bp_hit;
+	/* -e EVENT: the sampled events, writing into the buffers' streams */
+	struct evspec	ev;
+	union itrace_attr sattr;
+	long		pt_type;	/* intel_pt: the PMU of the samples' trace */
+	size_t		perf_pages;	/* data pages of each perf stream */
+	size_t		nr_sampled;
 };
 
 static int add_fd(struct rstate *st, struct rbuf *b, int fd)
@@ -1006,7 +1032,7 @@ static int map_buf(struct rstate *st, struct rbuf *b)
 {
 	struct ropts *o = &st->o;
 
-	if (ring_map(&b->perf, b->fd, PERF_PAGES, 1)) {
+	if (ring_map(&b->perf, b->fd, st->perf_pages, 1)) {
 		fprintf(stderr, "itrace: mmap of the event's perf stream (cpu %d): %s\n", b->cpu,
 			strerror(errno));
 		return -1;
@@ -1127,7 +1153,11 @@ static void setup_attr(struct rstate *st, uint64_t config)
 	 * perf record does for its AUX area, so that it drains while three
 	 * quarters are still free.
 	 */
-	if (!o->snapshot) {
+	if (st->rec.samples) {
+		/* samples fill the perf stream: wake the reader at a quarter */
+		a->watermark = 1;
+		a->wakeup_watermark = st->perf_pages * sysconf(_SC_PAGESIZE) / 4;
+	} else if (!o->snapshot) {
 		uint64_t wm = (uint64_t)o->pages * sysconf(_SC_PAGESIZE) / 4;
 
 		a->aux_watermark = wm > UINT32_MAX ? UINT32_MAX : wm;
@@ -1163,9 +1193,9 @@ static int open_events(struct rstate *st)
  * attached process's /proc/PID/exe) and the symbol's address in it.  A
  * position independent program's address is known once it is mapped.
  */
-static int snap_resolve(struct rstate *st)
+static int snap_resolve(struct rstate *st, const char *spec, bool data)
 {
-	const char *spec = st->o.snap_on, *at = strchr(spec, '@');
+	const char *at = strchr(spec, '@');
 	char *sym = at ? strndup(spec, at - spec) : strdup(spec), err[512];
 	uint64_t size;
 	int ret = -1;
@@ -1185,13 +1215,19 @@ static int snap_resolve(struct rstate *st)
 		st->snap_file = realpath(exe, NULL);
 	}
 	if (!st->snap_file) {
-		fprintf(stderr, "itrace: --snapshot-on %s: cannot find the program%s%s: %s\n", spec,
+		fprintf(stderr, "itrace: %s: cannot find the program%s%s: %s\n", spec,
 			at ? " " : "", at ? at + 1 : "", strerror(errno));
 		goto out;
 	}
-	if (elf_symbol_vaddr(st->snap_file, sym, &st->snap_vaddr, &size, &st->snap_pie, err,
-			     sizeof(err))) {
-		fprintf(stderr, "itrace: --snapshot-on: %s\n", err);
+	if (data)
+		ret = elf_data_symbol_vaddr(st->snap_file, sym, &st->snap_vaddr, &size,
+					    &st->snap_pie, err, sizeof(err));
+	else
+		ret = elf_symbol_vaddr(st->snap_file, sym, &st->snap_vaddr, &size,
+				       &st->snap_pie, err, sizeof(err));
+	if (ret) {
+		ret = -1;
+		fprintf(stderr, "itrace: %s: %s\n", spec, err);
 		goto out;
 	}
 	st->snap_addr = st->snap_vaddr;
@@ -1222,7 +1258,7 @@ static int snap_relocate(struct rstate *st, pid_t pid)
 	if (f)
 		fclose(f);
 	if (!found)
-		fprintf(stderr, "itrace: --snapshot-on: %s is not mapped in process %d\n",
+		fprintf(stderr, "itrace: %s is not mapped in process %d\n",
 			st->snap_file, pid);
 	return found ? 0 : -1;
 }
@@ -1314,6 +1350,138 @@ static int check_breakpoints(struct rstate *st)
 	return take_snapshot(&st->rec, ITRACE_SNAP_SYMBOL, true);
 }
 
+/* ---- -e EVENT: samples with trace (PERF_SAMPLE_ITRACE) ------------- */
+
+/*
+ * The sampled event: EVENT as perf names it, sampled every -c events or
+ * -F times a second (perf's default for the event otherwise: a frequency
+ * for clocks and counters, every event for the others), each sample with
+ * the ip, tid, time, cpu, period and the newest --sample-trace bytes of
+ * the thread's trace, from an intel_pt event the kernel makes for it (and
+ * for each inherited copy).  It writes into the perf stream of its CPU's
+ * buffer, whose dummy event carries the sideband.
+ */
+static void setup_sampled(struct rstate *st, bool on_exec)
+{
+	struct perf_event_attr *a = &st->sattr.a;
+	struct ropts *o = &st->o;
+
+	memset(&st->sattr, 0, sizeof(st->sattr));
+	a->type = st->ev.type;
+	a->config = st->ev.config;
+	if (st->ev.kind == EV_BREAKPOINT) {
+		a->bp_type = st->ev.bp_type;
+		a->bp_addr = st->ev.sym[0] ? st->snap_addr : st->ev.bp_addr;
+		a->bp_len = st->ev.bp_len;
+	}
+	if (o->freq) {
+		a->freq = 1;
+		a->sample_freq = o->freq;
+	} else if (o->period) {
+		a->sample_period = o->period;
+	} else if (st->ev.def_freq) {
+		a->freq = 1;
+		a->sample_freq = st->ev.def_freq;
+	} else {
+		a->sample_period = 1;
+	}
+	a->sample_type = PERF_SAMPLE_IP | SAMPLE_ID_TYPE | PERF_SAMPLE_PERIOD;
+	a->sample_id_all = 1;
+	a->exclude_kernel = !o->kernel;
+	a->exclude_hv = 1;
+	a->inherit = !o->no_inherit;
+	a->disabled = on_exec;
+	a->enable_on_exec = on_exec;
+	itrace_attr_set_sample(&st->sattr, st->pt_type, 0, o->sample_trace);
+}
+
+static void report_sampled_error(struct rstate *st, pid_t pid, int cpu, int err)
+{
+	fprintf(stderr,
+		"itrace: perf_event_open(-e %s with PERF_SAMPLE_ITRACE, pid %d, cpu %d): %s\n",
+		st->o.event, pid, cpu, strerror(err));
+	if (err == EINVAL || err == E2BIG)
+		fprintf(stderr,
+			"itrace: the kernel may lack PERF_SAMPLE_ITRACE (attr size 160), or refuses this event or --sample-trace %lu\n",
+			st->o.sample_trace);
+	else if (err == ENOENT || err == EOPNOTSUPP)
+		fprintf(stderr, "itrace: this CPU or kernel does not have the event %s\n",
+			st->o.event);
+	else if (err == EACCES)
+		fprintf(stderr,
+			"itrace: check /proc/sys/kernel/perf_event_paranoid or run as root (-k needs <= 1)\n");
+	else if (err == EPERM)
+		fprintf(stderr,
+			"itrace: the trace buffers exceed the locked memory allowance (perf_event_mlock_kb); a smaller --sample-trace?\n");
+	else if (err == ENOSPC)
+		fprintf(stderr, "itrace: no free debug register for the breakpoint\n");
+}
+
+static int open_sampled(struct rstate *st, pid_t pid, int cpu)
+{
+	struct rbuf *b = buf_of_cpu(st, cpu);
+	int fd = perf_event_open(&st->sattr.a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	if (fd < 0) {
+		report_sampled_error(st, pid, cpu, errno);
+		return -1;
+	}
+	if (add_fd(st, NULL, fd))
+		return -1;
+	st->nr_sampled++;
+	if (b && ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, b->fd)) {
+		fprintf(stderr,
+			"itrace: PERF_EVENT_IOC_SET_OUTPUT (-e %s into cpu %d's buffer): %s\n",
+			st->o.event, cpu, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The sampled event on the command, one per CPU (or one: --no-inherit):
+ * before its exec, enabled by it; or after it (a PIE's breakpoint, its
+ * address known now), enabled at once.  The attr was set up before the
+ * file's ATTR was written; only these fields change.
+ */
+static int open_sampled_all(struct rstate *st, bool on_exec)
+{
+	struct perf_event_attr *a = &st->sattr.a;
+	size_t c;
+
+	a->disabled = on_exec;
+	a->enable_on_exec = on_exec;
+	if (st->ev.kind == EV_BREAKPOINT && st->ev.sym[0])
+		a->bp_addr = st->snap_addr;
+	if (st->o.no_inherit)
+		return open_sampled(st, st->child, -1);
+	for (c = 0; c < st->nr_cpus; c++)
+		if (open_sampled(st, st->child, st->cpus[c]))
+			return -1;
+	return 0;
+}
+
+/* -e EVENT: parse it, resolve what can be resolved before the command runs. */
+static int sample_resolve(struct rstate *st)
+{
+	char err[512];
+
+	if (evspec_parse(st->o.event, &st->ev, err, sizeof(err))) {
+		fprintf(stderr, "itrace: %s\n", err);
+		return -1;
+	}
+	if (st->ev.kind == EV_TRACEPOINT &&
+	    evspec_tracepoint_id(st->ev.tp, &st->ev.config, err, sizeof(err))) {
+		fprintf(stderr, "itrace: -e %s: %s\n", st->o.event, err);
+		return -1;
+	}
+	if (st->ev.kind == EV_BREAKPOINT && st->ev.sym[0] &&
+	    snap_resolve(st, st->ev.sym, st->ev.bp_type != HW_BREAKPOINT_X))
+		return -1;
+	setup_sampled(st, true);
+	return 0;
+}
+
 /* The TIME section: TSC to perf time, and the clock ratios MTC needs. */
 static int write_time(struct rstate *st)
 {
@@ -1361,9 +1529,21 @@ static int write_preamble(struct rstate *st, uint32_t flags)
 	hdr.pmu_type = st->pmu_type;
 	hdr.trace_pages = st->o.pages;
 	hdr.config = st->attr.config;
+	if (rec->samples) {
+		/* the PMU and config of the samples' trace; the ATTR: the sampled event's */
+		hdr.pmu_type = st->pt_type;
+		hdr.trace_pages = 0;
+		hdr.config = 0;
+	}
 	hdr.pid = st->child >= 0 ? st->child : st->nr_targets ? st->targets[0].pid : 0;
 	itrace_write_header(rec->out, &hdr);
-	itrace_write_section(rec->out, ITRACE_SEC_ATTR, 0, &st->attr, sizeof(st->attr));
+	if (rec->samples) {
+		itrace_write_section(rec->out, ITRACE_SEC_ATTR, 0, &st->sattr, sizeof(st->sattr));
+		itrace_write_section(rec->out, ITRACE_SEC_EVENT, 0, st->o.event,
+				     strlen(st->o.event));
+	} else {
+		itrace_write_section(rec->out, ITRACE_SEC_ATTR, 0, &st->attr, sizeof(st->attr));
+	}
 	if (st->o.cmd) {
 		for (c = 0; st->o.cmd[c]; c++)
 			n += strlen(st->o.cmd[c]) + 1;
@@ -1659,6 +1839,19 @@ static void print_summary(struct rstate *st)
 			il, (unsigned long long)lb, tr, en);
 	if (st->o.quiet)
 		return;
+	if (rec->samples) {
+		fprintf(stderr,
+			"itrace: recorded %lu samples of %s (up to %lu bytes of trace each) from %zu buffer%s to %s\n",
+			rec->nr_samples, st->o.event, st->o.sample_trace, rec->nr_bufs,
+			rec->nr_bufs == 1 ? "" : "s", rec->path);
+		if (rec->nr_lost_records)
+			fprintf(stderr,
+				"itrace: warning: the kernel lost %llu records (samples or sideband): a larger -m?\n",
+				(unsigned long long)rec->nr_lost_records);
+		if (!rec->nr_samples)
+			fprintf(stderr, "itrace: warning: no samples\n");
+		return;
+	}
 	fprintf(stderr, "itrace: recorded %llu bytes of trace from %zu buffer%s%s to %s",
 		(unsigned long long)rec->trace_bytes, rec->nr_bufs, rec->nr_bufs == 1 ? "" : "s",
 		rec->nr_bufs && rec->bufs[0].cpu >= 0 ? " (one per CPU)" : "", rec->path);
@@ -1672,7 +1865,7 @@ static void print_summary(struct rstate *st)
 static int parse_record_opts(int argc, char **argv, struct ropts *o)
 {
 	enum { O_NO_INHERIT = 256, O_FILTER, O_DURATION, O_NO_TIMING, O_CYC, O_KCORE,
-	       O_SNAP_ON };
+	       O_SNAP_ON, O_SAMPLE_TRACE };
 	static const struct option opts[] = {
 		{ "output",	required_argument, NULL, 'o' },
 		{ "pages",	required_argument, NULL, 'm' },
@@ -1690,6 +1883,10 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		{ "cyc",	no_argument,	   NULL, O_CYC },
 		{ "kcore",	no_argument,	   NULL, O_KCORE },
 		{ "snapshot-on", required_argument, NULL, O_SNAP_ON },
+		{ "event",	required_argument, NULL, 'e' },
+		{ "count",	required_argument, NULL, 'c' },
+		{ "freq",	required_argument, NULL, 'F' },
+		{ "sample-trace", required_argument, NULL, O_SAMPLE_TRACE },
 		{ "quiet",	no_argument,	   NULL, 'q' },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -1701,8 +1898,9 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 	o->path = "itrace.data";
 	o->pages = 1024;
 	o->timing = 1;
+	o->sample_trace = 4096;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:m:kp:t:aC:qh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:m:kp:t:aC:e:c:F:qh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->path = optarg;
@@ -1711,6 +1909,34 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 			o->pages = strtoul(optarg, &end, 0);
 			if (*end || !o->pages || (o->pages & (o->pages - 1)) || o->pages > (1UL << 24)) {
 				fprintf(stderr, "itrace: -m %s: not a power of two (pages)\n", optarg);
+				return EXIT_USAGE;
+			}
+			o->pages_set = 1;
+			break;
+		case 'e':
+			o->event = optarg;
+			break;
+		case 'c':
+		case 'F': {
+			unsigned long long v = strtoull(optarg, &end, 0);
+
+			if (*end || !v || *optarg == '-') {
+				fprintf(stderr, "itrace: -%c %s: a positive number\n", c, optarg);
+				return EXIT_USAGE;
+			}
+			if (c == 'c')
+				o->period = v;
+			else
+				o->freq = v;
+			break;
+		}
+		case O_SAMPLE_TRACE:
+			o->sample_trace = strtoul(optarg, &end, 0);
+			if (*end || *optarg == '-' || !o->sample_trace || o->sample_trace % 8 ||
+			    o->sample_trace > ITRACE_SAMPLE_MAX) {
+				fprintf(stderr,
+					"itrace: --sample-trace %s: bytes, a multiple of 8 from 8 to %d\n",
+					optarg, ITRACE_SAMPLE_MAX);
 				return EXIT_USAGE;
 			}
 			break;
@@ -1791,6 +2017,24 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 	if (o->snap_on && (o->all_cpus || o->cpu_list)) {
 		fprintf(stderr,
 			"itrace: --snapshot-on: a symbol of a program, not of every process (-a, -C)\n");
+		return EXIT_USAGE;
+	}
+	if ((o->period || o->freq) && !o->event) {
+		fprintf(stderr, "itrace: -c/-F: the period of -e EVENT's samples\n");
+		return EXIT_USAGE;
+	}
+	if (o->period && o->freq) {
+		fprintf(stderr, "itrace: -c and -F: one or the other\n");
+		return EXIT_USAGE;
+	}
+	if (o->event && (!o->cmd || o->pids || o->tids || o->all_cpus || o->cpu_list)) {
+		fprintf(stderr,
+			"itrace: -e: samples of a command (-- CMD); -p, -t, -a, -C are not supported with it yet\n");
+		return EXIT_USAGE;
+	}
+	if (o->event && (o->snapshot || o->filter || o->kcore || o->cyc)) {
+		fprintf(stderr,
+			"itrace: -e: --snapshot, --snapshot-on, --filter, --kcore, --cyc are for the whole trace, not samples\n");
 		return EXIT_USAGE;
 	}
 	if (o->no_inherit && (o->all_cpus || o->cpu_list)) {
@@ -1913,8 +2157,21 @@ int cmd_record(int argc, char **argv)
 	} else if (read_sysfs_int(PT_SYSFS "/type", &st->pmu_type)) {
 		fprintf(stderr, "itrace: cannot read %s/type: %s\n", PT_SYSFS, strerror(errno));
 		goto out;
+	} else if (o->event) {
+		/* samples: a dummy event per buffer carries the sideband */
+		st->pt_type = st->pmu_type;
+		st->pmu_type = PERF_TYPE_SOFTWARE;
+		rec->sideband_only = 1;
+		rec->samples = 1;
+		snprintf(what, sizeof(what), "samples of %s with %lu bytes of trace", o->event,
+			 o->sample_trace);
 	} else {
 		config = pt_config(o, what, sizeof(what));
+	}
+	st->perf_pages = !rec->samples ? PERF_PAGES : o->pages_set ? o->pages : 256;
+	if (o->event && sample_resolve(st)) {
+		ret = EXIT_USAGE;
+		goto out;
 	}
 
 	/* everything that can be checked before anything runs */
@@ -1977,7 +2234,7 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 
-	if (o->snap_on && snap_resolve(st)) {
+	if (o->snap_on && snap_resolve(st, o->snap_on, false)) {
 		ret = EXIT_USAGE;
 		goto out;
 	}
@@ -2007,6 +2264,9 @@ int cmd_record(int argc, char **argv)
 	if (open_events(st))
 		goto kill_child;
 	/* a position independent command's breakpoint waits for its exec */
+	if (rec->samples && !st->snap_pie && open_sampled_all(st, st->child >= 0))
+		goto kill_child;
+	/* a position independent command's breakpoint waits for its exec */
 	if (o->snap_on && !st->snap_pie && open_breakpoints(st, st->child >= 0))
 		goto kill_child;
 	if (st->child >= 0 && !o->all_cpus && !o->cpu_list)
@@ -2034,6 +2294,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (o->snapshot)
 		flags |= ITRACE_FLAG_SNAPSHOT;
+	if (rec->samples)
+		flags |= ITRACE_FLAG_SAMPLES;
 	if (rec->nr_bufs && rec->bufs[0].cpu >= 0)
 		flags |= ITRACE_FLAG_PER_CPU;
 	if (o->all_cpus || o->cpu_list)
@@ -2065,10 +2327,12 @@ int cmd_record(int argc, char **argv)
 			reap_child(st, 0);
 			status = (exec_err == ENOENT ? 127 : 126) << 8;
 			st->child_status = status;
-		} else if (o->snap_on && st->snap_pie) {
+		} else if (st->snap_pie) {
 			/* stopped by ptrace after its exec: the address, then go */
 			int ok = waitpid(st->child, &status, 0) == st->child && WIFSTOPPED(status) &&
-				 !snap_relocate(st, st->child) && !open_breakpoints(st, false);
+				 !snap_relocate(st, st->child) &&
+				 !(rec->samples ? open_sampled_all(st, false) :
+				   open_breakpoints(st, false));
 
 			if (ptrace(PTRACE_DETACH, st->child, NULL, NULL) || !ok) {
 				if (ok)

@@ -57,6 +57,9 @@ struct recorder {
 	unsigned int	nr_snaps;
 	uint64_t	trace_bytes;
 	int		sb_lost;	/* PERF_RECORD_LOST seen */
+	int		samples;	/* record -e: samples with trace, no trace fd */
+	unsigned long	nr_samples;	/* PERF_RECORD_SAMPLE records */
+	uint64_t	nr_lost_records; /* records the kernel lost (PERF_RECORD_LOST) */
 };
 
 /* React to loss and exec records in a piece of buffer b's perf stream. */

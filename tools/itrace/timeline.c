@@ -1205,3 +1205,8 @@ int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 	free(bufs);
 	return ret;
 }
+
+struct tl_aspace *tl_aspace_of(struct timeline *tl, uint32_t pid, uint64_t time)
+{
+	return aspace_at(tl, pid, time);
+}

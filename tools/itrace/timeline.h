@@ -81,6 +81,8 @@ struct timeline *tl_new(struct itrace_data *d, const char *name, const struct tl
 void tl_free(struct timeline *tl);
 /* After all mappings are added (sym_done of every symbol table). */
 void tl_done(struct timeline *tl);
+/* pid's address space at perf time (created empty if it has none). */
+struct tl_aspace *tl_aspace_of(struct timeline *tl, uint32_t pid, uint64_t time);
 /* Call fn for every address space. */
 typedef void (*tl_aspace_fn)(void *arg, struct tl_aspace *as);
 void tl_for_each_aspace(struct timeline *tl, tl_aspace_fn fn, void *arg);

@@ -44,6 +44,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	argv[argc++] = path;
 	cmd_core(argc, argv);
 #else
+	if (sel & 8) {
+		/* report of samples (record -e), each sample; others: usage */
+		argv[argc++] = "report";
+		argv[argc++] = "--samples";
+		argv[argc++] = "--sysroot";
+		argv[argc++] = NOROOT;
+		argv[argc++] = sel & 4 ? "--json" : "-n3";
+		argv[argc++] = "--no-progress";
+		argv[argc++] = path;
+		cmd_report(argc, argv);
+		fflush(stdout);
+		close(fd);
+		return 0;
+	}
 	argv[argc++] = "decode";
 	argv[argc++] = "--no-progress";
 	argv[argc++] = "--sysroot";

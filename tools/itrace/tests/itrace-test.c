@@ -26,6 +26,7 @@
 
 #include "itrace.h"
 #include "itrace-file.h"
+#include "events.h"
 #include "perf-event.h"
 #include "sym.h"
 #include "record.h"
@@ -2123,6 +2124,223 @@ static void test_core(const char *itrace, const char *ptsim)
 	free(buf);
 }
 
+/* ---- samples with trace (record -e, report of samples.c) ------------ */
+
+#define ST_SAMPLE	(PERF_SAMPLE_IP | ST_IDS | PERF_SAMPLE_PERIOD)
+
+/* A PERF_RECORD_SAMPLE of ST_SAMPLE (+ ITRACE when trace), size words as given */
+static void put_sample(struct pev_buf *b, uint64_t ip, uint32_t tid, uint64_t time,
+		       bool itrace, uint64_t size_word, const void *trace, size_t n)
+{
+	uint8_t body[8192] = { 0 };
+	uint32_t pt[2] = { 42, tid };
+	uint64_t cpu = 0, period = 1;
+	size_t len = 0;
+
+	memcpy(body, &ip, 8);
+	memcpy(body + 8, pt, 8);
+	memcpy(body + 16, &time, 8);
+	memcpy(body + 24, &cpu, 8);
+	memcpy(body + 32, &period, 8);
+	len = 40;
+	if (itrace) {
+		memcpy(body + len, &size_word, 8);
+		len += 8;
+		if (n)
+			memcpy(body + len, trace, n);
+		len += (n + 7) & ~7UL;
+	}
+	pev_put(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, body, len);
+}
+
+static void write_samples(const char *path, uint64_t sample_type, const struct pev_buf *sb)
+{
+	union itrace_attr a;
+	struct itrace_file_header hdr;
+	FILE *f = fopen(path, "wb");
+
+	memset(&a, 0, sizeof(a));
+	a.a.type = PERF_TYPE_SOFTWARE;
+	a.a.config = PERF_COUNT_SW_PAGE_FAULTS;
+	a.a.sample_type = sample_type;
+	a.a.sample_id_all = 1;
+	a.a.size = sizeof(a);
+	if (sample_type & PERF_SAMPLE_ITRACE)
+		itrace_attr_set_sample(&a, 8, 0, 4096);
+	itrace_header_init(&hdr);
+	hdr.page_size = 4096;
+	hdr.cpu_vendor = ITRACE_CPU_INTEL;
+	hdr.cpu_family = 6;
+	hdr.cpu_model = 0x55;
+	hdr.flags = ITRACE_FLAG_PER_CPU | ITRACE_FLAG_SAMPLES;
+	hdr.pid = 42;
+	itrace_write_header(f, &hdr);
+	itrace_write_section(f, ITRACE_SEC_ATTR, 0, &a, sizeof(a));
+	itrace_write_section(f, ITRACE_SEC_CMDLINE, 0, "tiny", 5);
+	itrace_write_buf_section2(f, ITRACE_SEC_PERF, 0, 0, sb->buf, sb->len, NULL, 0);
+	itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
+	fclose(f);
+}
+
+/*
+ * A recording of page-fault samples of tiny, as record -e writes it: one
+ * sample whose trace is tiny's run (it ends after the syscall, at f, the
+ * sample's ip), one with size 0, one without a PSB, one whose trace runs
+ * where nothing is mapped, one whose size word goes beyond its record,
+ * and a PERF_RECORD_LOST: each counted and said, none dropped.
+ */
+static void test_samples(const char *itrace)
+{
+	static const uint8_t zeros[64];
+	struct pev_buf sb = { 0 }, sb2 = { 0 };
+	uint64_t lost[2] = { 1, 3 };
+	struct enc e, bad;
+	char cmd[1024], *out = NULL;
+	size_t n, nb;
+	int ret;
+
+	n = encode_tiny(&e);
+	enc_init(&bad);
+	enc_psb(&bad);
+	enc_ip(&bad, ppt_tip_pge, pt_ipc_sext_48, 0x1000);
+	enc_tnt(&bad, "TT");
+	nb = enc_end(&bad);
+	if (!n || !nb) {
+		ok(0, "samples: encode");
+		return;
+	}
+	put_task(&sb, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 42, 0, 42, 1);
+	put_mmap(&sb, 42, text_vaddr, 2);
+	put_sample(&sb, sym_f, 42, 10, true, n, e.buf, n);
+	put_sample(&sb, sym_g, 42, 11, true, 0, NULL, 0);
+	put_sample(&sb, sym_g, 42, 12, true, sizeof(zeros), zeros, sizeof(zeros));
+	put_sample(&sb, sym_g, 42, 13, true, nb, bad.buf, nb);
+	put_sample(&sb, sym_g, 42, 14, true, 4096, zeros, 8);
+	pev_put_id(&sb, PERF_RECORD_LOST, 0, lost, sizeof(lost), ST_IDS,
+		   &(struct pev_id){ .pid = 42, .tid = 42, .time = 15 });
+	write_samples(tmp("samples.itrace"), ST_SAMPLE | PERF_SAMPLE_ITRACE, &sb);
+
+	snprintf(cmd, sizeof(cmd), "%s report %s 2>/dev/null", itrace, tmp("samples.itrace"));
+	ret = run_out(cmd, &out);
+	ok(ret == 3 &&
+	   strstr(out, "5 samples: 1 decoded, 0 trace missing, 1 trace empty, 1 no PSB, ") &&
+	   strstr(out, "1 undecodable, 1 unreadable; 1 end at the sample ip; 3 records lost\n"),
+	   "samples: report: 5 samples, each counted once (decoded, empty, no PSB, %s",
+	   "undecodable, unreadable), 3 lost; exit 3");
+	if (nr_fail)
+		fprintf(stderr, "# report:\n%s", out);
+	ok(!!strstr(out, "sampled locations\n       3  g\n       1  f\n"),
+	   "samples: report: sampled locations g 3, f 1 (the unreadable one has no ip)");
+	ok(!!strstr(out, "  f (1 samples):\n         1  jcc g+0x2 -> g+0x5 ; "
+		    "ret g+0x5 -> _start+0x17 ; syscall _start+0x1e -> ?\n"),
+	   "samples: report: the path into f: the last 3 branches of its trace");
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s report --samples -n 4 %s 2>/dev/null", itrace,
+		 tmp("samples.itrace"));
+	ret = run_out(cmd, &out);
+	ok(ret == 3 && strstr(out, "  last 4 branches (oldest first):\n") &&
+	   strstr(out, "    syscall 0x") && strstr(out, "  = sample ip\n") &&
+	   strstr(out, "  trace: empty (size 0: no trace could be taken)\n") &&
+	   strstr(out, "no PSB (no PSB to start decoding from)\n") &&
+	   strstr(out, "undecodable, 0 instructions"),
+	   "samples: report --samples -n 4: each sample, its last 4 branches ending in the syscall, where it ends, what is wrong with the others");
+	if (nr_fail)
+		fprintf(stderr, "# report --samples:\n%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd),
+		 "%s report --samples --json %s 2>/dev/null | grep -c '\"trace\": \"decoded\"\\|\"ends_at_ip\": 1\\|\"undecodable\": 1\\|\"lost_records\": 3\\|\"format\": \"itrace-report-samples\"' | grep -qx 5",
+		 itrace, tmp("samples.itrace"));
+	ok(run(cmd) == 0, "samples: report --samples --json: the same counts");
+	if (getenv("ITRACE_SRC") && !access("/usr/bin/python3", X_OK)) {
+		const char *src = getenv("ITRACE_SRC");
+		char big[4096], f[256], s1[256], s2[256];
+
+		/* tmp() keeps four names at a time */
+		snprintf(f, sizeof(f), "%s", tmp("samples.itrace"));
+		snprintf(s1, sizeof(s1), "%s", tmp("s1.json"));
+		snprintf(s2, sizeof(s2), "%s", tmp("s2.json"));
+
+		snprintf(big, sizeof(big),
+			 "%s report --samples --json %s > %s; %s report --json %s > %s;"
+			 " /usr/bin/python3 %s/tests/check-json.py %s/itrace.schema.json %s >/dev/null &&"
+			 " /usr/bin/python3 %s/tests/check-json.py %s/itrace.schema.json %s >/dev/null",
+			 itrace, f, s1, itrace, f, s2, src, src, s1, src, src, s2);
+		ok(run(big) == 0, "samples: report --json, with and without --samples: %s",
+		   "valid against itrace.schema.json");
+	}
+
+	/* samples without PERF_SAMPLE_ITRACE: each "missing" */
+	put_task(&sb2, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 42, 0, 42, 1);
+	put_mmap(&sb2, 42, text_vaddr, 2);
+	put_sample(&sb2, sym_f, 42, 10, false, 0, NULL, 0);
+	put_sample(&sb2, sym_g, 42, 11, false, 0, NULL, 0);
+	write_samples(tmp("samples-none.itrace"), ST_SAMPLE, &sb2);
+	snprintf(cmd, sizeof(cmd), "%s report %s 2>/dev/null", itrace, tmp("samples-none.itrace"));
+	ret = run_out(cmd, &out);
+	ok(ret == 0 && strstr(out, "2 samples: 0 decoded, 2 trace missing,"),
+	   "samples: samples without the trace field: 2 counted as missing");
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s report --samples %s >/dev/null 2>&1", itrace,
+		 tmp("threads.itrace"));
+	ok(run(cmd) == 2,
+	   "samples: report --samples of a recording of the whole trace: usage, exit 2");
+	free(sb.buf);
+	free(sb2.buf);
+}
+
+/* record -e: its options, checked before anything runs */
+static void test_event_cli(const char *itrace)
+{
+	static const struct {
+		const char *args, *msg;
+	} bad[] = {
+		{ "-e nosuch -- true", "unknown event" },
+		{ "-e mem: -- true", "expected mem:ADDR" },
+		{ "-e mem:0x1000:q -- true", "access 'q'" },
+		{ "-e mem:0x1000:x/4 -- true", "execute breakpoint has length" },
+		{ "-e page-faults --sample-trace 12 -- true", "a multiple of 8" },
+		{ "-e page-faults --sample-trace 65536 -- true", "a multiple of 8" },
+		{ "-e page-faults -c 0 -- true", "a positive number" },
+		{ "-e page-faults -c 1 -F 10 -- true", "one or the other" },
+		{ "-c 10 -- true", "-c/-F" },
+		{ "-e page-faults -a", "samples of a command" },
+		{ "-e page-faults --snapshot -- true", "not samples" },
+		{ "-e mem:no_such_symbol:x -- /bin/true", "no_such_symbol" },
+	};
+	struct evspec ev;
+	char cmd[512], err[256], *out;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		int ret;
+
+		snprintf(cmd, sizeof(cmd), "ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -o %s %s 2>&1",
+			 itrace, tmp("event-cli.itrace"), bad[i].args);
+		ret = run_out(cmd, &out);
+		ok(ret == 2 && strstr(out, bad[i].msg), "record %s: usage, exit 2, \"%s\"",
+		   bad[i].args, bad[i].msg);
+		free(out);
+	}
+	ok(!evspec_parse("cpu-clock", &ev, err, sizeof(err)) && ev.type == PERF_TYPE_SOFTWARE &&
+	   ev.config == PERF_COUNT_SW_CPU_CLOCK && ev.def_freq,
+	   "events: cpu-clock: software, by frequency");
+	ok(!evspec_parse("instructions", &ev, err, sizeof(err)) &&
+	   ev.type == PERF_TYPE_HARDWARE && ev.config == PERF_COUNT_HW_INSTRUCTIONS,
+	   "events: instructions: hardware");
+	ok(!evspec_parse("r1c4", &ev, err, sizeof(err)) && ev.type == PERF_TYPE_RAW &&
+	   ev.config == 0x1c4, "events: r1c4: raw 0x1c4");
+	ok(!evspec_parse("mem:0x401000:x", &ev, err, sizeof(err)) && ev.kind == EV_BREAKPOINT &&
+	   ev.bp_addr == 0x401000 && ev.bp_len == 8 && !ev.sym[0] && !ev.def_freq,
+	   "events: mem:0x401000:x: execute breakpoint, period 1");
+	ok(!evspec_parse("mem:main:x", &ev, err, sizeof(err)) && !strcmp(ev.sym, "main"),
+	   "events: mem:main:x: a symbol");
+	ok(!evspec_parse("mem:0x1000:rw/4", &ev, err, sizeof(err)) && ev.bp_len == 4,
+	   "events: mem:0x1000:rw/4: data breakpoint of 4 bytes");
+	ok(!evspec_parse("syscalls:sys_enter_getppid", &ev, err, sizeof(err)) &&
+	   ev.kind == EV_TRACEPOINT && !strcmp(ev.tp, "syscalls/sys_enter_getppid"),
+	   "events: syscalls:sys_enter_getppid: a tracepoint");
+}
+
 int main(int argc, char **argv)
 {
 	char cmd[512];
@@ -2147,6 +2365,8 @@ int main(int argc, char **argv)
 	test_stall();
 	test_cli(argv[2]);
 	test_threads(argv[2]);
+	test_samples(argv[2]);
+	test_event_cli(argv[2]);
 	test_record_cli(argv[2]);
 	test_conventions(argv[2]);
 	test_perf_data(argv[2]);
@@ -2163,7 +2383,7 @@ int main(int argc, char **argv)
 		/* seeds for the fuzzers (make fuzz): files these tests made */
 		snprintf(cmd, sizeof(cmd),
 			 "d=%s && mkdir -p $d/decode $d/core && cd %s &&\n"
-			 "cp tiny.itrace gap.itrace lost.itrace aux.itrace tiny.perf.data $d/decode/ 2>/dev/null;\n"
+			 "cp tiny.itrace gap.itrace lost.itrace aux.itrace tiny.perf.data samples.itrace $d/decode/ 2>/dev/null;\n"
 			 "cp crashnull.core wrapped.core $d/core/ 2>/dev/null; true",
 			 getenv("ITRACE_FUZZ_SEEDS"), tmpdir);
 		if (system(cmd))

@@ -4,6 +4,7 @@
 #                               (perf_events-<name>.tap: upstream perf_events)
 #   $OUT/e2e/                   recordings of the end-to-end programs
 #   $OUT/record/                itrace record's own tests (record.sh)
+#   $OUT/samples/               itrace record -e: samples with trace (samples.sh)
 #   $OUT/pt-sysfs.txt           the intel_pt PMU as the guest sees it
 set -u
 . /etc/itrace.env
@@ -38,6 +39,9 @@ sh "$ITRACE_SRC/tools/testing/itrace/guest/e2e-record.sh" "$OUT/e2e"
 
 echo "guest: itrace record: threads, children, attach, CPU-wide, filter, snapshots, signals"
 sh "$ITRACE_SRC/tools/testing/itrace/guest/record.sh" "$OUT/record"
+
+echo "guest: itrace record -e: samples with trace (PERF_SAMPLE_ITRACE)"
+sh "$ITRACE_SRC/tools/testing/itrace/guest/samples.sh" "$OUT/samples"
 
 echo "guest: core dumps with RLIMIT_ITRACE"
 sh "$ITRACE_SRC/tools/testing/itrace/guest/coredump.sh" "$OUT/coredump"

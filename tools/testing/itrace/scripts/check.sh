@@ -230,6 +230,10 @@ echo "== itrace record: threads and children, attach, CPU-wide, filter, snapshot
 "$here/record-verify.sh" "$g/record" > "$res/record.tap" 2>&1
 tap "$res/record.tap" ""
 
+echo "== itrace record -e / report: samples with trace against the program's call graph"
+"$here/samples-verify.sh" "$g/samples" > "$res/samples.tap" 2>&1
+tap "$res/samples.tap" ""
+
 echo "== RLIMIT_ITRACE core dumps: itrace core in the guest; readelf, gdb, itrace on the host"
 tap "$g/coredump/coredump.tap" ""
 "$t/guest/coredump.sh" --host "$g/coredump" > "$res/coredump-host.tap" 2>&1
