@@ -22,6 +22,7 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 
+#include "internal.h"
 #include "itrace_internal.h"
 
 /**

@@ -12,7 +12,8 @@
  *  - inherited into threads and forks, whose samples carry their own;
  *  - a user's own intel_pt event on the task wins: meanwhile size 0, and
  *    the trace comes back as soon as it is disabled or closed;
- *  - a user's stopped trace keeps the PMU, also restarted in place;
+ *  - a user's stopped CPU-wide trace keeps the PMU, also restarted in
+ *    place;
  *  - a sampled event closed while it samples, and a 10 kHz load.
  *
  * Needs intel_pt; skipped without it.
@@ -798,67 +799,85 @@ TEST(own_pt_event_wins)
 }
 
 /*
- * A user's trace that stopped (its stop-mode trace fd buffer full, not
- * read) keeps the PMU: the kernel's trace event of a sampled event does
- * not take it meanwhile (samples of size 0), and restarting the user's
- * event in place (PERF_EVENT_IOC_SET_FILTER stops and starts it) finds the
- * hardware its own: no WRMSR to a tracing PT, no kernel report.
+ * A user's CPU-wide trace that stopped (its stop-mode trace fd buffer
+ * full, not read) keeps the PMU of its CPU: the kernel's trace event of a
+ * task sampled there does not take it when the task comes in (samples of
+ * size 0), and restarting the user's event in place
+ * (PERF_EVENT_IOC_SET_FILTER stops and starts it) finds the hardware its
+ * own: no WRMSR to a tracing PT, no kernel report (the runner scans the
+ * log).
  */
-TEST(stopped_own_event_keeps_pmu)
+TEST(stopped_cpu_wide_event_keeps_pmu)
 {
 	struct perf_event_attr attr, pt = {
 		.size = sizeof(pt),
-		.exclude_kernel = 1,
 		.exclude_hv = 1,
 		.disabled = 1,
 	};
 	struct perf_event_mmap_page *rb, *prb, *tpg;
-	char exe[256], filter[300];
-	struct samples s;
-	int fd, ptfd, tfd;
-	ssize_t n;
+	struct samples s, restarted;
+	int fd, ptfd, tfd, status;
+	cpu_set_t cpu0;
+	pid_t pid;
 
 	if (pt_type() < 0)
 		SKIP(return, NO_PT);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	ASSERT_LT(0, n);
-	exe[n] = 0;
+	if (geteuid())
+		SKIP(return, "CPU-wide tracing of the kernel needs root");
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu0), &cpu0));
 
 	pt.type = pt_type();
-	ptfd = sys_perf_event_open(&pt, 0, -1, -1, 0);
-	ASSERT_LE(0, ptfd);
+	ptfd = sys_perf_event_open(&pt, -1, 0, -1, 0);
+	ASSERT_LE(0, ptfd) TH_LOG("CPU-wide intel_pt: %s", strerror(errno));
 	prb = mmap(NULL, 2 * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED,
 		   ptfd, 0);
 	ASSERT_NE(MAP_FAILED, prb);
 	tfd = sys_perf_event_open(NULL, -1, -1, ptfd, PERF_FLAG_FD_ITRACE);
 	ASSERT_LE(0, tfd);
-	/* stop mode, two pages: full at once */
+	/* stop mode, two pages: full at once, and never read */
 	tpg = mmap(NULL, 3 * page_size(), PROT_READ | PROT_WRITE, MAP_SHARED,
 		   tfd, 0);
 	ASSERT_NE(MAP_FAILED, tpg);
 	ASSERT_EQ(0, ioctl(ptfd, PERF_EVENT_IOC_ENABLE, 0));
 	spin_ms(20);
 
+	/* a task of CPU 0 whose samples want trace */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		raise(SIGSTOP);
+		touch_pages(20);
+		raise(SIGSTOP);
+		touch_pages(20);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
 	sample_attr(&attr, 1);
-	fd = open_attr(&attr, 0);
+	fd = open_attr(&attr, pid);
 	ASSERT_LE(0, fd);
 	rb = map_rb(fd);
 	ASSERT_NE(NULL, rb);
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	touch_pages(20);
+	kill(pid, SIGCONT);
+	ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
 	read_samples(rb, &s);
-	TH_LOG("beside a stopped trace: %d samples, %d with trace", s.nr,
-	       s.with_trace);
+
+	/* the user's event stopped and started in place, the task runs on */
+	EXPECT_EQ(0, ioctl(ptfd, PERF_EVENT_IOC_SET_FILTER,
+			   "filter 0xffffffff81000000/0x1000"))
+		TH_LOG("SET_FILTER: %s", strerror(errno));
+	kill(pid, SIGCONT);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	read_samples(rb, &restarted);
+
+	TH_LOG("beside a stopped trace: %d samples, %d with trace; after the restart: %d, %d",
+	       s.nr, s.with_trace, restarted.nr, restarted.with_trace);
 	EXPECT_LE(20, s.nr);
 	EXPECT_EQ(0, s.with_trace);
-
-	/* an address filter on the user's event: stop and start in place */
-	snprintf(filter, sizeof(filter), "filter 0/0x1000@%s", exe);
-	EXPECT_EQ(0, ioctl(ptfd, PERF_EVENT_IOC_SET_FILTER, filter))
-		TH_LOG("%s: %s", filter, strerror(errno));
-	touch_pages(20);
-	read_samples(rb, &s);
-	EXPECT_EQ(0, s.with_trace);
+	EXPECT_LE(20, restarted.nr);
+	EXPECT_EQ(0, restarted.with_trace);
 
 	unmap_rb(rb);
 	close(fd);
