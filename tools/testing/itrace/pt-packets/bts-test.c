@@ -206,6 +206,21 @@ asm(".text\n"
     "	xor %eax, %eax\n"
     "	xor %edx, %edx\n"
     "	wrmsr\n"
+    "	ret\n"
+    /* bts_loop: JNZ taken loop_n - 1 times, then BTS off. */
+    ".globl bts_loop, l_jnz, l_top\n"
+    "bts_loop:\n"
+    "	push %ebx\n"
+    "	mov loop_n, %ebx\n"
+    "	wrmsr\n"
+    "l_top:\n"
+    "	dec %ebx\n"
+    "l_jnz:\n"
+    "	jnz l_top\n"
+    "	xor %eax, %eax\n"
+    "	xor %edx, %edx\n"
+    "	wrmsr\n"
+    "	pop %ebx\n"
     "	ret\n");
 
 char stack[16384] __attribute__((aligned(16)));
@@ -217,13 +232,13 @@ asm(".globl stack_top, user_stack_top\n"
     ".set user_stack_top, user_stack + 4096\n");
 
 /* The 64-bit DS save area and a BTS buffer of 64 records (and a guard). */
-#define NREC	64
+#define NREC	512	/* 12 KiB: records cross pages */
 volatile uint64_t ds_area[8] __attribute__((aligned(64)));
 volatile uint64_t bts_buf[(NREC + 4) * 3] __attribute__((aligned(64)));
 
 volatile unsigned int gp_count, ud_count, nmi_count, nmi_index;
 volatile uint64_t nmi_status;
-volatile uint32_t kernel_esp, bts_ctl;
+volatile uint32_t kernel_esp, bts_ctl, loop_n;
 static uint32_t tss[26];
 static uint64_t gdt[6] = {
 	0, 0x00cf9a000000ffffULL, 0x00cf92000000ffffULL,
@@ -246,6 +261,9 @@ extern char u_after_sysexit[], u_int[];
 extern char n_jmp[], n_jmp_t[], n_call[], n_sub[], n_ret[], n_after[];
 extern char n_jz[], n_jz_t[], n_ijmp[], n_ijmp_t[], n_ljmp[], n_ljmp_t[];
 extern char j1[], j2[], j3[], j4[], j5[], j6[], j_end[];
+extern char l_jnz[], l_top[];
+extern void bts_loop(uint32_t ctl, uint32_t hi, uint32_t msr)
+	__attribute__((regparm(3)));
 
 static inline void outb(uint16_t port, uint8_t v)
 {
@@ -604,6 +622,52 @@ static void pmi_tests(void)
 	   "BTINT: nothing past the absolute maximum");
 }
 
+/* Records @from..@to-1 all l_jnz -> l_top. */
+static int loop_recs(int from, int to)
+{
+	int i;
+
+	for (i = from; i < to; i++)
+		if (!rec_is(i, l_jnz, l_top))
+			return 0;
+	return 1;
+}
+
+/*
+ * Long runs of records, which the TBs store themselves between the
+ * helper's (page crossings, the wrap, the threshold): every record and
+ * the index exact.
+ */
+static void loop_tests(void)
+{
+	ds_setup(NREC, NREC + 1);
+	loop_n = 400;
+	bts_loop(TR | BTS, 0, MSR_DEBUGCTL);
+	ok(nrecords() == 399 && loop_recs(0, 399),
+	   "loop: 399 records, across 3 pages, each exact");
+
+	ds_setup(NREC, NREC + 1);
+	loop_n = 1200;
+	bts_loop(TR | BTS, 0, MSR_DEBUGCTL);
+	ok(nrecords() == 1199 - 2 * NREC && loop_recs(0, NREC),
+	   "loop: 1199 records round 512 slots twice: index at 175");
+
+	ds_setup(NREC, 300);
+	nmi_count = 0;
+	nmi_status = ~0ULL;
+	*apic_reg(APIC_LVTPC) = LVT_NMI;
+	loop_n = 1200;
+	bts_loop(TR | BTS | BTINT, 0, MSR_DEBUGCTL);
+	*apic_reg(APIC_LVTPC) = LVT_NMI | LVT_MASKED;
+	ok(nmi_count == 1 && nmi_status == 0, "loop: BTINT: one PMI");
+	ok((nmi_index - (uint32_t)bts_buf) / 24 == 301,
+	   "loop: BTINT: the PMI after the 300th record, its own the 301st");
+	ok(loop_recs(0, 300) && rec_is(300, l_top, nmi_entry),
+	   "loop: BTINT: records up to the PMI, its own from the next instruction");
+	ok(nrecords() == NREC && bts_buf[NREC * 3] == 0,
+	   "loop: BTINT: stop at the absolute maximum");
+}
+
 static int cmdline_has(const uint32_t *mbi, const char *word)
 {
 	const char *c, *w;
@@ -642,6 +706,7 @@ int main(const uint32_t *mbi)
 	user_tests();
 	wrap_tests();
 	pmi_tests();
+	loop_tests();
 	finish();
 	return 0;
 }

@@ -91,7 +91,7 @@ check "both SYSCALLs recorded, from the SYSCALL, to a kernel address ($k1, $k2)"
 insns=$(echo "$dis" | awk -F'\t' '/^ *[0-9a-f]+:\t/ { a = $1; sub(/^ */, "", a); sub(/:$/, "", a); print a }')
 bad=$(while read -r a b; do
 	user "$a" || continue
-	echo "$insns" | grep -qx "$a" || echo "$a"
+	grep -qx "$a" <<< "$insns" || echo "$a"
 done < "$out/raw.txt" | grep -c .)
 nexc=$(while read -r a b; do user "$a" && ! user "$b" && echo "$a"; done < "$out/raw.txt" | grep -c .)
 check "every record from the program starts at an instruction ($nexc to the kernel, $bad not at an instruction)" \

@@ -52,6 +52,12 @@
 #                              kernel) / without, interleaved, one boot;
 #                              min / min (issue 13; bench/pmu.sh alone:
 #                              BUILD=build tools/testing/itrace/bench/pmu.sh)
+#   bts_on_vs_off              workload time with the emulated Branch Trace
+#                              Store recording its user-mode branches
+#                              (perf record -S -e intel_bts//u, "+ds") /
+#                              without, interleaved, one boot; min / min
+#                              (issue 15; bench/bts.sh alone:
+#                              BUILD=build tools/testing/itrace/bench/bts.sh)
 #
 # Kernel: every boot of this run (tfd.sh's too) boots the non-debug bench
 # kernel, build/linux-obj-bench (tools/testing/itrace/config/
@@ -263,6 +269,8 @@ TFD_MODE=threads TFD_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/tfd.sh"
 
 # 7. performance counters counting vs not: its own boot (bench/pmu.sh).
 PMU_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/pmu.sh" > "$b/pmu.out"
+# 7b. the Branch Trace Store recording vs not: its own boot (bench/bts.sh).
+BTS_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/bts.sh" > "$b/bts.out"
 
 # 3. trace bytes per thousand instructions, from the last traced run.
 sum=$("$BUILD/tools/itrace/itrace" decode --summary "$b/onoff/work.itrace" 2>/dev/null)
@@ -299,7 +307,7 @@ echo "# rlimit_dump_size_on_vs_off: $son / $soff bytes"
 echo "bench rlimit_dump_size_on_vs_off = $(n "$son" "$soff") x (goal none)"
 echo "# fork_exec_p99_unrelated: median p99 $(us "$fbeside") us beside a $fthreads-thread process toggling RLIMIT_ITRACE / $(us "$falone") us alone ($reps x $frounds fork+exec each way, 2 vCPUs)"
 echo "bench fork_exec_p99_unrelated = $(n "$fbeside" "$falone") x (goal <= 1.1)"
-cat "$b/tfd.out" "$b/tfd-threads.out" "$b/pmu.out"
+cat "$b/tfd.out" "$b/tfd-threads.out" "$b/pmu.out" "$b/bts.out"
 
 # 8. decoding on the host (no guest): the workload's recording of step 1
 # against a bare libipt loop (tools/testing/itrace/bench/decode.sh; run it

@@ -52,12 +52,17 @@ uint64_t tcg_bts_misc_enable(CPUX86State *env, uint64_t val);
 void tcg_bts_interrupt(CPUX86State *env, target_ulong from, int cpl);
 void tcg_bts_far_transfer(CPUX86State *env);
 void tcg_bts_post_load(CPUX86State *env);
+void tcg_bts_pre_save(CPUX86State *env);
+void tcg_bts_mov_cr3(CPUX86State *env);
 #else
 static inline void tcg_bts_interrupt(CPUX86State *env, target_ulong from,
                                      int cpl)
 {
 }
 static inline void tcg_bts_far_transfer(CPUX86State *env)
+{
+}
+static inline void tcg_bts_mov_cr3(CPUX86State *env)
 {
 }
 #endif

@@ -8,14 +8,20 @@
  * save area (SDM Vol. 3B, "Branch Trace Store", "Debug Store").
  *
  * Translation blocks are keyed on HF_BTS_MASK (TR and BTS set), so only
- * code translated while BTS is on calls helper_bts_branch() at its taken
- * near branches (translate.c, gen_bts_*()); far transfers, interrupts and
- * exceptions come from seg_helper.c.  A guest that never enables BTS runs
- * unchanged.
+ * code translated while BTS is on records its taken near branches
+ * (translate.c, gen_bts_*()); far transfers, interrupts and exceptions
+ * come from seg_helper.c.  A guest that never enables BTS runs unchanged.
  *
  * Records and the index go straight to guest memory, through linear
  * addresses with supervisor rights; an address that does not translate
- * (or is not RAM) loses the record, and never raises #PF.
+ * (or is not RAM) loses the record, and never raises #PF.  Each record
+ * the helper writes also sets up a "fast run" (TCGBTSState): host
+ * addresses of the next records up to the end of their page, the
+ * absolute maximum or the threshold, and of bts_index, where the TBs
+ * store near branches' records themselves, index included.  The run
+ * ends at every IA32_DEBUGCTL, IA32_DS_AREA or CR3 write and at every
+ * record the helper writes (far transfers, interrupts, exceptions), which
+ * read the DS area again.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -35,11 +41,41 @@ bool tcg_bts_supported(CPUX86State *env)
     return env->features[FEAT_1_EDX] & CPUID_DTS;
 }
 
+/*
+ * Write bts_index back to the DS area if the fast run moved it: before
+ * the helper reads the DS area, before a PMI or any interrupt or
+ * exception is delivered, at far transfers, before IA32_DEBUGCTL,
+ * IA32_DS_AREA or CR3 change, before the VM state is saved.
+ */
+static void bts_flush(CPUX86State *env)
+{
+    TCGBTSState *bts = &env->bts;
+
+    if (bts->fast_ptr != UINTPTR_MAX && bts->fast_ptr != bts->run_host) {
+        bts->run_index += bts->fast_ptr - bts->run_host;
+        bts->run_host = bts->fast_ptr;
+        stq_le_p(bts->index_host, bts->run_index);
+    }
+}
+
+/* No fast run: the next near branch goes through the helper. */
+static void bts_end_run(CPUX86State *env)
+{
+    TCGBTSState *bts = &env->bts;
+
+    bts_flush(env);
+    bts->fast_ptr = UINTPTR_MAX;
+    bts->fast_end[0] = !(env->msr_debugctl & DEBUGCTL_BTS_OFF_OS);
+    bts->fast_end[1] = !(env->msr_debugctl & DEBUGCTL_BTS_OFF_USR);
+}
+
 static void bts_update_hflags(CPUX86State *env)
 {
     uint64_t on = DEBUGCTL_TR | DEBUGCTL_BTS;
     uint64_t off = DEBUGCTL_BTS_OFF_OS | DEBUGCTL_BTS_OFF_USR;
 
+    env->bts.fast_ptr = UINTPTR_MAX;
+    bts_end_run(env);
     env->hflags &= ~HF_BTS_MASK;
     if (tcg_bts_supported(env) && (env->msr_debugctl & on) == on &&
         (env->msr_debugctl & off) != off) {
@@ -61,6 +97,7 @@ bool tcg_bts_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
         if (val & ~DEBUGCTL_VALID) {
             return false;
         }
+        bts_flush(env);
         env->msr_debugctl = val;
         /* BTINT's threshold PMI is armed again by any write. */
         env->bts.pmi_sent = false;
@@ -71,6 +108,7 @@ bool tcg_bts_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val)
             return false;
         }
         env->msr_ds_area = val;
+        bts_end_run(env);
         return true;
     }
     return false;
@@ -103,6 +141,19 @@ uint64_t tcg_bts_misc_enable(CPUX86State *env, uint64_t val)
 void tcg_bts_post_load(CPUX86State *env)
 {
     bts_update_hflags(env);
+}
+
+void tcg_bts_pre_save(CPUX86State *env)
+{
+    bts_flush(env);
+}
+
+/* MOV to CR3: the buffer's mapping may have changed. */
+void tcg_bts_mov_cr3(CPUX86State *env)
+{
+    if (env->hflags & HF_BTS_MASK) {
+        bts_end_run(env);
+    }
 }
 
 /*
@@ -141,6 +192,60 @@ static bool bts_access(CPUX86State *env, uint64_t addr, void *buf,
 }
 
 /*
+ * The host address of guest linear address @addr, to write to, if it is
+ * RAM and translates; else NULL.  Marks its page dirty.
+ */
+static void *bts_host(CPUX86State *env, uint64_t addr, uintptr_t ra)
+{
+    int mmu_idx = MMU_KNOSMAP64_IDX + !(env->hflags & HF_LMA_MASK);
+    void *host;
+    int flags;
+
+    flags = probe_access_flags(env, addr, MMU_DATA_STORE, mmu_idx, true,
+                               &host, ra);
+    return (flags & TLB_INVALID_MASK) ? NULL : host;
+}
+
+/*
+ * After a record, with the index at @next: let TBs store the next records
+ * themselves (gen_bts_record()) while they stay in @next's page, below
+ * @limit, where the helper must take over: the wrap, the absolute
+ * maximum, the threshold.
+ */
+static void bts_start_run(CPUX86State *env, uint64_t next, uint64_t limit,
+                          uintptr_t ra)
+{
+    TCGBTSState *bts = &env->bts;
+    uint64_t page_end = (next | ~TARGET_PAGE_MASK) + 1;
+    void *rec, *ix;
+    int i;
+
+    bts_end_run(env);
+    if (HOST_BIG_ENDIAN) {
+        return;         /* TBs store host-endian words */
+    }
+    limit = MIN(limit, page_end);
+    if (limit <= next || limit - next < BTS_RECORD_SIZE) {
+        return;
+    }
+    rec = bts_host(env, next, ra);
+    ix = bts_host(env, env->msr_ds_area + DS_BTS_INDEX, ra);
+    if (!rec || !ix) {
+        return;
+    }
+    bts->fast_ptr = bts->run_host = (uintptr_t)rec;
+    bts->index_host = ix;
+    bts->run_index = next;
+    for (i = 0; i < 2; i++) {
+        if (bts->fast_end[i]) {
+            /* the last record starts at limit - 24 */
+            bts->fast_end[i] = (uintptr_t)rec + (limit - next) -
+                               BTS_RECORD_SIZE + 1;
+        }
+    }
+}
+
+/*
  * Store one BTS record.  The index is read from the DS area every time
  * (software may move it while BTS is on, as Linux does in its PMI) and
  * written back with the record, before any PMI.  BTINT clear: the buffer
@@ -158,9 +263,11 @@ static void bts_record(CPUX86State *env, uint64_t from, uint64_t to,
     uint8_t ds[32], rec[BTS_RECORD_SIZE];
     uint64_t base, index, max, thresh, next;
 
+    bts_flush(env);
     if (ctl & (cpl == 0 ? DEBUGCTL_BTS_OFF_OS : DEBUGCTL_BTS_OFF_USR)) {
         return;
     }
+    bts_end_run(env);
     if (!bts_access(env, env->msr_ds_area, ds, sizeof(ds), false, ra)) {
         return;
     }
@@ -197,17 +304,29 @@ static void bts_record(CPUX86State *env, uint64_t from, uint64_t to,
         env->bts.pmi_sent = true;
         tcg_pmu_pmi(env);
     }
+    /*
+     * A fast record at P needs P + 24 <= limit: BTINT clear, P + 48 <= max
+     * (the record after which the index wraps is the helper's); BTINT
+     * set, P + 24 <= max, and P + 24 < thresh while below it (the record
+     * that reaches it is the helper's).
+     */
+    if (!(ctl & DEBUGCTL_BTINT)) {
+        bts_start_run(env, next, max - BTS_RECORD_SIZE, ra);
+    } else if (next < thresh) {
+        bts_start_run(env, next, MIN(max, thresh - 1), ra);
+    } else {
+        bts_start_run(env, next, max, ra);
+    }
 }
 
 /*
- * A taken near branch of a TB translated with HF_BTS_MASK: @from is the
- * EIP of the branch instruction, @to that of its target.
+ * A taken near branch of a TB translated with HF_BTS_MASK, when the fast
+ * run does not take its record: @from is the linear address of the
+ * branch instruction, @to that of its target.
  */
 void helper_bts_branch(CPUX86State *env, target_ulong from, target_ulong to)
 {
-    target_ulong cs = env->segs[R_CS].base;
-
-    bts_record(env, cs + from, cs + to, env->hflags & HF_CPL_MASK, GETPC());
+    bts_record(env, from, to, env->hflags & HF_CPL_MASK, GETPC());
 }
 
 /*
@@ -219,6 +338,7 @@ void tcg_bts_far_transfer(CPUX86State *env)
 {
     int pending = env->bts.far_cpl;
 
+    bts_flush(env);
     if (!pending) {
         return;
     }
@@ -237,6 +357,7 @@ void tcg_bts_far_transfer(CPUX86State *env)
  */
 void tcg_bts_interrupt(CPUX86State *env, target_ulong from, int cpl)
 {
+    bts_flush(env);
     env->bts.far_cpl = 0;
     if (env->hflags & HF_BTS_MASK) {
         bts_record(env, from, env->segs[R_CS].base + env->eip, cpl, 0);
