@@ -64,6 +64,7 @@ asm(".text\n"
     "	mov %edx, nmi_status + 4\n"
     "	movl $0x400, 0xfee00340\n"
     "	popa\n"
+    "nmi_iret:\n"
     "	iret\n"
     "gp_entry:\n"
     "	incl gp_count\n"
@@ -117,7 +118,7 @@ asm(".text\n"
     "	mov $u_after_sysexit, %edx\n"
     "k_sysexit:\n"
     "	sysexit\n"
-    ".globl gp_entry, ud_entry, ud_iret, nmi_entry, bad_entry\n"
+    ".globl gp_entry, ud_entry, ud_iret, nmi_entry, nmi_iret, bad_entry\n"
     ".globl bts_run_user, run_user_iret, user_return\n"
     ".globl sysenter_entry, k_sysexit\n");
 
@@ -207,6 +208,23 @@ asm(".text\n"
     "	xor %edx, %edx\n"
     "	wrmsr\n"
     "	ret\n"
+    /*
+     * bts_spin ("migrate"): JE taken until an NMI (the host's) counts,
+     * then DEBUGCTL as it is into mig_debugctl, and BTS off.
+     */
+    ".globl bts_spin, m_top, m_je\n"
+    "bts_spin:\n"
+    "	wrmsr\n"
+    "m_top:\n"
+    "	cmpl $0, nmi_count\n"
+    "m_je:\n"
+    "	je m_top\n"
+    "	rdmsr\n"
+    "	mov %eax, mig_debugctl\n"
+    "	xor %eax, %eax\n"
+    "	xor %edx, %edx\n"
+    "	wrmsr\n"
+    "	ret\n"
     /* bts_loop: JNZ taken loop_n - 1 times, then BTS off. */
     ".globl bts_loop, l_jnz, l_top\n"
     "bts_loop:\n"
@@ -238,7 +256,7 @@ volatile uint64_t bts_buf[(NREC + 4) * 3] __attribute__((aligned(64)));
 
 volatile unsigned int gp_count, ud_count, nmi_count, nmi_index;
 volatile uint64_t nmi_status;
-volatile uint32_t kernel_esp, bts_ctl, loop_n;
+volatile uint32_t kernel_esp, bts_ctl, loop_n, mig_debugctl;
 static uint32_t tss[26];
 static uint64_t gdt[6] = {
 	0, 0x00cf9a000000ffffULL, 0x00cf92000000ffffULL,
@@ -261,7 +279,9 @@ extern char u_after_sysexit[], u_int[];
 extern char n_jmp[], n_jmp_t[], n_call[], n_sub[], n_ret[], n_after[];
 extern char n_jz[], n_jz_t[], n_ijmp[], n_ijmp_t[], n_ljmp[], n_ljmp_t[];
 extern char j1[], j2[], j3[], j4[], j5[], j6[], j_end[];
-extern char l_jnz[], l_top[];
+extern char l_jnz[], l_top[], m_top[], m_je[], nmi_iret[];
+extern void bts_spin(uint32_t ctl, uint32_t hi, uint32_t msr)
+	__attribute__((regparm(3)));
 extern void bts_loop(uint32_t ctl, uint32_t hi, uint32_t msr)
 	__attribute__((regparm(3)));
 
@@ -668,6 +688,40 @@ static void loop_tests(void)
 	   "loop: BTINT: stop at the absolute maximum");
 }
 
+/*
+ * "migrate": BTS on (CPL 0, circular) while a loop spins; bts-test.sh
+ * migrates the VM, then sends an NMI, which ends the loop.  IA32_DEBUGCTL
+ * and IA32_DS_AREA came along, the index in memory too, and the
+ * destination went on recording where the source stopped: the last
+ * records are the loop's JE, the NMI's and its IRET's.
+ */
+static void migrate_run(void)
+{
+	unsigned int idx, i;
+
+	ds_setup(NREC, NREC + 1);
+	nmi_count = 0;
+	puts_("BTS-MIGRATE-READY\n");
+	bts_spin(TR | BTS, 0, MSR_DEBUGCTL);
+	ok(mig_debugctl == (TR | BTS), "migrate: DEBUGCTL migrated");
+	ok(rdmsr(MSR_DS_AREA) == (uint32_t)ds_area, "migrate: DS_AREA migrated");
+	idx = nrecords();
+	puts_("# migrate: index at ");
+	putu(idx);
+	puts_(" records\n");
+	/* slot i-k, modulo the buffer */
+#define SLOT(k)	((idx + NREC - (k)) % NREC)
+	ok(rec_is(SLOT(1), nmi_iret, (char *)(uint32_t)bts_buf[SLOT(2) * 3]),
+	   "migrate: last record: the NMI handler's IRET back");
+	ok(bts_buf[SLOT(2) * 3 + 1] == (uint32_t)nmi_entry,
+	   "migrate: the one before: the NMI");
+	for (i = 3; i < 40; i++)
+		if (!rec_is(SLOT(i), m_je, m_top))
+			break;
+	ok(i == 40, "migrate: before them, the loop's JE, 37 times");
+	finish();
+}
+
 static int cmdline_has(const uint32_t *mbi, const char *word)
 {
 	const char *c, *w;
@@ -701,6 +755,8 @@ int main(const uint32_t *mbi)
 	setup_cpu();
 	if (cmdline_has(mbi, "nods"))
 		nods_tests();
+	if (cmdline_has(mbi, "migrate"))
+		migrate_run();
 	cpuid_msr_tests();
 	near_tests();
 	user_tests();

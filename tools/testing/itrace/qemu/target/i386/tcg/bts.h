@@ -45,6 +45,7 @@
 #define BTS_RECORD_SIZE         24
 
 #ifndef CONFIG_USER_ONLY
+void tcg_bts_init(X86CPU *cpu);
 bool tcg_bts_supported(CPUX86State *env);
 bool tcg_bts_wrmsr(CPUX86State *env, uint32_t msr, uint64_t val);
 uint64_t tcg_bts_rdmsr(CPUX86State *env, uint32_t msr);

@@ -32,6 +32,8 @@
 #include "exec/helper-proto.h"
 #include "exec/exec-all.h"
 #include "exec/cpu_ldst.h"
+#include "exec/ram_addr.h"
+#include "sysemu/runstate.h"
 #include "tcg/helper-tcg.h"
 #include "tcg/bts.h"
 #include "tcg/pmu.h"
@@ -47,15 +49,47 @@ bool tcg_bts_supported(CPUX86State *env)
  * exception is delivered, at far transfers, before IA32_DEBUGCTL,
  * IA32_DS_AREA or CR3 change, before the VM state is saved.
  */
+static void bts_dirty(void *host, uint64_t len)
+{
+    ram_addr_t ra = qemu_ram_addr_from_host(host);
+
+    if (ra != RAM_ADDR_INVALID) {
+        cpu_physical_memory_set_dirty_range(ra, len, DIRTY_CLIENTS_ALL);
+    }
+}
+
 static void bts_flush(CPUX86State *env)
 {
     TCGBTSState *bts = &env->bts;
+    uint64_t len;
 
     if (bts->fast_ptr != UINTPTR_MAX && bts->fast_ptr != bts->run_host) {
-        bts->run_index += bts->fast_ptr - bts->run_host;
+        len = bts->fast_ptr - bts->run_host;
+        /* What the TBs stored bypassed dirty tracking (migration). */
+        bts_dirty((void *)bts->run_host, len);
+        bts->run_index += len;
         bts->run_host = bts->fast_ptr;
         stq_le_p(bts->index_host, bts->run_index);
+        bts_dirty(bts->index_host, 8);
     }
+}
+
+/*
+ * The VM stops (before a migration's last RAM pass, among others), its
+ * vCPUs paused: the records and the index in guest memory, marked dirty.
+ */
+static void bts_vm_state_change(void *opaque, bool running, RunState state)
+{
+    X86CPU *cpu = opaque;
+
+    if (!running) {
+        bts_flush(&cpu->env);
+    }
+}
+
+void tcg_bts_init(X86CPU *cpu)
+{
+    qemu_add_vm_change_state_handler(bts_vm_state_change, cpu);
 }
 
 /* No fast run: the next near branch goes through the helper. */
