@@ -11,7 +11,7 @@ ns() { sed -n 's/.* ns=\([0-9]*\).*/\1/p'; }
 off() { echo "off $(/in/work "$ROUNDS" | ns)" >> "$OUT/bts.txt"; }
 on() {
 	rm -f /tmp/bts.data
-	/usr/bin/perf record -q -S -e intel_bts//u --per-thread -o /tmp/bts.data \
+	/usr/bin/perf record -q -S -e intel_bts//u --per-thread ${PAGES:+-m ,$PAGES} -o /tmp/bts.data \
 		/in/work "$ROUNDS" > /tmp/on.out 2> /tmp/on.log || { cat /tmp/on.log; exit 1; }
 	echo "on $(ns < /tmp/on.out)" >> "$OUT/bts.txt"
 	echo "$(wc -c < /tmp/bts.data) bytes of perf.data" >> "$OUT/snap.txt"
