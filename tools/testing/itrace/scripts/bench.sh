@@ -58,6 +58,12 @@
 #   sample_itrace_overhead     workload sampled at ~1 kHz with 4 KiB of
 #                              trace per sample / without trace (issue 14;
 #                              bench/sample.sh alone, as pmu.sh)
+#   bts_on_vs_off              workload time with the emulated Branch Trace
+#                              Store recording its user-mode branches
+#                              (perf record -S -e intel_bts//u, "+ds") /
+#                              without, interleaved, one boot; min / min
+#                              (issue 15; bench/bts.sh alone:
+#                              BUILD=build tools/testing/itrace/bench/bts.sh)
 #
 # Kernel: every boot of this run (tfd.sh's too) boots the non-debug bench
 # kernel, build/linux-obj-bench (tools/testing/itrace/config/
@@ -271,6 +277,8 @@ TFD_MODE=threads TFD_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/tfd.sh"
 PMU_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/pmu.sh" > "$b/pmu.out"
 # 7b. PERF_SAMPLE_ITRACE's cost: its own boot (bench/sample.sh).
 SAMPLE_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/sample.sh" > "$b/sample.out"
+# 7c. the Branch Trace Store recording vs not: its own boot (bench/bts.sh).
+BTS_KERNEL=$b/linux-obj/arch/x86/boot/bzImage "$t/bench/bts.sh" > "$b/bts.out"
 
 # 3. trace bytes per thousand instructions, from the last traced run.
 sum=$("$BUILD/tools/itrace/itrace" decode --summary "$b/onoff/work.itrace" 2>/dev/null)
@@ -307,7 +315,7 @@ echo "# rlimit_dump_size_on_vs_off: $son / $soff bytes"
 echo "bench rlimit_dump_size_on_vs_off = $(n "$son" "$soff") x (goal none)"
 echo "# fork_exec_p99_unrelated: median p99 $(us "$fbeside") us beside a $fthreads-thread process toggling RLIMIT_ITRACE / $(us "$falone") us alone ($reps x $frounds fork+exec each way, 2 vCPUs)"
 echo "bench fork_exec_p99_unrelated = $(n "$fbeside" "$falone") x (goal <= 1.1)"
-cat "$b/tfd.out" "$b/tfd-threads.out" "$b/pmu.out" "$b/sample.out"
+cat "$b/tfd.out" "$b/tfd-threads.out" "$b/pmu.out" "$b/sample.out" "$b/bts.out"
 
 # 8. decoding on the host (no guest): the workload's recording of step 1
 # against a bare libipt loop (tools/testing/itrace/bench/decode.sh; run it

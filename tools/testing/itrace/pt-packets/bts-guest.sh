@@ -1,0 +1,36 @@
+# Guest half of bts.sh (busybox sh): the emulated Branch Trace Store
+# through Linux's stock intel_bts driver and Debian's perf.  /in/perf.tar:
+# perf and its libraries; /in/bts-prog (bts.sh builds it).
+set -u
+. /etc/itrace.env
+tar -xf /in/perf.tar -C / && rm -f /in/perf.tar
+perf=/usr/bin/perf
+cd /tmp
+dmesg > "$OUT/dmesg-boot.txt"
+ls /sys/bus/event_source/devices/ > "$OUT/pmus.txt"
+grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -x 'dts\|dtes64\|ds_cpl\|bts' \
+	> "$OUT/cpuflags.txt"
+# Every PMI counts here: no throttling for the time the (slow, emulated)
+# BTS PMI handler takes to drain thousands of kernel records.
+echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
+
+# User-mode branches of bts-prog, per thread (BTS's only mode).
+$perf record -e intel_bts//u --per-thread -m ,64 -o /tmp/bts.data /in/bts-prog \
+	> "$OUT/record.log" 2>&1
+echo "rc $?" >> "$OUT/record.log"
+# All branches: from (ip) and to (addr) of each record.
+$perf script -i /tmp/bts.data --itrace=b -F ip,addr > "$OUT/branches.txt" \
+	2> "$OUT/script.log"
+echo "rc $?" >> "$OUT/script.log"
+$perf script -i /tmp/bts.data --itrace=b -F ip,sym,addr,flags \
+	> "$OUT/branches-sym.txt" 2>&1
+$perf script -i /tmp/bts.data -D > "$OUT/dump.txt" 2>&1
+
+# The same with kernel and user branches, for the kernel's health.
+$perf record -e intel_bts// --per-thread -m ,64 -o /tmp/bts-k.data /in/bts-prog \
+	> "$OUT/record-k.log" 2>&1
+echo "rc $?" >> "$OUT/record-k.log"
+$perf script -i /tmp/bts-k.data --itrace=b -F ip,addr > "$OUT/branches-k.txt" \
+	2> "$OUT/script-k.log"
+echo "rc $?" >> "$OUT/script-k.log"
+dmesg > "$OUT/dmesg-end.txt"

@@ -1,0 +1,105 @@
+#!/bin/bash
+# The emulated Branch Trace Store under Linux's stock intel_bts driver and
+# Debian's perf (TAP; guest half: bts-guest.sh), CPU model with "+ds":
+#  - the driver registers (DS, DTES64, BTS in /proc/cpuinfo);
+#  - perf record -e intel_bts//u --per-thread of bts-prog.c, a program of
+#    known branches, and perf script --itrace=b: its user-mode branches,
+#    from and to each, exactly, in program order; the SYSCALLs with a
+#    kernel target; no decoding error;
+#  - the same with kernel branches; the kernel's log stays clean.
+#
+#   tools/testing/itrace/pt-packets/bts.sh [BUILD]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+export BUILD
+out=$BUILD/pt-packets/bts
+mkdir -p "$out"
+
+gcc -O2 -static -nostdlib -no-pie -fno-pie -o "$out/bts-prog" "$here/bts-prog.c"
+perf=/usr/bin/perf
+libs=$(ldd $perf | awk '/=> \// { print $3 } /^\t\// { print $1 }' | sed 's,^/lib,/usr/lib,')
+tar -chf "$out/perf.tar" -C / ${perf#/} $(for l in $libs; do echo "${l#/}"; done)
+ITRACE_CPU_OPTS=+ds "$top/tools/testing/itrace/scripts/run-vm.sh" -t 900 -o "$out/vm" \
+	"$here/bts-guest.sh" "$out/perf.tar" "$out/bts-prog" > "$out/run-vm.log" 2>&1
+rc=$?
+vm=$out/vm
+check "guest ran (run-vm exit $rc)" [ $rc -eq 0 ]
+d=$vm/dmesg-end.txt
+check "CPU flags dts, dtes64, ds_cpl, bts ($(echo $(cat "$vm/cpuflags.txt" 2>/dev/null)))" \
+	bash -c "[ \$(grep -c . '$vm/cpuflags.txt') = 4 ]"
+check "intel_bts PMU registered" grep -qx intel_bts "$vm/pmus.txt"
+check "kernel health: no WARN/BUG/Oops/KASAN/lockdep report in the console log" \
+	"$top/tools/testing/itrace/scripts/kernel-health.sh" "$vm/console.log"
+for bad in 'unchecked MSR access' 'irq loop stuck' 'NMI received for unknown reason' \
+	'Dazed and confused' 'perf: interrupt took too long'; do
+	check "dmesg: no '$bad'" bash -c "! grep -q '$bad' '$d'"
+done
+
+# The expected user-mode branches, "from to" in hex, from the ELF.
+dis=$(objdump -d --no-show-raw-insn "$out/bts-prog")
+addr() {	# addr REGEX [N]: address of the N-th instruction matching REGEX
+	echo "$dis" | awk -F'\t' -v re="$1" -v n="${2:-1}" '
+		/^ *[0-9a-f]+:\t/ { a = $1; sub(/^ */, "", a); sub(/:$/, "", a)
+			if ($2 ~ re && ++k == n) { print a; exit } }'
+}
+next_of() {	# next_of ADDR: the address of the instruction after ADDR
+	echo "$dis" | awk -F'\t' -v want="$1" '
+		/^ *[0-9a-f]+:\t/ { a = $1; sub(/^ */, "", a); sub(/:$/, "", a)
+			if (hit) { print a; exit } if (a == want) hit = 1 }'
+}
+sym() { nm "$out/bts-prog" | awk -v s="$1" '$3 == s { sub(/^0*/, "", $1); print $1 }'; }
+call_f=$(addr '^call ') jmp=$(addr '^jmp ') jnz=$(addr '^jne ')
+icall=$(addr '^call +\*') ret_g=$(addr '^ret' 2) ret_f=$(addr '^ret' 1)
+sc1=$(addr '^syscall' 1) sc2=$(addr '^syscall' 2)
+loop=$(sym loop) f=$(sym f) g=$(sym g)
+{
+	echo "$call_f $f"
+	echo "$jmp $(next_of "$(next_of "$jmp")")"
+	for i in 1 2 3 4; do echo "$jnz $loop"; done
+	echo "$icall $g"
+	echo "$ret_g $(next_of "$icall")"
+	echo "$ret_f $(next_of "$call_f")"
+} > "$out/want.txt"
+lo=$((0x$(sym _start))) hi=$((0x$g + 1))
+user() { local v=$((0x$1)); [ $v -ge $lo ] && [ $v -le $hi ]; }
+# The records as the driver stored them (perf script -D: "FROM -> TO").
+sed -nE 's/.* ([0-9a-f]+) -> ([0-9a-f]+) (miss|pred)?.*$/\1 \2/p' "$vm/dump.txt" 2>/dev/null \
+	> "$out/raw.txt"
+# perf script --itrace=b lines: "FROM => TO" (hex, maybe padded).
+awk '{ for (i = 1; i <= NF; i++) if ($i == "=>") { f = $(i - 1); t = $(i + 1) }
+	sub(/^0*/, "", f); sub(/^0*/, "", t); print f, t }' "$vm/branches.txt" 2>/dev/null \
+	> "$out/script.txt"
+# Branches within the program (user to user), in order.
+flow() { while read -r a b; do user "$a" && user "$b" && echo "$a $b"; done < "$1"; }
+flow "$out/raw.txt" > "$out/got-raw.txt"
+flow "$out/script.txt" > "$out/got-script.txt"
+echo "# records: $(grep -c . "$out/raw.txt") in the trace, perf script: $(grep -c . "$out/script.txt") branches"
+sed 's/^/# record: /' "$out/raw.txt" | head -16
+check "perf record -e intel_bts//u --per-thread: exit 0" grep -qx 'rc 0' "$vm/record.log"
+check "perf script: exit 0, no decoding error" \
+	bash -c "grep -qx 'rc 0' '$vm/script.log' && ! grep -qi 'error\|failed' '$vm/script.log' '$vm/branches.txt'"
+check "records: the program's branches, from and to of each, in order ($(grep -c . "$out/want.txt") expected)" \
+	diff "$out/want.txt" "$out/got-raw.txt"
+check "perf script --itrace=b: the same branches" diff "$out/want.txt" "$out/got-script.txt"
+k1=$(awk -v s="$sc1" '$1 == s { print $2; exit }' "$out/raw.txt")
+k2=$(awk -v s="$sc2" '$1 == s { print $2; exit }' "$out/raw.txt")
+check "both SYSCALLs recorded, from the SYSCALL, to a kernel address ($k1, $k2)" \
+	bash -c "case '$k1 $k2' in ffffffff*' 'ffffffff*) true ;; *) false ;; esac"
+# Every other record from the program (exceptions: page faults) comes
+# from the address of an instruction, the one that faulted.
+insns=$(echo "$dis" | awk -F'\t' '/^ *[0-9a-f]+:\t/ { a = $1; sub(/^ */, "", a); sub(/:$/, "", a); print a }')
+bad=$(while read -r a b; do
+	user "$a" || continue
+	grep -qx "$a" <<< "$insns" || echo "$a"
+done < "$out/raw.txt" | grep -c .)
+nexc=$(while read -r a b; do user "$a" && ! user "$b" && echo "$a"; done < "$out/raw.txt" | grep -c .)
+check "every record from the program starts at an instruction ($nexc to the kernel, $bad not at an instruction)" \
+	[ "$bad" = 0 ]
+check "no record from kernel code in a user-only trace" \
+	bash -c "! grep -q '^ffff' '$out/raw.txt'"
+check "perf record -e intel_bts// (user and kernel): exit 0" grep -qx 'rc 0' "$vm/record-k.log"
+nk=$(grep -c '^ *ffff' "$vm/branches-k.txt" 2>/dev/null)
+check "user and kernel: records from kernel code ($nk)" [ "${nk:-0}" -gt 0 ]
+echo "1..$n"
+[ $fail -eq 0 ]
