@@ -1910,7 +1910,7 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	if (o->kernel) {
 		struct kernel_arg k = { .s = s, .path = o->kernel };
 
-		tl_for_each_aspace(s->tl, kernel_one, &k);
+		tl_walk_aspaces(s->tl, kernel_one, &k);
 		if (k.ret) {
 			ret = EXIT_USAGE;
 			goto out;

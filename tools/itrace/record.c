@@ -130,7 +130,9 @@ static int pt_format(const char *name, int *lo, int *hi)
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	n = fgets(buf, sizeof(buf), f) ? sscanf(buf, "config:%d-%d", lo, hi) : 0;
+	n = 0;
+	if (fgets(buf, sizeof(buf), f))
+		n = sscanf(buf, "config:%d-%d", lo, hi);
 	fclose(f);
 	if (n == 1)
 		*hi = *lo;
@@ -210,7 +212,8 @@ static uint64_t pt_config(const struct ropts *o, char *what, size_t len)
 		if (pt_cap("psb_cyc") > 0 && !pt_set(&config, "cyc", 1))
 			snprintf(what + strlen(what), len - strlen(what), ", CYC");
 		else
-			fprintf(stderr, "itrace: warning: --cyc: this intel_pt has no CYC packets\n");
+			fprintf(stderr,
+				"itrace: warning: --cyc: this intel_pt has no CYC packets\n");
 	}
 	return config;
 }
@@ -326,7 +329,7 @@ static int online_cpus(int **cpus, size_t *nr)
 
 		snprintf(buf, sizeof(buf), "0-%ld", n > 0 ? n - 1 : 0);
 	} else {
-		ok = fgets(buf, sizeof(buf), f) != NULL;
+		ok = !!fgets(buf, sizeof(buf), f);
 		fclose(f);
 		if (!ok)
 			return -1;
@@ -756,7 +759,7 @@ static int synth_maps(struct pev_buf *pb, pid_t pid)
 		if (n < 7 || perms[2] != 'x')
 			continue;
 		if (n < 8)
-			strcpy(name, "//anon");
+			snprintf(name, sizeof(name), "//anon");
 		prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
 		       PROT_EXEC;
 		flags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
@@ -879,7 +882,8 @@ static void report_open_error(const struct ropts *o, const struct perf_event_att
 		report_kernel_denied(err);
 		return;
 	}
-	fprintf(stderr, "itrace: perf_event_open(intel_pt, type %u, config 0x%llx, pid %d, cpu %d): %s\n",
+	fprintf(stderr,
+		"itrace: perf_event_open(intel_pt, type %u, config 0x%llx, pid %d, cpu %d): %s\n",
 		attr->type, (unsigned long long)attr->config, pid, cpu, strerror(err));
 	read_sysfs_int("/proc/sys/kernel/perf_event_paranoid", &paranoid);
 	if ((err == EACCES || err == EPERM) && pid == -1)
@@ -1102,7 +1106,8 @@ static int open_event(struct rstate *st, pid_t pid, int cpu)
 	if (add_fd(st, b, fd))
 		return -1;
 	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, b->fd)) {
-		fprintf(stderr, "itrace: PERF_EVENT_IOC_SET_OUTPUT (pid %d into cpu %d's buffer): %s\n",
+		fprintf(stderr,
+			"itrace: PERF_EVENT_IOC_SET_OUTPUT (pid %d into cpu %d's buffer): %s\n",
 			pid, cpu, strerror(errno));
 		return -1;
 	}
@@ -1250,7 +1255,8 @@ static int snap_relocate(struct rstate *st, pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f) && !found)
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095[^\n]", &lo, &hi, &off, name) == 4 &&
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %4095[^\n]",
+			   &lo, &hi, &off, name) == 4 &&
 		    !off && !strcmp(name, st->snap_file)) {
 			st->snap_addr = lo + st->snap_vaddr;
 			found = 1;
@@ -1278,7 +1284,8 @@ static int open_bp(struct rstate *st, pid_t pid, int cpu, bool on_exec)
 	struct ring *nr;
 
 	if (fd < 0) {
-		fprintf(stderr, "itrace: --snapshot-on: the breakpoint at 0x%llx (pid %d, cpu %d): %s\n",
+		fprintf(stderr,
+			"itrace: --snapshot-on: the breakpoint at 0x%llx (pid %d, cpu %d): %s\n",
 			(unsigned long long)st->snap_addr, pid, cpu, strerror(errno));
 		return -1;
 	}
@@ -1629,18 +1636,20 @@ static int fork_command(struct rstate *st)
 	}
 	close(st->go[0]);
 	close(st->ep[1]);
-	st->go[0] = st->ep[1] = -1;
+	st->go[0] = -1;
+	st->ep[1] = -1;
 	return 0;
 }
 
-/* Release the command; 0, or the errno of its exec. */
+/* Release the command; 0, or the (positive) errno of its exec. */
 static int start_command(struct rstate *st)
 {
 	int child_err = 0;
 
 	if (write(st->go[1], st->snap_pie ? "t" : "x", 1) != 1) {
+		child_err = errno ? errno : EPIPE;
 		perror("itrace: releasing the command");
-		return EIO;
+		return child_err;
 	}
 	close(st->go[1]);
 	st->go[1] = -1;
@@ -1907,8 +1916,10 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 			break;
 		case 'm':
 			o->pages = strtoul(optarg, &end, 0);
-			if (*end || !o->pages || (o->pages & (o->pages - 1)) || o->pages > (1UL << 24)) {
-				fprintf(stderr, "itrace: -m %s: not a power of two (pages)\n", optarg);
+			if (*end || !o->pages || (o->pages & (o->pages - 1)) ||
+			    o->pages > (1UL << 24)) {
+				fprintf(stderr, "itrace: -m %s: not a power of two (pages)\n",
+					optarg);
 				return EXIT_USAGE;
 			}
 			o->pages_set = 1;
@@ -2003,7 +2014,8 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		return EXIT_USAGE;
 	}
 	if ((o->pids || o->tids) && (o->cmd || o->all_cpus || o->cpu_list)) {
-		fprintf(stderr, "itrace: -p/-t attach to running threads: no command, -a or -C with them\n");
+		fprintf(stderr,
+			"itrace: -p/-t attach to running threads: no command, -a or -C with them\n");
 		return EXIT_USAGE;
 	}
 	if (o->pids && o->tids) {
@@ -2129,7 +2141,10 @@ int cmd_record(int argc, char **argv)
 	o = &st->o;
 	st->child = -1;
 	st->sfd = -1;
-	st->go[0] = st->go[1] = st->ep[0] = st->ep[1] = -1;
+	st->go[0] = -1;
+	st->go[1] = -1;
+	st->ep[0] = -1;
+	st->ep[1] = -1;
 	sigprocmask(SIG_SETMASK, NULL, &st->oldmask);
 	ret = parse_record_opts(argc, argv, o);
 	if (ret) {
@@ -2329,7 +2344,8 @@ int cmd_record(int argc, char **argv)
 			st->child_status = status;
 		} else if (st->snap_pie) {
 			/* stopped by ptrace after its exec: the address, then go */
-			int ok = waitpid(st->child, &status, 0) == st->child && WIFSTOPPED(status) &&
+			int ok = waitpid(st->child, &status, 0) == st->child &&
+				 WIFSTOPPED(status) &&
 				 !snap_relocate(st, st->child) &&
 				 !(rec->samples ? open_sampled_all(st, false) :
 				   open_breakpoints(st, false));

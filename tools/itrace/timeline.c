@@ -490,7 +490,7 @@ void tl_free(struct timeline *tl)
 	free(tl);
 }
 
-void tl_for_each_aspace(struct timeline *tl, tl_aspace_fn fn, void *arg)
+void tl_walk_aspaces(struct timeline *tl, tl_aspace_fn_t fn, void *arg)
 {
 	size_t i;
 	struct tl_aspace *as;
@@ -507,7 +507,7 @@ static void done_one(void *arg, struct tl_aspace *as)
 
 void tl_done(struct timeline *tl)
 {
-	tl_for_each_aspace(tl, done_one, NULL);
+	tl_walk_aspaces(tl, done_one, NULL);
 	tl->ready = true;
 }
 

@@ -84,8 +84,8 @@ void tl_done(struct timeline *tl);
 /* pid's address space at perf time (created empty if it has none). */
 struct tl_aspace *tl_aspace_of(struct timeline *tl, uint32_t pid, uint64_t time);
 /* Call fn for every address space. */
-typedef void (*tl_aspace_fn)(void *arg, struct tl_aspace *as);
-void tl_for_each_aspace(struct timeline *tl, tl_aspace_fn fn, void *arg);
+typedef void (*tl_aspace_fn_t)(void *arg, struct tl_aspace *as);
+void tl_walk_aspaces(struct timeline *tl, tl_aspace_fn_t fn, void *arg);
 /* The recording knows its threads (sample ids); loss points counted. */
 bool tl_has_threads(const struct timeline *tl);
 size_t tl_nr_losses(const struct timeline *tl);

@@ -781,7 +781,7 @@ static void test_record_cli(const char *itrace)
 		 " ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -q -o p.itrace -p $p --duration 0.3; rc=$?;"
 		 " kill $p; test $rc = 0 || exit 1;"
 		 " %s decode --sideband p.itrace > p.sideband || exit 1;"
-		 " grep -q \"COMM pid $p tid $p sleep\" p.sideband &&"
+		 " grep -q \"COMM pid $p tid $p sleep\" p.sideband || exit 1;"
 		 " grep -q \"MMAP2 pid $p tid $p .* r-x .*/sleep\" p.sideband",
 		 tmpdir, itrace, itrace);
 	ok(run(cmd) == 0,
@@ -834,7 +834,8 @@ static void test_record_cli(const char *itrace)
 			 "ITRACE_RECORD_SIDEBAND_ONLY=1 %s record -q -o %s %s%s%s%s' -- true",
 			 itrace, tmp("bad.itrace"), "--filter 'filter f @ ", tiny_path,
 			 ", tracestop g @ ", tiny_path);
-		ok(run(cmd) == 0, "record --filter with two ranges (filter, tracestop) of symbols: accepted");
+		ok(run(cmd) == 0,
+		   "record --filter with two ranges (filter, tracestop) of symbols: accepted");
 	}
 }
 
@@ -2262,7 +2263,7 @@ static void test_samples(const char *itrace)
 
 		snprintf(big, sizeof(big),
 			 "%s report --samples --json %s > %s; %s report --json %s > %s;"
-			 " /usr/bin/python3 %s/tests/check-json.py %s/itrace.schema.json %s >/dev/null &&"
+			 " /usr/bin/python3 %s/tests/check-json.py %s/itrace.schema.json %s >/dev/null || exit 1;"
 			 " /usr/bin/python3 %s/tests/check-json.py %s/itrace.schema.json %s >/dev/null",
 			 itrace, f, s1, itrace, f, s2, src, src, s1, src, src, s2);
 		ok(run(big) == 0, "samples: report --json, with and without --samples: %s",
