@@ -67,15 +67,22 @@ awk -v n="$want" -v p="$period" -v it="$iters" -v body="$body" '
 		for (k = 1; k <= n; k++) printf "%x\n", insn(k * p + 1) }' > "$out/want.ips"
 sed 's/^ *//; s/^0*//' "$vm/loop.ips" 2>/dev/null > "$out/got.ips"
 lo=$(( $(sym _start) )) hi=$(( $(sym done) + 9 ))
+# A sample may say the first instruction of an interrupt handler: the
+# PMI (an NMI) and a timer interrupt due at the same instruction boundary,
+# the interrupt taken first (the skid the SDM allows); at most one or two
+# of them a run, each in the kernel, the others exact.
+kin=$(grep -c '^ffff' "$out/got.ips")
 inprog=$(while read -r a; do
+		case $a in ffff*) continue ;; esac
 		v=$((0x$a))
 		[ $v -ge $lo ] && [ $v -lt $hi ] || echo bad
 	done < "$out/got.ips" | grep -c bad)
-check "every sample IP in pmu-loop's code ($inprog outside)" [ "$inprog" = 0 ]
-mism=$(diff "$out/want.ips" "$out/got.ips" | grep -c '^[<>]')
+check "every sample IP in pmu-loop's code ($inprog outside, $kin at an interrupt's entry)" \
+	[ "$inprog" = 0 -a "$kin" -le 2 ]
+mism=$(paste "$out/want.ips" "$out/got.ips" | awk '$2 !~ /^ffff/ && $1 != $2' | wc -l)
 echo "# sample IPs: $(head -3 "$out/got.ips" | tr '\n' ' ')...; $mism lines differ from the model"
-check "each sample IP is the instruction right after the k*N-th one (skid: the next instruction)" \
-	[ "$mism" = 0 -a "${got:-0}" -gt 0 ]
+check "each sample IP is the instruction right after the k*N-th one (skid: the next instruction; $kin at an interrupt)" \
+	[ "$mism" = 0 -a "${got:-0}" -gt 0 -a "$(wc -l < "$out/got.ips")" = "$(wc -l < "$out/want.ips")" ]
 
 # 2. perf stat: exact counts.
 si=$(awk -F, '$3 == "instructions:u" { print $1 }' "$vm/loop.stat" 2>/dev/null)
