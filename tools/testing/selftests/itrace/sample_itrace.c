@@ -14,7 +14,8 @@
  *    the trace comes back as soon as it is disabled or closed;
  *  - a user's stopped CPU-wide trace keeps the PMU, also restarted in
  *    place;
- *  - a sampled event closed while it samples, and a 10 kHz load.
+ *  - a sampled event closed while it samples, and a 10 kHz load of
+ *    10 s.
  *
  * Needs intel_pt; skipped without it.
  */
@@ -939,6 +940,86 @@ TEST(close_while_sampling_under_load)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	TH_LOG("%d samples in 10 windows of 250 ms", total);
 	EXPECT_LT(100, total);
+}
+
+/*
+ * A 10 kHz load for 10 s: a child's user-mode instructions sampled (the
+ * CPU's PMU) at the period that gives 10,000 samples a second at its
+ * unsampled speed, 4 KiB of trace in each, the stream drained as it
+ * fills; every record well formed, every sample with its trace, and the
+ * kernel healthy (the runner scans its log). Skipped without a PMU that
+ * counts instructions.
+ */
+TEST(sampling_load_10khz_10s)
+{
+	struct perf_event_attr count = {
+		.size = sizeof(count),
+		.type = PERF_TYPE_HARDWARE,
+		.config = PERF_COUNT_HW_INSTRUCTIONS,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	struct perf_event_mmap_page *rb;
+	struct perf_event_attr attr;
+	long long total = 0, traced = 0, bad = 0, lost = 0;
+	unsigned long long n0 = 0, n1 = 0, period;
+	struct timespec t0, t;
+	int fd, status;
+	pid_t pid;
+
+	if (pt_type() < 0)
+		SKIP(return, NO_PT);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		for (;;)
+			spin_ms(1000);
+	}
+	fd = sys_perf_event_open(&count, pid, -1, -1, 0);
+	if (fd < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		SKIP(return, "no instructions counter");
+	}
+	ASSERT_EQ(sizeof(n0), read(fd, &n0, sizeof(n0)));
+	usleep(200000);
+	ASSERT_EQ(sizeof(n1), read(fd, &n1, sizeof(n1)));
+	close(fd);
+	period = (n1 - n0) * 5 / 10000;	/* per 200 ms: 10 kHz */
+	if (period < 1000)
+		period = 1000;
+
+	sample_attr(&attr, period);
+	attr.type = PERF_TYPE_HARDWARE;
+	attr.config = PERF_COUNT_HW_INSTRUCTIONS;
+	attr.disabled = 0;
+	fd = open_attr(&attr, pid);
+	ASSERT_LE(0, fd) TH_LOG("instructions sampling: %s", strerror(errno));
+	rb = map_rb(fd);
+	ASSERT_NE(NULL, rb);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		struct samples s;
+
+		usleep(20000);
+		read_samples(rb, &s);
+		total += s.nr;
+		traced += s.with_trace;
+		bad += s.bad;
+		lost += s.lost;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 10);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	unmap_rb(rb);
+	close(fd);
+	TH_LOG("period %llu instructions (%llu a second unsampled)",
+	       period, (n1 - n0) * 5);
+	TH_LOG("%lld samples in 10 s, %lld with trace, %lld PERF_RECORD_LOST",
+	       total, traced, lost);
+	EXPECT_EQ(0, bad);
+	EXPECT_LT(1000, total);
+	EXPECT_EQ(total, traced);
 }
 
 /*
