@@ -2,7 +2,7 @@
 #
 # Guest half of the late-PMI run of `make check` (busybox sh): the guest
 # boots with `-cpu ...,intel-pt-pmi-delay=N`, each ToPA PMI held back for
-# N bytes of trace output (or until output stops); /in/pmi-delay says N
+# N bytes of trace output (or until output stops); /in/pmi-delay.bytes says N
 # (run-vm.sh's FILE argument). Leaves in $OUT:
 #   kselftest/<name>.tap  overwrite's late_pmi_reports_lost_laps
 set -u
@@ -11,7 +11,7 @@ set -u
 mkdir -p "$OUT/kselftest"
 st=$ITRACE_BUILD/selftests/itrace
 echo "guest: kselftest overwrite -t late_pmi_reports_lost_laps"
-ITRACE_PT_PMI_DELAY=$(cat /in/pmi-delay) timeout 300 "$st/overwrite" \
+ITRACE_PT_PMI_DELAY=$(cat /in/pmi-delay.bytes) timeout 300 "$st/overwrite" \
 	-t late_pmi_reports_lost_laps > "$OUT/kselftest/overwrite.tap" 2>&1
 echo "# exit status $?" >> "$OUT/kselftest/overwrite.tap"
 exit 0

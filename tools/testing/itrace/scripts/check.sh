@@ -171,9 +171,9 @@ tap "$res/e2e-single.tap" topa-single
 echo "== late ToPA PMIs (-cpu ...,intel-pt-pmi-delay=65536): overwrite mode stops, never laps"
 gd=$res/pmi-delay
 mkdir -p "$gd"
-echo 65536 > "$res/pmi-delay"
+echo 65536 > "$res/pmi-delay.bytes"
 ITRACE_CPU_OPTS=intel-pt-pmi-delay=65536 \
-	"$here/run-vm.sh" -t 600 -o "$gd" "$t/guest/pmi-delay.sh" "$res/pmi-delay"
+	"$here/run-vm.sh" -t 600 -o "$gd" "$t/guest/pmi-delay.sh" "$res/pmi-delay.bytes"
 vm_result pmi-delay $? "$gd"
 for f in "$gd"/kselftest/*.tap; do
 	[ -f "$f" ] && tap "$f" "pmi-delay/kselftest/$(basename "$f" .tap)"
