@@ -625,10 +625,11 @@ static size_t owner_idx(const struct tl_buf *b, uint64_t o)
 
 static struct tl_thread *switch_owner(const struct tl_buf *b, uint64_t time)
 {
-	size_t lo = 0, hi = b->nr_sw;
+	size_t lo = 0, hi;
 
-	if (!b->nr_sw)
+	if (!b || !b->nr_sw)
 		return NULL;
+	hi = b->nr_sw;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
