@@ -565,7 +565,8 @@ void op_set_output(struct ctx *c)
 		pthread_mutex_unlock(&p->lock);
 	say(c, "event %d -> %d%s", o.fd, target,
 	    mapped ? " (its trace is mapped)" : "");
-	err = err_of(ioctl(o.fd, PERF_EVENT_IOC_SET_OUTPUT, target));
+	/* a long: the kernel compares the argument with -1UL */
+	err = err_of(ioctl(o.fd, PERF_EVENT_IOC_SET_OUTPUT, (long)target));
 	if (mapped) {
 		bool same = p->obj[slot].gen == o.gen;
 

@@ -697,8 +697,8 @@ void op_sysfs(struct ctx *c)
 		else
 			done(c, err);
 		break;
-	case 3:		/* "more than 64 bits" */
-		STRICT(c, err, ERANGE);
+	case 3:		/* "more than 64 bits": not a number of 64 bits */
+		STRICT(c, err, EINVAL);
 		break;
 	default:	/* a config the PMU may reject */
 		LOOSE(c, err, 0, EINVAL, ENOMEM);
