@@ -16,6 +16,8 @@
  */
 #include <stdint.h>
 
+#include "baremetal.h"
+
 #define MSR_MISC_ENABLE		0x1a0
 #define MSR_DEBUGCTL		0x1d9
 #define MSR_DS_AREA		0x600
@@ -32,15 +34,12 @@
 /* LBR, BTF, 6-14 */
 #define DEBUGCTL_VALID	0x7fc3u
 
-#define APIC_BASE	0xfee00000u
 #define APIC_SVR	0xf0
 #define APIC_LVTPC	0x340
 #define LVT_NMI		(4u << 8)
 #define LVT_MASKED	(1u << 16)
 
 asm(".text\n"
-    ".align 4\n"
-    ".long 0x1badb002, 0, -0x1badb002\n"
     ".globl _start\n"
     "_start:\n"
     "	mov $stack_top, %esp\n"
@@ -263,7 +262,6 @@ static uint64_t gdt[6] = {
 	0x00cffa000000ffffULL, 0x00cff2000000ffffULL, 0,
 };
 static uint64_t idt[256];
-static int test_n, test_fail;
 
 extern void bts_run_user(void (*fn)(void));
 extern void user_bts(void);
@@ -285,17 +283,6 @@ extern void bts_spin(uint32_t ctl, uint32_t hi, uint32_t msr)
 extern void bts_loop(uint32_t ctl, uint32_t hi, uint32_t msr)
 	__attribute__((regparm(3)));
 
-static inline void outb(uint16_t port, uint8_t v)
-{
-	asm volatile("outb %0, %1" : : "a" (v), "Nd" (port));
-}
-
-static void puts_(const char *s)
-{
-	while (*s)
-		outb(0x3f8, *s++);
-}
-
 static void putx(uint64_t v)
 {
 	char buf[20];
@@ -308,78 +295,6 @@ static void putx(uint64_t v)
 	puts_("0x");
 	while (i)
 		outb(0x3f8, buf[--i]);
-}
-
-static void putu(uint64_t v)
-{
-	char buf[24];
-	int i = 0;
-
-	do {
-		buf[i++] = '0' + v % 10;
-		v /= 10;
-	} while (v);
-	while (i)
-		outb(0x3f8, buf[--i]);
-}
-
-static void ok(int cond, const char *name)
-{
-	test_n++;
-	if (!cond) {
-		test_fail++;
-		puts_("not ");
-	}
-	puts_("ok ");
-	putu(test_n);
-	puts_(" ");
-	puts_(name);
-	puts_("\n");
-}
-
-static void finish(void)
-{
-	puts_("1..");
-	putu(test_n);
-	puts_("\n");
-	outb(0xf4, test_fail ? 1 : 0);
-	for (;;)
-		asm volatile("hlt");
-}
-
-void bad_exception(void)
-{
-	ok(0, "unexpected exception");
-	finish();
-}
-
-static void cpuid(uint32_t leaf, uint32_t *r)
-{
-	asm volatile("cpuid" : "=a" (r[0]), "=b" (r[1]), "=c" (r[2]), "=d" (r[3])
-		     : "a" (leaf), "c" (0));
-}
-
-static uint64_t rdmsr(uint32_t msr)
-{
-	uint32_t lo, hi;
-
-	asm volatile("rdmsr" : "=a" (lo), "=d" (hi) : "c" (msr));
-	return lo | (uint64_t)hi << 32;
-}
-
-/* Returns 1 if the WRMSR raised #GP. */
-static int wrmsr_gp(uint32_t msr, uint64_t val)
-{
-	unsigned int before = gp_count;
-
-	asm volatile("wrmsr" : : "c" (msr), "a" ((uint32_t)val),
-		     "d" ((uint32_t)(val >> 32)) : "memory");
-	return gp_count != before;
-}
-
-static volatile uint32_t *apic_reg(uint32_t reg)
-{
-	return (volatile uint32_t *)(APIC_BASE + reg);
 }
 
 static void set_gate(int vec, void *fn, int dpl)
@@ -720,21 +635,6 @@ static void migrate_run(void)
 			break;
 	ok(i == 40, "migrate: before them, the loop's JE, 37 times");
 	finish();
-}
-
-static int cmdline_has(const uint32_t *mbi, const char *word)
-{
-	const char *c, *w;
-
-	if (!mbi || !(mbi[0] & 4))
-		return 0;
-	for (c = (const char *)mbi[4]; *c; c++) {
-		for (w = word; *w && c[w - word] == *w; w++)
-			;
-		if (!*w && (c[w - word] == 0 || c[w - word] == ' '))
-			return 1;
-	}
-	return 0;
 }
 
 /* "nods": the CPU model without "+ds" has neither DS nor its MSRs. */

@@ -25,20 +25,59 @@ retap() {
 	done < "$file"
 }
 
-# msr-test: the bare-metal (multiboot, 32-bit) check, into DIR/msr-test.
-build_msr_test() {
+# build_baremetal NAME DIR: a bare-metal (multiboot, 32-bit) check,
+# NAME.c with baremetal.h (msr-test, pmu-test, bts-test), into DIR/NAME.
+build_baremetal() {
 	gcc -m32 -O2 -Wall -ffreestanding -fno-toplevel-reorder -nostdlib -static \
 		-fno-pic -fno-pie -no-pie -fno-stack-protector \
 		-Wl,-Ttext=0x100000 -Wl,--build-id=none \
-		-o "$1/msr-test" "$here/msr-test.c"
+		-o "$2/$1" "$here/$1.c"
 }
 
-# pmu-test: the bare-metal check of the performance counters.
-build_pmu_test() {
-	gcc -m32 -O2 -Wall -ffreestanding -fno-toplevel-reorder -nostdlib -static \
-		-fno-pic -fno-pie -no-pie -fno-stack-protector \
-		-Wl,-Ttext=0x100000 -Wl,--build-id=none \
-		-o "$1/pmu-test" "$here/pmu-test.c"
+# migrate_baremetal READY SETTLE WHAT: run the bare-metal check (QEMU
+# arguments in the array args, results in $out) with "-append migrate";
+# once it prints READY ("migrate: WHAT" is that check), wait SETTLE seconds, save the VM to a file and quit;
+# resume it from the file in a second QEMU and send the NMI that ends its
+# loop.  The destination's TAP joins ours as "migrate: ..." results.
+migrate_baremetal() {
+	local ready=$1 settle=$2 what=$3 pid st n0
+	mon_sock=$out/mon.sock
+	rm -f "$mon_sock" "$out/state" "$out/mig1" "$out/mig2"
+	"$qemu" "${args[@]}" -append migrate -serial file:"$out/mig1" \
+		-monitor unix:"$mon_sock",server=on,wait=off &
+	pid=$!
+	for _ in $(seq 240); do
+		grep -q "$ready" "$out/mig1" 2>/dev/null && break
+		sleep 0.5
+	done
+	check "migrate: $what" grep -q "$ready" "$out/mig1"
+	sleep "$settle"
+	mon "migrate \"exec:cat > $out/state\"" > /dev/null || true
+	for _ in $(seq 240); do
+		mon "info migrate" | grep -q "Migration status: completed" && break
+		sleep 0.5
+	done
+	mon "quit" > /dev/null || true
+	wait $pid || true
+	check "migrate: VM state saved" [ -s "$out/state" ]
+	check "migrate: the source had not finished" bash -c "! grep -q '^1\.\.' '$out/mig1'"
+	rm -f "$mon_sock"
+	timeout 300 "$qemu" "${args[@]}" -append migrate -serial file:"$out/mig2" \
+		-monitor unix:"$mon_sock",server=on,wait=off -incoming "exec:cat $out/state" &
+	pid=$!
+	for _ in $(seq 240); do
+		st=
+		[ -S "$mon_sock" ] && st=$(mon "info status" 2>/dev/null || true)
+		case $st in *"VM status: running"*) break ;; esac
+		sleep 0.5
+	done
+	sleep 1
+	mon "nmi" > /dev/null || true
+	wait $pid || true
+	tr -d '\r' < "$out/mig2" > "$out/mig2.log"
+	n0=$n
+	retap "" "$out/mig2.log"
+	[ $n -gt $n0 ] || notok "migrate: the destination finished"
 }
 
 # mon COMMAND: one QEMU monitor command through the socket $mon_sock;

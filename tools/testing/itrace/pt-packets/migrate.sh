@@ -87,7 +87,7 @@ check "OVF marks the lost packet state" grep -q ' ovf=1' "$out/ptcheck.tap"
 # give a FUP with the full IP (IPBytes 6) of where execution resumes, the
 # instruction after the HLT; the NMI then gives a FUP there and a TIP to
 # nmi_entry.
-build_msr_test "$out"
+build_baremetal msr-test "$out"
 margs=(-L /usr/share/qemu -L /usr/share/seabios -display none -no-reboot
        -nic none -m 64M -cpu "$cpu" -device isa-debug-exit,iobase=0xf4,iosize=4
        -kernel "$out/msr-test" -append ovf)

@@ -15,6 +15,8 @@
  */
 #include <stdint.h>
 
+#include "baremetal.h"
+
 #define MSR_PLATFORM_INFO	0xce
 #define RTIT_OUTPUT_BASE	0x560
 #define RTIT_OUTPUT_MASK	0x561
@@ -71,16 +73,12 @@
 #define MSR_GLOBAL_OVF_CTRL	0x390
 #define GLOBAL_TOPA_PMI		(1ULL << 55)
 
-#define APIC_BASE	0xfee00000u
 #define APIC_SVR	0xf0
 #define APIC_LVTPC	0x340
 #define LVT_NMI		(4u << 8)
 #define LVT_MASKED	(1u << 16)
 
 asm(".text\n"
-    ".align 4\n"
-    ".long 0x1badb002, 0, -0x1badb002\n"
-    ".text\n"
     ".globl _start\n"
     "_start:\n"
     "	mov $stack_top, %esp\n"
@@ -129,85 +127,6 @@ asm(".text\n"
     "code16_end:\n");
 
 static uint64_t idt[32];
-static int test_n, test_fail;
-
-static inline void outb(uint16_t port, uint8_t v)
-{
-	asm volatile("outb %0, %1" : : "a" (v), "Nd" (port));
-}
-
-static void puts_(const char *s)
-{
-	while (*s)
-		outb(0x3f8, *s++);
-}
-
-static void putu(unsigned long v, unsigned int base)
-{
-	char buf[24];
-	int i = 0;
-
-	do {
-		buf[i++] = "0123456789abcdef"[v % base];
-		v /= base;
-	} while (v);
-	while (i)
-		outb(0x3f8, buf[--i]);
-}
-
-static void ok(int cond, const char *name)
-{
-	test_n++;
-	if (!cond) {
-		test_fail++;
-		puts_("not ");
-	}
-	puts_("ok ");
-	putu(test_n, 10);
-	puts_(" ");
-	puts_(name);
-	puts_("\n");
-}
-
-static void finish(void)
-{
-	puts_("1..");
-	putu(test_n, 10);
-	puts_("\n");
-	outb(0xf4, test_fail ? 1 : 0);
-	for (;;)
-		asm volatile("hlt");
-}
-
-void bad_exception(void)
-{
-	ok(0, "unexpected exception");
-	finish();
-}
-
-static void cpuid(uint32_t leaf, uint32_t sub, uint32_t *r)
-{
-	asm volatile("cpuid" : "=a" (r[0]), "=b" (r[1]), "=c" (r[2]), "=d" (r[3])
-		     : "a" (leaf), "c" (sub));
-}
-
-static uint64_t rdmsr(uint32_t msr)
-{
-	uint32_t lo, hi;
-
-	asm volatile("rdmsr" : "=a" (lo), "=d" (hi) : "c" (msr));
-	return lo | (uint64_t)hi << 32;
-}
-
-/* Returns 1 if the WRMSR raised #GP. */
-static int wrmsr_gp(uint32_t msr, uint64_t val)
-{
-	unsigned int before = gp_count;
-
-	asm volatile("wrmsr" : : "c" (msr), "a" ((uint32_t)val),
-		     "d" ((uint32_t)(val >> 32)) : "memory");
-	return gp_count != before;
-}
 
 static void set_gate(int vec, void *fn)
 {
@@ -273,14 +192,6 @@ __attribute__((noinline)) static void traced_work(unsigned long n)
 	}
 }
 
-static uint64_t rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	asm volatile("rdtsc" : "=a" (lo), "=d" (hi));
-	return lo | (uint64_t)hi << 32;
-}
-
 /*
  * The same work with tracing off and on (OS, ToPA wrapping around one
  * 64K region), timed with the TSC: prints the ratio for the benchmarks.
@@ -314,10 +225,10 @@ static void bench(uint64_t ctl)
 	wrmsr_gp(RTIT_CTL, 0);
 	ok(off_time > 0 && on_time > 0, "bench ran");
 	puts_("# bench pt_on_vs_off_baremetal = ");
-	putu(on_time / off_time, 10);
+	putu(on_time / off_time);
 	puts_(".");
-	putu(on_time * 100 / off_time % 100 / 10, 10);
-	putu(on_time * 100 / off_time % 10, 10);
+	putu(on_time * 100 / off_time % 100 / 10);
+	putu(on_time * 100 / off_time % 10);
 	puts_(" x\n");
 }
 
@@ -355,11 +266,6 @@ static void topa_setup(int stop)
 		t[0] = REGION | (4 << 6);		/* 64K */
 		t[1] = TOPA_TABLE | 1;			/* END */
 	}
-}
-
-static volatile uint32_t *apic_reg(uint32_t reg)
-{
-	return (volatile uint32_t *)(APIC_BASE + reg);
 }
 
 volatile unsigned int nmi_count, nmi_rearm;
@@ -409,12 +315,12 @@ static void perfmon_tests(void)
 {
 	uint32_t r[4];
 
-	cpuid(0xa, 0, r);
+	cpuid_sub(0xa, 0, r);
 	ok(r[0] == (2 | 4 << 8 | 48 << 16 | 7 << 24),
 	   "CPUID.0A:EAX = version 2, 4 counters, 48 bits, 7 events");
 	ok(r[1] == 0x58, "CPUID.0A:EBX = 0x58 (LLC references and misses, branch misses do not count; pmu-test counts the rest)");
 	ok(r[3] == (3 | 48 << 5), "CPUID.0A:EDX = 3 fixed counters, 48 bits");
-	cpuid(1, 0, r);
+	cpuid_sub(1, 0, r);
 	ok(!(r[2] & (1u << 15)), "CPUID.1:ECX.PDCM = 0 (no PERF_CAPABILITIES)");
 	ok(!wrmsr_gp(MSR_PERFCTR0, 0xabcd) && rdmsr(MSR_PERFCTR0) == 0xabcd &&
 	   !wrmsr_gp(MSR_PERFCTR0 + 3, 0x1234) &&
@@ -654,22 +560,6 @@ __attribute__((noinline)) static void ovf_run(uint64_t ctl)
 	finish();
 }
 
-/* Whether the multiboot command line holds @word. */
-static int cmdline_has(const uint32_t *mbi, const char *word)
-{
-	const char *c, *w;
-
-	if (!mbi || !(mbi[0] & 4))
-		return 0;
-	for (c = (const char *)mbi[4]; *c; c++) {
-		for (w = word; *w && c[w - word] == *w; w++)
-			;
-		if (!*w && (c[w - word] == 0 || c[w - word] == ' '))
-			return 1;
-	}
-	return 0;
-}
-
 static void timing_run(uint64_t ctl, uint64_t *len)
 {
 	volatile uint64_t *t = (uint64_t *)TOPA_TABLE6;
@@ -688,17 +578,17 @@ static void timing_run(uint64_t ctl, uint64_t *len)
 	wrmsr_gp(RTIT_CTL, 0);
 	t1 = rdtsc();
 	puts_("# PT-CTL6 ");
-	putu((unsigned long)(ctl | TIMING_CTL), 16);
+	putu_base((unsigned long)(ctl | TIMING_CTL), 1);
 	puts_("\n");
 	/* RDTSC before and after: every TSC packet must lie in between. */
 	puts_("# PT-TSC6 ");
-	putu((unsigned long)(t0 >> 32), 16);
+	putu_base((unsigned long)(t0 >> 32), 1);
 	puts_(" ");
-	putu((unsigned long)t0, 16);
+	putu_base((unsigned long)t0, 1);
 	puts_(" ");
-	putu((unsigned long)(t1 >> 32), 16);
+	putu_base((unsigned long)(t1 >> 32), 1);
 	puts_(" ");
-	putu((unsigned long)t1, 16);
+	putu_base((unsigned long)t1, 1);
 	puts_("\n");
 	*len = rdmsr(RTIT_OUTPUT_MASK) >> 32;
 	ok((rdmsr(RTIT_OUTPUT_MASK) & 0xffffffff) == 0x7f &&
@@ -745,7 +635,7 @@ static void topa_error_tests(uint64_t ctl)
 			puts_("not ");
 		}
 		puts_("ok ");
-		putu(test_n, 10);
+		putu(test_n);
 		puts_(" ToPA error: ");
 		puts_(bad[i].name);
 		puts_(" -> STATUS.Error, TriggerEn clear, pointer at the entry\n");
@@ -772,7 +662,7 @@ static void single_entry_run(uint64_t ctl)
 	uint64_t st, off;
 	uint32_t r[4];
 
-	cpuid(0x14, 0, r);
+	cpuid_sub(0x14, 0, r);
 	ok(r[2] == 5, "single: CPUID.14.0:ECX = 5 (ToPA, single-range; one entry per table)");
 
 	*apic_reg(APIC_SVR) = 0x1ff;
@@ -799,7 +689,7 @@ static void single_entry_run(uint64_t ctl)
 	ok(nmi_count == 1 && nmi_status == GLOBAL_TOPA_PMI,
 	   "single: one PMI, GLOBAL_STATUS bit 55");
 	puts_("# single: output offset at the PMI ");
-	putu(off, 10);
+	putu(off);
 	puts_(" of 4096\n");
 	ok(off >= 4096 - 512 && off <= 4096 - 256,
 	   "single: the PMI came before the region was full, 256 to 512 bytes before");
@@ -837,23 +727,23 @@ int main(const uint32_t *mbi)
 	if (cmdline_has(mbi, "single"))
 		single_entry_run(ctl);
 
-	cpuid(0, 0, r);
+	cpuid_sub(0, 0, r);
 	ok(r[0] >= 0x16 && r[1] == 0x756e6547, "GenuineIntel, CPUID level >= 0x16");
-	cpuid(1, 0, r);
+	cpuid_sub(1, 0, r);
 	ok(((r[0] >> 8) & 0xf) == 6 && (((r[0] >> 12) & 0xf0) | ((r[0] >> 4) & 0xf)) == 158,
 	   "family 6 model 158");
-	cpuid(7, 0, r);
+	cpuid_sub(7, 0, r);
 	ok(r[1] & (1u << 25), "CPUID.7.0:EBX[25] intel-pt");
-	cpuid(0x14, 0, r);
+	cpuid_sub(0x14, 0, r);
 	ok(r[0] == 1 && r[1] == 0xf && r[2] == 7 && r[3] == 0,
 	   "CPUID.14.0 = {1, cr3 filter+psb/cyc+ip filter+mtc, topa+multi+single}");
-	cpuid(0x14, 1, r);
+	cpuid_sub(0x14, 1, r);
 	ok(r[0] == 0x02490002 && r[1] == 0x003f3fff && !r[2] && !r[3],
 	   "CPUID.14.1 = {MTC periods 0/3/6/9, 2 ranges; CYC 0-13, PSB 2K-64K}");
-	cpuid(0x15, 0, r);
+	cpuid_sub(0x15, 0, r);
 	ok(r[0] == 2 && r[1] == 300 && r[2] == 0,
 	   "CPUID.15 = {2, 300, ECX 0}: TSC/CTC = 150");
-	cpuid(0x16, 0, r);
+	cpuid_sub(0x16, 0, r);
 	ok(r[0] == 3600 && r[1] == 3600 && r[2] == 100,
 	   "CPUID.16 = {3600, 3600, 100} MHz");
 	ok(((rdmsr(MSR_PLATFORM_INFO) >> 8) & 0xff) == 36,

@@ -13,7 +13,7 @@ out=$BUILD/pt-packets/msr-test
 mkdir -p "$out"
 
 build_ptcheck "$out"
-build_msr_test "$out"
+build_baremetal msr-test "$out"
 
 timeout 120 "$qemu" -L /usr/share/qemu -L /usr/share/seabios -display none \
 	-nic none -no-reboot -m 64M -cpu "$cpu" \

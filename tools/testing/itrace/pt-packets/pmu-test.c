@@ -18,6 +18,8 @@
  */
 #include <stdint.h>
 
+#include "baremetal.h"
+
 #define MSR_PMC0		0xc1
 #define MSR_EVNTSEL0		0x186
 #define MSR_FIXED_CTR0		0x309
@@ -41,7 +43,6 @@
 #define ALL_COUNTERS		(0xfULL | FIXED(0) | FIXED(1) | FIXED(2))
 #define MASK48			0xffffffffffffULL
 
-#define APIC_BASE	0xfee00000u
 #define APIC_SVR	0xf0
 #define APIC_EOI	0xb0
 #define APIC_LVTT	0x320
@@ -60,8 +61,6 @@
  * interrupts from ring 3.
  */
 asm(".text\n"
-    ".align 4\n"
-    ".long 0x1badb002, 0, -0x1badb002\n"
     ".globl _start\n"
     "_start:\n"
     "	mov $stack_top, %esp\n"
@@ -200,49 +199,10 @@ static uint64_t gdt[6] = {
 	0x00cffa000000ffffULL, 0x00cff2000000ffffULL, 0,
 };
 static uint64_t idt[256];
-static int test_n, test_fail;
 
 extern void run_user(void (*fn)(void));
 extern void user_loop_small(void), user_loop_big(void), user_faults(void);
 extern void user_rdpmc(void), user_rep(void), user_spin(void);
-
-static inline void outb(uint16_t port, uint8_t v)
-{
-	asm volatile("outb %0, %1" : : "a" (v), "Nd" (port));
-}
-
-static void puts_(const char *s)
-{
-	while (*s)
-		outb(0x3f8, *s++);
-}
-
-static void putu(uint64_t v)
-{
-	char buf[24];
-	int i = 0;
-
-	do {
-		buf[i++] = '0' + v % 10;
-		v /= 10;
-	} while (v);
-	while (i)
-		outb(0x3f8, buf[--i]);
-}
-
-static void ok(int cond, const char *name)
-{
-	test_n++;
-	if (!cond) {
-		test_fail++;
-		puts_("not ");
-	}
-	puts_("ok ");
-	putu(test_n);
-	puts_(" ");
-	puts_(name);
-	puts_("\n");
-}
 
 /* A figure the host log shows: "# NAME VALUE". */
 static void note(const char *name, uint64_t v)
@@ -254,46 +214,6 @@ static void note(const char *name, uint64_t v)
 	puts_("\n");
 }
 
-static void finish(void)
-{
-	puts_("1..");
-	putu(test_n);
-	puts_("\n");
-	outb(0xf4, test_fail ? 1 : 0);
-	for (;;)
-		asm volatile("hlt");
-}
-
-void bad_exception(void)
-{
-	ok(0, "unexpected exception");
-	finish();
-}
-
-static void cpuid(uint32_t leaf, uint32_t *r)
-{
-	asm volatile("cpuid" : "=a" (r[0]), "=b" (r[1]), "=c" (r[2]), "=d" (r[3])
-		     : "a" (leaf), "c" (0));
-}
-
-static uint64_t rdmsr(uint32_t msr)
-{
-	uint32_t lo, hi;
-
-	asm volatile("rdmsr" : "=a" (lo), "=d" (hi) : "c" (msr));
-	return lo | (uint64_t)hi << 32;
-}
-
-/* Returns 1 if the WRMSR raised #GP. */
-static int wrmsr_gp(uint32_t msr, uint64_t val)
-{
-	unsigned int before = gp_count;
-
-	asm volatile("wrmsr" : : "c" (msr), "a" ((uint32_t)val),
-		     "d" ((uint32_t)(val >> 32)) : "memory");
-	return gp_count != before;
-}
-
 /* RDPMC; returns 1 if it raised #GP. */
 static int rdpmc_gp(uint32_t ecx, uint64_t *val)
 {
@@ -303,19 +223,6 @@ static int rdpmc_gp(uint32_t ecx, uint64_t *val)
 	asm volatile("rdpmc" : "+a" (lo), "+d" (hi) : "c" (ecx) : "memory");
 	*val = lo | (uint64_t)hi << 32;
 	return gp_count != before;
-}
-
-static uint64_t rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	asm volatile("rdtsc" : "=a" (lo), "=d" (hi));
-	return lo | (uint64_t)hi << 32;
-}
-
-static volatile uint32_t *apic_reg(uint32_t reg)
-{
-	return (volatile uint32_t *)(APIC_BASE + reg);
 }
 
 static void set_gate(int vec, void *fn, int dpl)
@@ -773,22 +680,6 @@ static void migrate_run(void)
 	   (uint64_t)(mig_pmis + 1) * MIG_PERIOD > branches,
 	   "migrate: one PMI every 1000000 branches");
 	finish();
-}
-
-/* Whether the multiboot command line holds @word. */
-static int cmdline_has(const uint32_t *mbi, const char *word)
-{
-	const char *c, *w;
-
-	if (!mbi || !(mbi[0] & 4))
-		return 0;
-	for (c = (const char *)mbi[4]; *c; c++) {
-		for (w = word; *w && c[w - word] == *w; w++)
-			;
-		if (!*w && (c[w - word] == 0 || c[w - word] == ' '))
-			return 1;
-	}
-	return 0;
 }
 
 int main(const uint32_t *mbi)
