@@ -65,9 +65,11 @@ qemu: overlay
 # The kselftests build inside the kernel tree (they include ../lib.mk and
 # ../kselftest_harness.h) against the patched uAPI headers.
 #
-# Upstream's perf_events selftests are the "old binaries": unchanged sources
-# of the base tree, built against the C library's uAPI headers (Debian's
-# linux-libc-dev), which know nothing of this series.  mmap maps the classic
+# Upstream's perf_events selftests are the "old binaries": the sources of
+# the base tree (with one test fix for upstream: remove_on_exec reaps the
+# children it kills, tools/testing/itrace/series/0007-*), built against the
+# C library's uAPI headers (Debian's linux-libc-dev), which know nothing of
+# this series.  mmap maps the classic
 # AUX area at aux_offset of an intel_pt event.  All of them are built (the
 # list of their Makefile) and the guest runs every binary in
 # build/selftests/perf_events (tools/testing/itrace/guest/perf-events.sh):
