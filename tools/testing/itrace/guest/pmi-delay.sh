@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# A late-PMI run (busybox sh), not part of `make check` yet: the guest
-# boots with `-cpu ...,intel-pt-pmi-delay=N`, each ToPA PMI held back for
-# N bytes of trace output (or until output stops); /in/pmi-delay.bytes says
-# N (run-vm.sh's FILE argument):
+# The late-PMI run of `make check` (busybox sh): the guest boots with
+# `-cpu ...,intel-pt-pmi-delay=N`, each ToPA PMI held back for N bytes of
+# trace output (or until output stops); /in/pmi-delay.bytes says N
+# (run-vm.sh's FILE argument). By hand:
 #   echo 65536 > build/pmi-delay.bytes
 #   ITRACE_CPU_OPTS=intel-pt-pmi-delay=65536 BUILD=$PWD/build \
 #     tools/testing/itrace/scripts/run-vm.sh -o build/vm/pd \
 #     tools/testing/itrace/guest/pmi-delay.sh build/pmi-delay.bytes
-# Known open: after the first stop, tracing resumes only at the next
-# sched-in (issue 16, item 7). Leaves in $OUT:
+# After each stop the PMI moves the output on and the trace goes on at
+# once (issue 16, item 7). Leaves in $OUT:
 #   kselftest/<name>.tap  overwrite's late_pmi_reports_lost_laps
 set -u
 . /etc/itrace.env

@@ -596,6 +596,67 @@ static void timing_run(uint64_t ctl, uint64_t *len)
 	   "timing run: more than two PSB periods, within the region");
 }
 
+/* Enable and at once disable tracing, output at @mask; OUTPUT_MASK_PTRS. */
+static uint64_t enable_disable(uint64_t ctl, uint64_t mask)
+{
+	wrmsr_gp(RTIT_CTL, 0);
+	wrmsr_gp(RTIT_STATUS, 0);
+	wrmsr_gp(RTIT_OUTPUT_BASE, TOPA_TABLE5);
+	wrmsr_gp(RTIT_OUTPUT_MASK, mask);
+	wrmsr_gp(RTIT_CTL, ctl);
+	wrmsr_gp(RTIT_CTL, 0);
+	return rdmsr(RTIT_OUTPUT_MASK);
+}
+
+/*
+ * A region that fills is left at once for the next entry (SDM "Table of
+ * Physical Addresses (ToPA)"), through an END to its table: an enable and
+ * disable write the same S bytes each time, so started S bytes before the
+ * end of a region they leave the pointers at the next entry, offset 0.
+ * The offset equals the region size only after a ToPA stop, and going on
+ * from there with Stopped clear is an operational error ("ToPA STOP",
+ * "ToPA Errors").
+ */
+static void topa_fill_tests(uint64_t ctl)
+{
+	volatile uint64_t *t = (uint64_t *)TOPA_TABLE5;
+	uint64_t m, m2, s, st;
+
+	t[0] = REGION5;
+	t[1] = REGION5 + 0x1000;
+	t[2] = TOPA_TABLE5 | 1;
+	m = enable_disable(ctl, 0x7f);
+	m2 = enable_disable(ctl, 0x7f);
+	s = m >> 32;
+	ok((m & 0xffffffff) == 0x7f && s > 16 && s < 0x1000 && m2 == m,
+	   "enable + disable write the same bytes each time");
+	puts_("# enable + disable: ");
+	putu(s);
+	puts_(" bytes\n");
+	m = enable_disable(ctl, ((0x1000 - s) << 32) | 0x7f);
+	ok(m == ((1 << 7) | 0x7f) && !(rdmsr(RTIT_STATUS) & 0x30),
+	   "a region filled to its last byte is left at once: entry 1, offset 0");
+	t[1] = TOPA_TABLE5 | 1;
+	m = enable_disable(ctl, ((0x1000 - s) << 32) | 0x7f);
+	ok(m == 0x7f && !(rdmsr(RTIT_STATUS) & 0x30),
+	   "... and through an END: entry 0 of its table, offset 0");
+
+	t[0] = REGION5 | (1 << 4);
+	st = topa_run(ctl, 200000);
+	m = rdmsr(RTIT_OUTPUT_MASK);
+	ok((st & (1 << 5)) && m == ((0x1000ULL << 32) | 0x7f),
+	   "ToPA stop: Stopped, offset = region size");
+	wrmsr_gp(RTIT_STATUS, 0);
+	wrmsr_gp(RTIT_CTL, ctl);
+	traced_work(2000);
+	st = rdmsr(RTIT_STATUS);
+	wrmsr_gp(RTIT_CTL, 0);
+	ok((st & (1 << 4)) && !(st & (1 << 5)) && !(st & (1 << 3)) &&
+	   rdmsr(RTIT_OUTPUT_MASK) == m,
+	   "going on from there with Stopped clear: STATUS.Error, TriggerEn clear, pointers kept");
+	wrmsr_gp(RTIT_STATUS, 0);
+}
+
 /* Malformed ToPA tables and output outside memory set STATUS.Error. */
 static void topa_error_tests(uint64_t ctl)
 {
@@ -877,6 +938,7 @@ int main(const uint32_t *mbi)
 
 	perfmon_tests();
 	pmi_tests(ctl);
+	topa_fill_tests(ctl);
 	topa_error_tests(ctl);
 
 	bench(ctl);

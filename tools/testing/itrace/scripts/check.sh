@@ -168,6 +168,19 @@ done
 "$here/e2e-verify.sh" "$gs/e2e" > "$res/e2e-single.tap" 2>&1
 tap "$res/e2e-single.tap" topa-single
 
+echo "== late ToPA PMIs (-cpu ...,intel-pt-pmi-delay=65536): overwrite mode stops, never laps, goes on"
+gd=$res/pmi-delay
+mkdir -p "$gd"
+echo 65536 > "$res/pmi-delay.bytes"
+ITRACE_CPU_OPTS=intel-pt-pmi-delay=65536 \
+	"$here/run-vm.sh" -t 600 -o "$gd" "$t/guest/pmi-delay.sh" "$res/pmi-delay.bytes"
+vm_result pmi-delay $? "$gd"
+for f in "$gd"/kselftest/*.tap; do
+	[ -f "$f" ] && tap "$f" "pmi-delay/kselftest/$(basename "$f" .tap)"
+done
+[ -f "$gd/kselftest/overwrite.tap" ] ||
+	result fail "pmi-delay/kselftest" "no kselftest output came back from the guest"
+
 echo "== two vCPUs (run-vm.sh -c 2): kselftests and end-to-end recordings"
 gm=$res/smp
 "$here/run-vm.sh" -t 900 -c 2 -o "$gm" "$t/guest/smp.sh"

@@ -316,20 +316,44 @@ static bool pt_topa_entry_bad(uint64_t entry, uint32_t idx,
 #define PT_TOPA_SINGLE_PMI_LEFT 512
 
 /*
+ * Read entry @idx of the ToPA table at @table into @entry: false if it
+ * is outside memory or malformed, including the single-entry rules (SDM
+ * "ToPA Errors").
+ */
+static bool pt_topa_read(CPUX86State *env, hwaddr table, uint32_t idx,
+                         uint64_t *entry)
+{
+    bool multi = env_archcpu(env)->intel_pt_topa_multi;
+    uint64_t phys_mask = pt_phys_mask(env);
+    MemTxResult res;
+
+    *entry = address_space_ldq(env_cpu(env)->as, table + idx * 8,
+                               MEMTXATTRS_UNSPECIFIED, &res);
+    if (res != MEMTX_OK || pt_topa_entry_bad(*entry, idx, phys_mask)) {
+        return false;
+    }
+    /* SDM "ToPA Errors", rules for a single ToPA entry */
+    return multi || idx != 1 ||
+           ((*entry & TOPA_END) && (*entry & phys_mask & ~0xfffULL) == table);
+}
+
+/*
  * ToPA output: OUTPUT_BASE is the current table, OUTPUT_MASK_PTRS[31:7]
  * the index of the current entry and [63:32] the offset in its region.
- * A full region is left only when more data arrives, so the offset may
- * equal the region size; a larger offset is an error.  When a region
- * fills, INT raises the ToPA PMI and STOP stops the trace.  Errors
- * (malformed entries, a table or region outside memory) set Error and
- * leave the pointers at the entry at fault.  Tables of one output entry
- * (see PT_TOPA_SINGLE_PMI_LEFT) must have an END back to the table as
- * entry 1, and their INT comes early.
+ * A region that fills is left at once for the next entry, through an END
+ * to its table (SDM "Table of Physical Addresses (ToPA)"), unless it has
+ * STOP: then Stopped is set and the offset stays at the region size
+ * ("ToPA STOP"), which is an operational error if tracing goes on from
+ * there with Stopped clear ("ToPA Errors", illegal output offset), as is
+ * any larger offset.  INT raises the ToPA PMI when its region fills.
+ * Errors (malformed entries, a table or region outside memory) set Error
+ * and leave the pointers at the entry at fault.  Tables of one output
+ * entry (see PT_TOPA_SINGLE_PMI_LEFT) must have an END back to the table
+ * as entry 1, and their INT comes early.
  */
 static void pt_output_topa(CPUX86State *env, const uint8_t *buf,
                            uint32_t len)
 {
-    CPUState *cs = env_cpu(env);
     bool multi = env_archcpu(env)->intel_pt_topa_multi;
     uint64_t phys_mask = pt_phys_mask(env);
     hwaddr table = env->msr_rtit_output_base & phys_mask;
@@ -337,23 +361,15 @@ static void pt_output_topa(CPUX86State *env, const uint8_t *buf,
     uint32_t off = env->msr_rtit_output_mask >> 32;
 
     while (len) {
-        MemTxResult res;
         uint64_t entry, size;
         hwaddr region;
         uint32_t n;
 
-        entry = address_space_ldq(cs->as, table + idx * 8,
-                                  MEMTXATTRS_UNSPECIFIED, &res);
-        if (res != MEMTX_OK || pt_topa_entry_bad(entry, idx, phys_mask)) {
+        if (!pt_topa_read(env, table, idx, &entry)) {
             pt_output_error(env);
             break;
         }
         region = entry & phys_mask & ~0xfffULL;
-        /* SDM "ToPA Errors", rules for a single ToPA entry */
-        if (!multi && idx == 1 && (!(entry & TOPA_END) || region != table)) {
-            pt_output_error(env);
-            break;
-        }
         if (entry & TOPA_END) {
             table = region;
             idx = 0;
@@ -361,22 +377,9 @@ static void pt_output_topa(CPUX86State *env, const uint8_t *buf,
             continue;
         }
         size = 4096ULL << ((entry >> TOPA_SIZE_SHIFT) & TOPA_SIZE_MASK);
-        if (off > size) {
+        if (off >= size) {
             pt_output_error(env);
             break;
-        }
-        if (off == size) {
-            if (entry & TOPA_STOP) {
-                env->msr_rtit_status |= RTIT_STATUS_STOPPED;
-                break;
-            }
-            idx++;
-            off = 0;
-            if (idx >= (1U << 25)) {
-                pt_output_error(env);
-                break;
-            }
-            continue;
         }
         n = MIN(len, size - off);
         if (!pt_write_phys(env, region + off, buf, n)) {
@@ -402,6 +405,17 @@ static void pt_output_topa(CPUX86State *env, const uint8_t *buf,
         if (entry & TOPA_STOP) {
             env->msr_rtit_status |= RTIT_STATUS_STOPPED;
             break;
+        }
+        /* On to the next region now, not when more data comes. */
+        idx++;
+        off = 0;
+        if (idx >= (1U << 25) || !pt_topa_read(env, table, idx, &entry)) {
+            pt_output_error(env);
+            break;
+        }
+        if (entry & TOPA_END) {
+            table = entry & phys_mask & ~0xfffULL;
+            idx = 0;
         }
     }
     env->msr_rtit_output_base = table;
