@@ -282,12 +282,20 @@ static unsigned long call_site(void (*fn)(int))
  */
 static int add_self(struct pt_image *image)
 {
+	/* sections stay mapped: no mmap and munmap at every switch of file */
+	static struct pt_image_section_cache *iscache;
 	char line[512], path[256];
 	unsigned long start, end, off;
-	int nr = 0, fd;
+	int nr = 0, fd, isid;
 	char perm[8];
-	FILE *f = fopen("/proc/self/maps", "r");
+	FILE *f;
 
+	if (!iscache) {
+		iscache = pt_iscache_alloc("self");
+		if (!iscache || pt_iscache_set_limit(iscache, 64 << 20) < 0)
+			return -1;
+	}
+	f = fopen("/proc/self/maps", "r");
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
@@ -304,8 +312,9 @@ static int add_self(struct pt_image *image)
 		} else if (path[0] != '/') {
 			continue;
 		}
-		if (!pt_image_add_file(image, path, off, end - start, NULL,
-				       start))
+		isid = pt_iscache_add_file(iscache, path, off, end - start,
+					   start);
+		if (isid >= 0 && !pt_image_add_cached(image, iscache, isid, NULL))
 			nr++;
 	}
 	fclose(f);
