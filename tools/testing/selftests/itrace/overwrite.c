@@ -19,7 +19,8 @@
  *    second chunk to count wraps at), a writable one still maps;
  *  - the classic AUX area at aux_offset keeps mainline's overwrite mode:
  *    aux_head is a position in the buffer, and no PMI is taken;
- *  - PERF_SAMPLE_AUX of a trace fd's overwrite buffer gives whole samples;
+ *  - PERF_SAMPLE_AUX of a trace fd's overwrite buffer gives whole samples,
+ *    of a writable AUX buffer (stop mode, classic) empty ones;
  *  - data_head advances while the traced task runs (the counting
  *    interrupts publish it), never goes back;
  *  - with PMIs that come later than a lap (the emulator's
@@ -535,13 +536,96 @@ TEST(classic_aux_snapshot_unchanged)
 }
 
 /*
- * PERF_SAMPLE_AUX from a trace fd's overwrite buffer: the PT event leads a
- * group whose software clock samples carry the newest AUX_SAMPLE bytes of
- * trace. Each sample has all of them (the driver's wrap-counting PMI does
- * not disturb the copy), and data_head still counts every byte.
+ * PERF_SAMPLE_AUX: the PT event leads a group whose software clock samples
+ * carry the newest AUX_SAMPLE bytes of its trace. sample_aux() runs such a
+ * group on this thread until 16 samples' worth of records (or for 5 s)
+ * and parses the samples, { header; u64 size; char data[size]; }: whole
+ * ones carry all AUX_SAMPLE bytes, empty ones say size 0 in a record of
+ * that size, anything else (or a record stream that does not parse to
+ * data_head) is bad.
  */
 #define AUX_SAMPLE	1024
 
+struct aux_samples {
+	int samples, whole, empty, bad;
+};
+
+/* 0, or -errno of the sampling event's perf_event_open() or mmap() */
+static int sample_aux(int fd, struct aux_samples *res)
+{
+	struct perf_event_attr attr = {
+		.size		= sizeof(attr),
+		.type		= PERF_TYPE_SOFTWARE,
+		.config		= PERF_COUNT_SW_TASK_CLOCK,
+		.sample_period	= 100000,	/* ns of task clock */
+		.sample_type	= PERF_SAMPLE_AUX,
+		.aux_sample_size = AUX_SAMPLE,
+		.exclude_kernel	= 1,
+	};
+	size_t len = (1 + 64) * page_size();
+	struct perf_event_mmap_page *srb;
+	unsigned long long pos, shead;
+	time_t t0 = time(NULL);
+	unsigned char *data;
+	unsigned long i;
+	int sfd, err = 0;
+
+	memset(res, 0, sizeof(*res));
+	sfd = sys_perf_event_open(&attr, 0, -1, fd, 0);
+	if (sfd < 0)
+		return -errno;
+	srb = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, sfd, 0);
+	if (srb == MAP_FAILED) {
+		err = -errno;
+		close(sfd);
+		return err;
+	}
+
+	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP))
+		err = -errno;
+	for (i = 0; !err && i < 20000; i++) {
+		indirect_calls(10000);
+		if (time(NULL) > t0 + 5 ||
+		    __atomic_load_n(&srb->data_head, __ATOMIC_ACQUIRE) >
+		    16 * (AUX_SAMPLE + 16))
+			break;
+	}
+	if (ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP) && !err)
+		err = -errno;
+
+	shead = __atomic_load_n(&srb->data_head, __ATOMIC_ACQUIRE);
+	data = (unsigned char *)srb + srb->data_offset;
+	for (pos = srb->data_tail; pos < shead && shead <= srb->data_size;) {
+		struct perf_event_header *h = (void *)(data + pos);
+		__u64 *size = (void *)(h + 1);
+
+		if (h->size < sizeof(*h) || pos + h->size > shead)
+			break;
+		if (h->type == PERF_RECORD_SAMPLE) {
+			res->samples++;
+			if (*size == AUX_SAMPLE &&
+			    h->size == sizeof(*h) + 8 + AUX_SAMPLE)
+				res->whole++;
+			else if (!*size && h->size == sizeof(*h) + 8)
+				res->empty++;
+			else
+				res->bad++;
+		}
+		pos += h->size;
+	}
+	if (pos != shead)
+		res->bad++;
+
+	munmap(srb, len);
+	close(sfd);
+	return err;
+}
+
+/*
+ * From a trace fd's overwrite buffer each sample has all AUX_SAMPLE bytes
+ * (the driver's wrap-counting PMI does not disturb the copy), and
+ * data_head still counts every byte.
+ */
 TEST(aux_sampling_of_trace_fd)
 {
 	struct perf_event_attr attr = {
@@ -550,12 +634,10 @@ TEST(aux_sampling_of_trace_fd)
 		.exclude_kernel	= 1,
 		.exclude_hv	= 1,
 	};
-	struct perf_event_mmap_page *rb, *srb, *pg;
-	unsigned long long head, pos, shead;
-	unsigned char *data;
-	int fd, tfd, sfd, samples = 0, bad = 0;
-	time_t t0 = time(NULL);
-	unsigned long i;
+	struct perf_event_mmap_page *rb, *pg;
+	struct aux_samples s;
+	unsigned long long head;
+	int fd, tfd, err;
 
 	if (pt_type() < 0)
 		SKIP(return, NO_PT);
@@ -572,62 +654,93 @@ TEST(aux_sampling_of_trace_fd)
 		  MAP_SHARED, tfd, 0);
 	ASSERT_NE(MAP_FAILED, pg);
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_TASK_CLOCK;
-	attr.sample_period = 100000;	/* ns of task clock */
-	attr.sample_type = PERF_SAMPLE_AUX;
-	attr.aux_sample_size = AUX_SAMPLE;
-	attr.exclude_kernel = 1;
-	sfd = sys_perf_event_open(&attr, 0, -1, fd, 0);
-	ASSERT_LE(0, sfd) TH_LOG("AUX sampling event: %s", strerror(errno));
-	srb = mmap(NULL, (1 + 64) * page_size(), PROT_READ | PROT_WRITE,
-		   MAP_SHARED, sfd, 0);
-	ASSERT_NE(MAP_FAILED, srb);
-
-	/* Until 16 samples' worth of records, or for 5 s at most */
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
-	for (i = 0; i < 20000; i++) {
-		indirect_calls(10000);
-		if (time(NULL) > t0 + 5 ||
-		    __atomic_load_n(&srb->data_head, __ATOMIC_ACQUIRE) >
-		    16 * (AUX_SAMPLE + 16))
-			break;
-	}
-	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP));
-
+	err = sample_aux(fd, &s);
+	ASSERT_EQ(0, err) TH_LOG("AUX sampling event: %s", strerror(-err));
 	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-
-	/* Samples: { header; u64 size; char data[size]; } */
-	shead = __atomic_load_n(&srb->data_head, __ATOMIC_ACQUIRE);
-	data = (unsigned char *)srb + srb->data_offset;
-	for (pos = srb->data_tail; pos < shead && shead <= srb->data_size;) {
-		struct perf_event_header *h = (void *)(data + pos);
-		__u64 *size = (void *)(h + 1);
-
-		if (h->size < sizeof(*h))
-			break;
-		if (h->type == PERF_RECORD_SAMPLE) {
-			samples++;
-			if (*size != AUX_SAMPLE ||
-			    h->size != sizeof(*h) + 8 + AUX_SAMPLE)
-				bad++;
-		}
-		pos += h->size;
-	}
-	TH_LOG("data_head %llu (%llu laps), %d samples, %d short", head,
-	       head / pg->data_size, samples, bad);
+	TH_LOG("data_head %llu (%llu laps), %d samples, %d whole",
+	       head, head / pg->data_size, s.samples, s.whole);
 	EXPECT_LT(2 * pg->data_size, head);
-	EXPECT_LT(0, samples);
-	EXPECT_EQ(0, bad);
+	EXPECT_LT(0, s.samples);
+	EXPECT_EQ(s.samples, s.whole);
 
-	munmap(srb, (1 + 64) * page_size());
-	close(sfd);
 	munmap(pg, (1 + SMALL_PAGES) * page_size());
 	munmap(rb, (1 + RB_PAGES) * page_size());
 	close(tfd);
 	close(fd);
+}
+
+/*
+ * A writable AUX buffer (a trace fd in stop mode, or the classic AUX area
+ * mapped writable) belongs to its reader: the PMU fills it up to aux_tail
+ * and interrupts at the watermark, and Intel PT's snapshot_aux() only
+ * copies from an overwrite buffer. PERF_SAMPLE_AUX from such a buffer
+ * gives samples of size 0, whole records, and no kernel warning (the
+ * kernel-health check of every boot looks); the trace itself goes on.
+ */
+TEST(aux_sampling_of_writable_buffer_is_empty)
+{
+	struct perf_event_attr attr = {
+		.size		= sizeof(attr),
+		.disabled	= 1,
+		.exclude_kernel	= 1,
+		.exclude_hv	= 1,
+	};
+	size_t aux_len = SMALL_PAGES * page_size();
+	struct perf_event_mmap_page *rb, *pg;
+	struct aux_samples s;
+	int fd, tfd, classic, err;
+	void *aux;
+
+	if (pt_type() < 0)
+		SKIP(return, NO_PT);
+	attr.type = pt_type();
+
+	for (classic = 0; classic < 2; classic++) {
+		fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+		ASSERT_LE(0, fd);
+		rb = mmap(NULL, (1 + RB_PAGES) * page_size(),
+			  PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		ASSERT_NE(MAP_FAILED, rb);
+		if (classic) {
+			tfd = -1;
+			rb->aux_offset = (1 + RB_PAGES) * page_size();
+			rb->aux_size = aux_len;
+			aux = mmap(NULL, aux_len, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, fd, rb->aux_offset);
+			ASSERT_NE(MAP_FAILED, aux);
+			pg = rb;
+		} else {
+			tfd = sys_perf_event_open(NULL, -1, -1, fd,
+						  PERF_FLAG_FD_ITRACE);
+			ASSERT_LE(0, tfd);
+			aux = NULL;
+			pg = mmap(NULL, (1 + SMALL_PAGES) * page_size(),
+				  PROT_READ | PROT_WRITE, MAP_SHARED, tfd, 0);
+			ASSERT_NE(MAP_FAILED, pg);
+		}
+
+		err = sample_aux(fd, &s);
+		ASSERT_EQ(0, err) TH_LOG("AUX sampling event: %s",
+					 strerror(-err));
+		TH_LOG("%s: %d samples, %d empty, %d bad; %s %llu",
+		       classic ? "classic AUX area" : "trace fd stop mode",
+		       s.samples, s.empty, s.bad,
+		       classic ? "aux_head" : "data_head",
+		       classic ? pg->aux_head : pg->data_head);
+		EXPECT_LT(0, s.samples);
+		EXPECT_EQ(s.samples, s.empty);
+		EXPECT_EQ(0, s.bad);
+		EXPECT_LT(0, classic ? pg->aux_head : pg->data_head);
+
+		if (aux)
+			munmap(aux, aux_len);
+		else
+			munmap(pg, (1 + SMALL_PAGES) * page_size());
+		munmap(rb, (1 + RB_PAGES) * page_size());
+		if (tfd >= 0)
+			close(tfd);
+		close(fd);
+	}
 }
 
 /* Voluntary and involuntary context switches of this thread so far */
