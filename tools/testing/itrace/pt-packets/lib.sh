@@ -34,46 +34,70 @@ build_baremetal() {
 		-o "$2/$1" "$here/$1.c"
 }
 
-# migrate_baremetal READY SETTLE WHAT: run the bare-metal check (QEMU
-# arguments in the array args, results in $out) with "-append migrate";
-# once it prints READY ("migrate: WHAT" is that check), wait SETTLE seconds, save the VM to a file and quit;
-# resume it from the file in a second QEMU and send the NMI that ends its
-# loop.  The destination's TAP joins ours as "migrate: ..." results.
-migrate_baremetal() {
-	local ready=$1 settle=$2 what=$3 pid st n0
+# vm_save PREFIX STATE LOG READY SETTLE WHAT QEMU-ARGS...: start QEMU with
+# QEMU-ARGS, its serial console in LOG and its monitor on $mon_sock; once
+# LOG shows READY (the check "PREFIX WHAT"), wait SETTLE seconds, migrate
+# the VM to the file STATE (the check "PREFIX VM state saved") and quit.
+vm_save() {
+	local prefix=$1 state=$2 log=$3 ready=$4 settle=$5 what=$6 pid
+	shift 6
 	mon_sock=$out/mon.sock
-	rm -f "$mon_sock" "$out/state" "$out/mig1" "$out/mig2"
-	"$qemu" "${args[@]}" -append migrate -serial file:"$out/mig1" \
+	rm -f "$mon_sock" "$state" "$log"
+	"$qemu" "$@" -serial file:"$log" \
 		-monitor unix:"$mon_sock",server=on,wait=off &
 	pid=$!
-	for _ in $(seq 240); do
-		grep -q "$ready" "$out/mig1" 2>/dev/null && break
+	for _ in $(seq 300); do
+		grep -q "$ready" "$log" 2>/dev/null && break
 		sleep 0.5
 	done
-	check "migrate: $what" grep -q "$ready" "$out/mig1"
+	check "$prefix$what" grep -q "$ready" "$log"
 	sleep "$settle"
-	mon "migrate \"exec:cat > $out/state\"" > /dev/null || true
+	mon "migrate \"exec:cat > $state\"" > /dev/null || true
 	for _ in $(seq 240); do
 		mon "info migrate" | grep -q "Migration status: completed" && break
 		sleep 0.5
 	done
 	mon "quit" > /dev/null || true
 	wait $pid || true
-	check "migrate: VM state saved" [ -s "$out/state" ]
-	check "migrate: the source had not finished" bash -c "! grep -q '^1\.\.' '$out/mig1'"
-	rm -f "$mon_sock"
-	timeout 300 "$qemu" "${args[@]}" -append migrate -serial file:"$out/mig2" \
-		-monitor unix:"$mon_sock",server=on,wait=off -incoming "exec:cat $out/state" &
+	check "${prefix}VM state saved" [ -s "$state" ]
+}
+
+# vm_resume STATE LOG SECONDS NMI QEMU-ARGS...: resume the VM saved in
+# STATE in a second QEMU (serial console in LOG), with NMI "nmi" send it an
+# NMI once it runs; wait SECONDS at most for it to end.
+vm_resume() {
+	local state=$1 log=$2 secs=$3 nmi=$4 pid st
+	shift 4
+	rm -f "$mon_sock" "$log"
+	timeout "$secs" "$qemu" "$@" -serial file:"$log" \
+		-monitor unix:"$mon_sock",server=on,wait=off \
+		-incoming "exec:cat $state" &
 	pid=$!
-	for _ in $(seq 240); do
-		st=
-		[ -S "$mon_sock" ] && st=$(mon "info status" 2>/dev/null || true)
-		case $st in *"VM status: running"*) break ;; esac
-		sleep 0.5
-	done
-	sleep 1
-	mon "nmi" > /dev/null || true
+	if [ "$nmi" = nmi ]; then
+		for _ in $(seq 240); do
+			st=
+			[ -S "$mon_sock" ] && st=$(mon "info status" 2>/dev/null || true)
+			case $st in *"VM status: running"*) break ;; esac
+			sleep 0.5
+		done
+		sleep 1
+		mon "nmi" > /dev/null || true
+	fi
 	wait $pid || true
+}
+
+# migrate_baremetal READY SETTLE WHAT: run the bare-metal check (QEMU
+# arguments in the array args, results in $out) with "-append migrate";
+# once it prints READY ("migrate: WHAT" is that check), wait SETTLE
+# seconds, save the VM to a file and quit; resume it from the file in a
+# second QEMU and send the NMI that ends its loop.  The destination's TAP
+# joins ours as "migrate: ..." results.
+migrate_baremetal() {
+	local ready=$1 settle=$2 what=$3 n0
+	vm_save "migrate: " "$out/state" "$out/mig1" "$ready" "$settle" "$what" \
+		"${args[@]}" -append migrate
+	check "migrate: the source had not finished" bash -c "! grep -q '^1\.\.' '$out/mig1'"
+	vm_resume "$out/state" "$out/mig2" 300 nmi "${args[@]}" -append migrate
 	tr -d '\r' < "$out/mig2" > "$out/mig2.log"
 	n0=$n
 	retap "" "$out/mig2.log"

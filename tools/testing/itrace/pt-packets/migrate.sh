@@ -32,34 +32,15 @@ INIT
 chmod +x "$root/init"
 (cd "$root" && find . | cpio -o -H newc 2>/dev/null) > "$out/initramfs.cpio"
 
-mon_sock=$out/mon.sock
 args=(-L /usr/share/qemu -L /usr/share/seabios -display none -no-reboot
       -nic none -m 512M -cpu "$cpu" -kernel "$kernel"
       -initrd "$out/initramfs.cpio"
       -append "console=ttyS0 nmi_watchdog=0 panic=-1 quiet")
-rm -f "$out/mon.sock" "$out/state" "$out/log1" "$out/log2"
-"$qemu" "${args[@]}" -serial file:"$out/log1" \
-	-monitor unix:"$out/mon.sock",server=on,wait=off &
-pid=$!
-for _ in $(seq 300); do
-	grep -q PT-GUEST-SPIN "$out/log1" 2>/dev/null && break
-	sleep 0.5
-done
-check "guest is spinning with the trace on" grep -q PT-GUEST-SPIN "$out/log1"
-sleep 0.5
-mon "migrate \"exec:cat > $out/state\"" > /dev/null
-for _ in $(seq 120); do
-	mon "info migrate" | grep -q "Migration status: completed" && break
-	sleep 0.5
-done
-mon "quit" > /dev/null || true
-wait $pid || true
-check "VM state saved" [ -s "$out/state" ]
+vm_save "" "$out/state" "$out/log1" PT-GUEST-SPIN 0.5 \
+	"guest is spinning with the trace on" "${args[@]}"
 check "guest had not finished before the migration" \
 	bash -c "! grep -q PT-GUEST-END '$out/log1'"
-
-timeout 300 "$qemu" "${args[@]}" -serial file:"$out/log2" \
-	-incoming "exec:cat $out/state" || true
+vm_resume "$out/state" "$out/log2" 300 - "${args[@]}"
 tr -d '\r' < "$out/log2" | awk '/^PT-GUEST-BEGIN/ { take = 1; next }
 	/^PT-GUEST-END/ { exit }
 	take { print }' | base64 -d > "$out/trace.bin" 2>/dev/null || true
@@ -91,36 +72,9 @@ build_baremetal msr-test "$out"
 margs=(-L /usr/share/qemu -L /usr/share/seabios -display none -no-reboot
        -nic none -m 64M -cpu "$cpu" -device isa-debug-exit,iobase=0xf4,iosize=4
        -kernel "$out/msr-test" -append ovf)
-rm -f "$out/mon.sock" "$out/state-ovf" "$out/ovf1" "$out/ovf2"
-"$qemu" "${margs[@]}" -serial file:"$out/ovf1" \
-	-monitor unix:"$out/mon.sock",server=on,wait=off &
-pid=$!
-for _ in $(seq 120); do
-	grep -q PT-OVF-HALTED "$out/ovf1" 2>/dev/null && break
-	sleep 0.5
-done
-check "ovf: msr-test waits in HLT with the trace on" grep -q PT-OVF-HALTED "$out/ovf1"
-mon "migrate \"exec:cat > $out/state-ovf\"" > /dev/null
-for _ in $(seq 120); do
-	mon "info migrate" | grep -q "Migration status: completed" && break
-	sleep 0.5
-done
-mon "quit" > /dev/null || true
-wait $pid || true
-check "ovf: VM state saved" [ -s "$out/state-ovf" ]
-rm -f "$out/mon.sock"
-timeout 120 "$qemu" "${margs[@]}" -serial file:"$out/ovf2" \
-	-monitor unix:"$out/mon.sock",server=on,wait=off \
-	-incoming "exec:cat $out/state-ovf" &
-pid=$!
-for _ in $(seq 120); do
-	st=
-	[ -S "$out/mon.sock" ] && st=$(mon "info status" 2>/dev/null || true)
-	case $st in *"VM status: running"*) break ;; esac
-	sleep 0.5
-done
-mon "nmi" > /dev/null || true
-wait $pid || true
+vm_save "ovf: " "$out/state-ovf" "$out/ovf1" PT-OVF-HALTED 0 \
+	"msr-test waits in HLT with the trace on" "${margs[@]}"
+vm_resume "$out/state-ovf" "$out/ovf2" 120 nmi "${margs[@]}"
 awk '{ sub(/\r$/, "") } $0 == "PT-HEXOVF-BEGIN" { t = 1; next }
 	$0 == "PT-HEXOVF-END" { t = 0 } t' "$out/ovf2" | tr -d '\n' | xxd -r -p > "$out/ovf.bin" || true
 check "ovf: the migrated VM woke up and dumped its trace ($(stat -c %s "$out/ovf.bin") bytes)" \
