@@ -9,6 +9,8 @@
 #   make refresh    regenerate *.patch from edits in build/linux, build/qemu
 #   make refresh-check   fail if the build trees hold edits not in the repo
 #   make bench      benchmarks (ratios)
+#   make install    the itrace tool, its man pages and JSON schema
+#                   [DESTDIR=...] [PREFIX=/usr/local]
 
 TOP   := $(CURDIR)
 BUILD := $(TOP)/build
@@ -29,7 +31,7 @@ STAMPS  := $(BUILD)/stamps
 JOBS    ?= $(shell nproc)
 
 .PHONY: all deps linux-src qemu-src overlay kernel kheaders qemu tools initramfs \
-	run check fuzz refresh refresh-check bench bench-kernel series clean FORCE
+	run check fuzz install refresh refresh-check bench bench-kernel series clean FORCE
 
 all: kernel qemu tools initramfs
 
@@ -84,6 +86,11 @@ qemu: overlay
 # (TEST_GEN_PROGS is given with full paths: a command-line value overrides
 # the OUTPUT prefix lib.mk would add.)
 PERF_EVENTS_TESTS := sigtrap_threads remove_on_exec watermark_signal mmap
+# The user tool only (it needs no kernel build): the kernel and QEMU are
+# test beds, not installed.
+install: deps
+	@$(MAKE) -s -C $(TOP)/tools/itrace O=$(BUILD)/tools/itrace install
+
 tools: deps kheaders
 	@$(MAKE) -s -C $(TOP)/tools/itrace O=$(BUILD)/tools/itrace
 	@$(MAKE) -s -C $(T)/progs O=$(BUILD)/progs

@@ -54,10 +54,6 @@ echo "== layer 1: host unit tests"
 tap "$res/host-overlay.tap" host/overlay
 make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" TEST_O="$BUILD/itrace-test" test > "$res/host-itrace.tap" 2>&1
 tap "$res/host-itrace.tap" host/itrace
-# make install: the binary, a man page per command (rendered without a
-# warning), the JSON schema
-inst=$res/install
-rm -rf "$inst"
 # the parsers under libFuzzer with ASan/UBSan/LSan, bounded: 20 s a target
 if make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" TEST_O="$BUILD/itrace-test" \
 	FUZZ_SECONDS=20 fuzz > "$res/fuzz.log" 2>&1; then
@@ -65,7 +61,11 @@ if make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" TEST_O="$BUILD/itrace-
 else
 	result fail "host/fuzz" "$(grep -v '^make' "$res/fuzz.log" | tail -3 | tr '\n' ' ') (logs: $BUILD/itrace-test/fuzz-*.log)"
 fi
-if make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" DESTDIR="$inst" PREFIX=/usr install \
+# make install (the top level's): the binary, a man page per command
+# (rendered without a warning), the JSON schema
+inst=$res/install
+rm -rf "$inst"
+if make -s -C "$top" DESTDIR="$inst" PREFIX=/usr install \
 	> "$res/install.log" 2>&1 &&
    [ -x "$inst/usr/bin/itrace" ] && [ -f "$inst/usr/share/itrace/itrace.schema.json" ]; then
 	bad=
@@ -76,7 +76,7 @@ if make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" DESTDIR="$inst" PREFIX
 			bad="$bad $p${w:+ ($w)}"
 	done
 	if [ -z "$bad" ]; then
-		result ok "host/itrace: make install: itrace, 5 man pages (EXIT STATUS, no groff warning), the JSON schema"
+		result ok "host/itrace: make install (top level): itrace, 5 man pages (EXIT STATUS, no groff warning), the JSON schema"
 	else
 		result fail "host/itrace: make install: man pages:$bad"
 	fi
