@@ -248,7 +248,9 @@ void op_open_sw(struct ctx *c)
 	    (unsigned long long)attr.sample_period,
 	    (unsigned long long)attr.sample_type, group, cpu);
 	fd = sys_perf_event_open(&attr, pid, cpu, group, 0);
-	LOOSE(c, err_of(fd), 0, EACCES, EINVAL, ENOMEM, EMFILE, EBADF, EBUSY);
+	/* ENODEV: the leader is dead (its task exited, removed on exec) */
+	LOOSE(c, err_of(fd), 0, EACCES, EINVAL, ENOMEM, EMFILE, EBADF, EBUSY,
+	      ENODEV);
 	if (fd >= 0)
 		add_event(c, fd, EV_SW | (cpu >= 0 ? EV_CPU : 0) |
 			  (attr.inherit && cpu < 0 ? EV_INHERIT : 0));
