@@ -5,12 +5,15 @@
  *
  *   forkexec THREADS BYTES ROUNDS REPS
  *
- * REPS times, alternating: ROUNDS fork+execve of /bin/true by this
- * process, timed one by one (CLOCK_MONOTONIC, fork to waitpid()), either
- * alone ("alone P99_NS") or while another process with THREADS threads
- * sets its RLIMIT_ITRACE to BYTES and back to 0 as fast as it can
- * ("beside P99_NS"). The toggling process is started before each timed
- * run and killed after it; it runs on the last CPU, this one on CPU 0.
+ * REPS times, in turn: ROUNDS fork+execve of /bin/true by this process,
+ * timed one by one (CLOCK_MONOTONIC, fork to waitpid()), either alone
+ * ("alone P99_NS"), or while another process with THREADS threads sets
+ * its RLIMIT_ITRACE to BYTES and back to 0 as fast as it can ("beside
+ * P99_NS"), or while the same process toggles RLIMIT_CORE instead ("busy
+ * P99_NS": the other CPU as busy with prlimit() calls, no trace made; what
+ * the neighbour costs without itrace). The toggling process is started
+ * before each timed run and killed after it; it runs on the last CPU,
+ * this one on CPU 0.
  */
 #define _GNU_SOURCE
 
@@ -46,7 +49,7 @@ static void pin(int cpu)
 	sched_setaffinity(0, sizeof(set), &set);
 }
 
-static void *park(void *arg)
+static void *park(void *arg __attribute__((unused)))
 {
 	for (;;)
 		pause();
@@ -54,7 +57,8 @@ static void *park(void *arg)
 }
 
 /* The process beside: THREADS threads, the limit toggled until killed */
-static pid_t toggler(long threads, unsigned long bytes, int cpu, int ready)
+static pid_t toggler(long threads, int resource, unsigned long bytes,
+		     int cpu, int ready)
 {
 	struct rlimit on = { bytes, RLIM_INFINITY }, off = { 0, RLIM_INFINITY };
 	unsigned long n = 0;
@@ -69,15 +73,14 @@ static pid_t toggler(long threads, unsigned long bytes, int cpu, int ready)
 	for (i = 1; i < threads; i++)
 		if (pthread_create(&t, NULL, park, NULL))
 			_exit(1);
-	if (syscall(SYS_prlimit64, 0, RLIMIT_ITRACE_NR, &on, NULL)) {
-		perror("forkexec: prlimit(RLIMIT_ITRACE)");
+	if (syscall(SYS_prlimit64, 0, resource, &on, NULL)) {
+		perror("forkexec: prlimit");
 		_exit(2);
 	}
 	if (write(ready, "r", 1) != 1)
 		_exit(3);
 	for (;; n++) {
-		syscall(SYS_prlimit64, 0, RLIMIT_ITRACE_NR, n & 1 ? &on : &off,
-			NULL);
+		syscall(SYS_prlimit64, 0, resource, n & 1 ? &on : &off, NULL);
 	}
 }
 
@@ -134,13 +137,15 @@ int main(int argc, char **argv)
 		return 2;
 	pin(0);
 
-	for (r = 0; r < 2 * reps; r++) {
+	for (r = 0; r < 3 * reps; r++) {
+		static const char *const mode[] = { "alone", "beside", "busy" };
 		pid_t pid = 0;
 
-		if (r & 1) {
+		if (r % 3) {
 			if (pipe(p))
 				return 1;
-			pid = toggler(threads, bytes, cpus - 1, p[1]);
+			pid = toggler(threads, r % 3 == 1 ? RLIMIT_ITRACE_NR :
+				      RLIMIT_CORE, bytes, cpus - 1, p[1]);
 			close(p[1]);
 			if (pid < 0 || read(p[0], &c, 1) != 1) {
 				fprintf(stderr, "forkexec: the toggler failed\n");
@@ -148,7 +153,7 @@ int main(int argc, char **argv)
 			}
 			close(p[0]);
 		}
-		printf("%s %llu\n", r & 1 ? "beside" : "alone",
+		printf("%s %llu\n", mode[r % 3],
 		       (unsigned long long)p99(rounds, t));
 		fflush(stdout);
 		if (pid) {

@@ -24,8 +24,12 @@
 #   fork_exec_p99_unrelated    p99 of fork+exec of /bin/true by one process
 #                              while another, with 512 threads, toggles its
 #                              RLIMIT_ITRACE between 64 KiB and 0 on the
-#                              other vCPU / the same alone; median of the
-#                              REPS p99s each way, interleaved, one boot
+#                              other vCPU / the same while that process
+#                              toggles RLIMIT_CORE instead (as busy, no
+#                              trace: what itrace adds); median of the REPS
+#                              p99s each way, interleaved, one boot
+#   fork_exec_p99_beside_vs_alone  the same, toggling RLIMIT_ITRACE / with
+#                              no process beside (the busy vCPU included)
 #   tfd_vs_perf_bytes_per_s    sustained recording through the trace fd
 #                              (`itrace record`, stop mode) / through the
 #                              classic AUX area (Debian's `perf record`),
@@ -245,7 +249,7 @@ fi
 
 # 4b. fork+exec of an unrelated process while RLIMIT_ITRACE is toggled
 # beside it (issue 16: no global lock on fork and exec).
-fthreads=${BENCH_FORKEXEC_THREADS:-512} frounds=${BENCH_FORKEXEC_ROUNDS:-300}
+fthreads=${BENCH_FORKEXEC_THREADS:-512} frounds=${BENCH_FORKEXEC_ROUNDS:-1000}
 echo "  BENCH   forkexec: $reps x $frounds fork+exec each way, $fthreads threads beside" >&2
 gcc -O1 -g -Wall -Wextra -pthread -o "$b/forkexec" "$t/bench/forkexec.c"
 printf 'THREADS=%s\nBYTES=%s\nROUNDS=%s\nREPS=%s\n' "$fthreads" 65536 "$frounds" "$reps" > "$b/fparams"
@@ -258,8 +262,8 @@ BUILD=$b/vm-overlay "$here/run-vm.sh" -c 2 -t 900 -o "$b/forkexec-out" \
 medianof() { awk -v k="$1" '$1 == k { print $2 }' "$2" | sort -n |
 	awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'; }
 fx=$b/forkexec-out/forkexec.txt
-falone=$(medianof alone "$fx") fbeside=$(medianof beside "$fx")
-if [ -z "$falone" ] || [ -z "$fbeside" ]; then
+falone=$(medianof alone "$fx") fbeside=$(medianof beside "$fx") fbusy=$(medianof busy "$fx")
+if [ -z "$falone" ] || [ -z "$fbeside" ] || [ -z "$fbusy" ]; then
 	echo "bench: no forkexec figures" >&2
 	cat "$b/forkexec-out/cmd.log" >&2
 	exit 1
@@ -313,8 +317,9 @@ echo "# rlimit_dump_time_on_vs_off: min(on) $(ms "$don") ms / min(off) $(ms "$do
 echo "bench rlimit_dump_time_on_vs_off = $(n "$don" "$doff") x (goal <= 1.3)"
 echo "# rlimit_dump_size_on_vs_off: $son / $soff bytes"
 echo "bench rlimit_dump_size_on_vs_off = $(n "$son" "$soff") x (goal none)"
-echo "# fork_exec_p99_unrelated: median p99 $(us "$fbeside") us beside a $fthreads-thread process toggling RLIMIT_ITRACE / $(us "$falone") us alone ($reps x $frounds fork+exec each way, 2 vCPUs)"
-echo "bench fork_exec_p99_unrelated = $(n "$fbeside" "$falone") x (goal <= 1.1)"
+echo "# fork_exec_p99_unrelated: median p99 $(us "$fbeside") us beside a $fthreads-thread process toggling RLIMIT_ITRACE / $(us "$fbusy") us beside it toggling RLIMIT_CORE / $(us "$falone") us alone ($reps x $frounds fork+exec each way, 2 vCPUs)"
+echo "bench fork_exec_p99_unrelated = $(n "$fbeside" "$fbusy") x (goal <= 1.1)"
+echo "bench fork_exec_p99_beside_vs_alone = $(n "$fbeside" "$falone") x (goal none)"
 cat "$b/tfd.out" "$b/tfd-threads.out" "$b/pmu.out" "$b/sample.out" "$b/bts.out"
 
 # 8. decoding on the host (no guest): the workload's recording of step 1
