@@ -47,7 +47,7 @@
 
 #define CORE_DEFAULT_N	16
 /* Trace decoded first, from the last PSB before it; doubled until the tail is full. */
-#define CORE_WINDOW	(64 << 10)
+#define CORE_WINDOW	(16 << 10)
 #define MAX_STACK	4096	/* call stack depth kept */
 #define NR_ERR_MSGS	4
 #define MSG_LEN		256
