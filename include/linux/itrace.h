@@ -25,8 +25,24 @@ struct itrace_proc;
 struct signal_struct;
 struct task_struct;
 
+/*
+ * What an itrace PMU's driver does beyond stop-mode trace fds, in
+ * struct itrace_pmu_ops::features:
+ *
+ * ITRACE_PMU_OVERWRITE: it counts every byte of a trace fd's overwrite
+ *	buffer (itrace_aux_counts_wraps(), itrace_aux_publish()); without it
+ *	a read-only trace fd mapping fails with EOPNOTSUPP.
+ * ITRACE_PMU_KEVENTS: its events may be kernel-owned trace events, which
+ *	keep trace for RLIMIT_ITRACE core dumps and PERF_SAMPLE_ITRACE
+ *	(pmu::snapshot_aux()); the trace they keep is fit for the user they
+ *	are made for. Without it the PMU serves neither (EOPNOTSUPP).
+ */
+#define ITRACE_PMU_OVERWRITE	BIT(0)
+#define ITRACE_PMU_KEVENTS	BIT(1)
+
 /**
  * struct itrace_pmu_ops - what the itrace core asks of an itrace PMU
+ * @features: ITRACE_PMU_* flags
  * @note_info: fill in what a decoder needs to know about the trace of
  *	@event in an NT_ITRACE note: the CPU identification and the clock
  *	and config parameters of struct itrace_note (cpu_*, tsc_ctc_*,
@@ -34,8 +50,9 @@ struct task_struct;
  *	Called in process context, may sleep.
  */
 struct itrace_pmu_ops {
-	void	(*note_info)(struct perf_event *event,
-			     struct itrace_note *note);
+	unsigned int	features;
+	void		(*note_info)(struct perf_event *event,
+				     struct itrace_note *note);
 };
 
 /**

@@ -128,7 +128,8 @@ int itrace_pmu_register(struct pmu *pmu, const struct itrace_pmu_ops *ops)
 
 	pmu->capabilities |= PERF_PMU_CAP_ITRACE_FD;
 	list_add_tail_rcu(&ip->list, &itrace_pmus);
-	itrace_coredump_pmu_default(pmu);
+	if (ops && (ops->features & ITRACE_PMU_KEVENTS))
+		itrace_coredump_pmu_default(pmu);
 	ip = NULL;
 unlock:
 	mutex_unlock(&itrace_pmus_lock);
@@ -175,19 +176,49 @@ void itrace_pmu_unregister(struct pmu *pmu)
 EXPORT_SYMBOL_GPL(itrace_pmu_unregister);
 
 /**
- * itrace_first_pmu() - the first registered itrace PMU
+ * itrace_first_pmu() - the first registered itrace PMU that can serve
+ *	core dumps (ITRACE_PMU_KEVENTS)
  *
  * Context: itrace_pmus_lock held.
- * Return: the PMU, or NULL if none is registered.
+ * Return: the PMU, or NULL if there is none.
  */
 struct pmu *itrace_first_pmu(void)
 {
 	struct itrace_pmu *ip;
 
 	lockdep_assert_held(&itrace_pmus_lock);
-	ip = list_first_entry_or_null(&itrace_pmus, struct itrace_pmu, list);
+	list_for_each_entry(ip, &itrace_pmus, list)
+		if (ip->ops && (ip->ops->features & ITRACE_PMU_KEVENTS))
+			return ip->pmu;
 
-	return ip ? ip->pmu : NULL;
+	return NULL;
+}
+
+/**
+ * itrace_pmu_has() - does an itrace PMU's driver do all of @features
+ * @pmu: a PMU
+ * @features: ITRACE_PMU_* flags
+ *
+ * Context: any; lockless (RCU).
+ * Return: true if @pmu is registered with itrace_pmu_register() with
+ * every flag of @features in its itrace_pmu_ops::features.
+ */
+bool itrace_pmu_has(struct pmu *pmu, unsigned int features)
+{
+	struct itrace_pmu *ip;
+	bool ret = false;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(ip, &itrace_pmus, list) {
+		if (ip->pmu == pmu) {
+			ret = ip->ops &&
+			      (ip->ops->features & features) == features;
+			break;
+		}
+	}
+	rcu_read_unlock();
+
+	return ret;
 }
 
 /**
@@ -470,7 +501,9 @@ unlock:
  * -EPERM if the pages exceed the locked memory limits (perf_event_mlock_kb,
  * RLIMIT_MEMLOCK) without CAP_IPC_LOCK;
  * -ENOMEM if memory runs out;
- * -EOPNOTSUPP if the PMU cannot set up the buffer;
+ * -EOPNOTSUPP if the PMU cannot set up the buffer, or the mapping is
+ * read-only and the PMU does not count the bytes of an overwrite buffer
+ * (no ITRACE_PMU_OVERWRITE);
  * or the error of the LSM's perf_event_read hook.
  */
 static int itrace_mmap(struct file *file, struct vm_area_struct *vma)
@@ -496,6 +529,10 @@ static int itrace_mmap(struct file *file, struct vm_area_struct *vma)
 	 */
 	if (!(vma->vm_flags & VM_WRITE) && nr_pages < 2)
 		return -EINVAL;
+
+	if (!(vma->vm_flags & VM_WRITE) &&
+	    !itrace_pmu_has(event->pmu, ITRACE_PMU_OVERWRITE))
+		return -EOPNOTSUPP;
 
 	if (nr_pages > INT_MAX)
 		return -ENOMEM;

@@ -22,6 +22,7 @@ struct user_struct;
 /* itrace.c */
 extern struct mutex itrace_pmus_lock;
 struct pmu *itrace_first_pmu(void);
+bool itrace_pmu_has(struct pmu *pmu, unsigned int features);
 void itrace_pmu_note_info(struct perf_event *event, struct itrace_note *note);
 
 /* itrace_sysfs.c */

@@ -230,7 +230,9 @@ void itrace_kevent_attr(struct perf_event_attr *attr, u32 type, u64 config)
  *
  * Context: process context, may sleep.
  * Return: the event; ERR_PTR(-EINVAL) if its type is no itrace PMU (also
- * when there is no such PMU) or @nr_pages is not a power of two, -EPERM or
+ * when there is no such PMU) or @nr_pages is not a power of two,
+ * -EOPNOTSUPP if the PMU makes no kernel-owned events (ITRACE_PMU_KEVENTS),
+ * -EPERM or
  * -ENOMEM (see itrace_charge()), -ESRCH if @task exits, or the PMU's error
  * for the event.
  */
@@ -259,6 +261,9 @@ struct perf_event *itrace_kevent_create(const struct itrace_kowner *owner,
 
 	ret = -EINVAL;
 	if (!is_itrace_event(event))
+		goto release;
+	ret = -EOPNOTSUPP;
+	if (!itrace_pmu_has(event->pmu, ITRACE_PMU_KEVENTS))
 		goto release;
 
 	/* The AUX pages go to the owner's memory cgroup (__GFP_ACCOUNT). */

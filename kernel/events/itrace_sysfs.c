@@ -172,6 +172,9 @@ static ssize_t coredump_store(struct device *dev,
 	/* The PMU left itrace (itrace_pmu_unregister()) but not sysfs yet */
 	if (!(pmu->capabilities & PERF_PMU_CAP_ITRACE_FD))
 		goto unlock;
+	ret = -EOPNOTSUPP;
+	if (!itrace_pmu_has(pmu, ITRACE_PMU_KEVENTS))
+		goto unlock;
 	ret = 0;
 	if (!itrace_dump_selected(pmu, NULL))
 		ret = itrace_dump_select(pmu, 0);
@@ -233,6 +236,9 @@ static ssize_t coredump_config_store(struct device *dev,
 
 	if (kstrtou64(buf, 16, &config))
 		return -EINVAL;
+
+	if (!itrace_pmu_has(pmu, ITRACE_PMU_KEVENTS))
+		return -EOPNOTSUPP;
 
 	ret = itrace_check_config(pmu, config);
 	if (ret)

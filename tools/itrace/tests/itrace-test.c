@@ -2046,8 +2046,8 @@ static void big_note(const char *itrace, const uint8_t *buf, size_t size, long n
 		 "[ $(wc -l < big-a.txt) = 66 ] && cmp -s big-a.txt big-b.txt",
 		 tmpdir, itrace);
 	r = run(cmd);
-	ok(r == 0, "core big-note: a %llu-byte note (%zu copies of the trace before it): "
-	   "the 64 branches and the crash of the original core",
+	ok(r == 0,
+	   "core big-note: a %llu-byte note (%zu copies of the trace before it): the 64 branches and the crash of the original core",
 	   (unsigned long long)note.trace_size, copies);
 	/* interleaved with the original core's, which it decodes whole */
 	for (i = 0; i < 6; i++) {
@@ -2058,8 +2058,8 @@ static void big_note(const char *itrace, const uint8_t *buf, size_t size, long n
 			best[i & 1] = t;
 	}
 	ok(best[0] >= 0 && best[1] > 0 && best[0] < 0.2 && best[0] < 1.5 * best[1],
-	   "core big-note: itrace core -n 64 in %.3f s (goal < 0.2 s), the %zu-byte trace "
-	   "of the original core in %.3f s (less than 1.5 times)", best[0], tsize, best[1]);
+	   "core big-note: itrace core -n 64 in %.3f s (goal < 0.2 s), the %zu-byte trace of the original core in %.3f s (less than 1.5 times)",
+	   best[0], tsize, best[1]);
 }
 
 /* A bad variant of the crashnull core: exit status and message. */

@@ -33,4 +33,8 @@ echo "rc $?" >> "$OUT/record-k.log"
 $perf script -i /tmp/bts-k.data --itrace=b -F ip,addr > "$OUT/branches-k.txt" \
 	2> "$OUT/script-k.log"
 echo "rc $?" >> "$OUT/script-k.log"
+
+# intel_bts with itrace: the kselftest of its trace fds
+timeout 300 "$ITRACE_BUILD/selftests/itrace/bts" > "$OUT/kselftest-bts.tap" 2>&1
+echo "# exit status $?" >> "$OUT/kselftest-bts.tap"
 dmesg > "$OUT/dmesg-end.txt"

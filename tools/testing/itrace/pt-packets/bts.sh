@@ -6,7 +6,8 @@
 #    known branches, and perf script --itrace=b: its user-mode branches,
 #    from and to each, exactly, in program order; the SYSCALLs with a
 #    kernel target; no decoding error;
-#  - the same with kernel branches; the kernel's log stays clean.
+#  - the same with kernel branches; the kernel's log stays clean;
+#  - the kselftest of intel_bts's trace fds (selftests/itrace/bts.c).
 #
 #   tools/testing/itrace/pt-packets/bts.sh [BUILD]
 set -uo pipefail
@@ -101,5 +102,9 @@ check "no record from kernel code in a user-only trace" \
 check "perf record -e intel_bts// (user and kernel): exit 0" grep -qx 'rc 0' "$vm/record-k.log"
 nk=$(grep -c '^ *ffff' "$vm/branches-k.txt" 2>/dev/null)
 check "user and kernel: records from kernel code ($nk)" [ "${nk:-0}" -gt 0 ]
+# intel_bts registered with itrace: trace fds in stop mode
+retap "kselftest bts: " "$vm/kselftest-bts.tap"
+check "kselftest bts: ran to the end, nothing skipped" \
+	bash -c "grep -qx '# exit status 0' '$vm/kselftest-bts.tap' && ! grep -q SKIP '$vm/kselftest-bts.tap'"
 echo "1..$n"
 [ $fail -eq 0 ]

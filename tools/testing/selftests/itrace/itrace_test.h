@@ -254,4 +254,67 @@ static inline void indirect_calls(unsigned long n)
 	}
 }
 
+/* PERF_RECORD_ITRACE_LOST without sample_id (attr.sample_id_all is 0) */
+struct itrace_lost {
+	struct perf_event_header	hdr;
+	__u64				offset;
+	__u64				size;
+};
+
+struct stop_state {
+	unsigned long long	last_lost;	/* offset of the last record */
+	int			lost;		/* ITRACE_LOST records */
+	int			truncated;	/* AUX records with TRUNCATED */
+	int			bad;		/* malformed or misplaced */
+};
+
+/*
+ * Read the new records of the perf stream (which may wrap) and release
+ * them. Each ITRACE_LOST must be at the trace's data_head: a stopped
+ * trace does not move until the reader lets it.
+ */
+static inline void read_stream(struct perf_event_mmap_page *rb,
+			       struct perf_event_mmap_page *pg,
+			       struct stop_state *st)
+{
+	unsigned long long head = __atomic_load_n(&rb->data_head,
+						  __ATOMIC_ACQUIRE);
+	unsigned char *data = (unsigned char *)rb + rb->data_offset;
+	unsigned long long pos = rb->data_tail, size = rb->data_size;
+
+	while (pos < head) {
+		unsigned char rec[64];
+		struct perf_event_header *hdr = (void *)rec;
+		struct itrace_lost *lost = (void *)rec;
+		__u64 flags;
+		size_t i;
+
+		for (i = 0; i < sizeof(*hdr); i++)
+			rec[i] = data[(pos + i) % size];
+		if (hdr->size < sizeof(*hdr) || pos + hdr->size > head) {
+			st->bad++;
+			break;
+		}
+		for (i = 0; i < hdr->size && i < sizeof(rec); i++)
+			rec[i] = data[(pos + i) % size];
+
+		if (hdr->type == PERF_RECORD_ITRACE_LOST) {
+			if (hdr->size != sizeof(*lost) || lost->size ||
+			    lost->offset != __atomic_load_n(&pg->data_head,
+							    __ATOMIC_ACQUIRE) ||
+			    (st->lost && lost->offset <= st->last_lost))
+				st->bad++;
+			st->last_lost = lost->offset;
+			st->lost++;
+		} else if (hdr->type == PERF_RECORD_AUX) {
+			memcpy(&flags, rec + sizeof(*hdr) + 16, sizeof(flags));
+			if (flags & PERF_AUX_FLAG_TRUNCATED)
+				st->truncated++;
+		}
+		pos += hdr->size;
+	}
+	/* Pairs with the kernel's read of data_tail: we are done reading. */
+	__atomic_store_n(&rb->data_tail, pos, __ATOMIC_RELEASE);
+}
+
 #endif /* ITRACE_TEST_H */

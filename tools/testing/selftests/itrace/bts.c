@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Intel BTS through a trace fd (stop mode), the first part of intel_bts
+ * with itrace: the driver registers with no ITRACE_PMU_* features.
+ *
+ *  - the records of a traced loop, 24 bytes each ({ from, to, flags }):
+ *    exactly one per indirect call to each target, every "from" a user
+ *    address (user-only tracing filters by the branch's source);
+ *  - a small buffer fills: the trace stops with one PERF_RECORD_ITRACE_LOST
+ *    at data_head, and the reader's drain and ENABLE resume it, several
+ *    times;
+ *  - what the driver does not do yet fails with EOPNOTSUPP: a read-only
+ *    (overwrite mode) mapping, serving core dumps (sysfs itrace/coredump,
+ *    itrace/coredump_config), PERF_SAMPLE_ITRACE with itrace_sample_type
+ *    intel_bts.
+ *
+ * Needs intel_bts (the emulated CPU's "+ds") and root: BTS asks for
+ * kernel tracing permission even for user-only events. Skipped otherwise.
+ */
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include <linux/perf_event.h>
+
+#include "../kselftest_harness.h"
+#include "itrace_test.h"
+
+#define BTS_DIR		"/sys/bus/event_source/devices/intel_bts"
+#define NO_BTS		"no intel_bts PMU (" BTS_DIR "/type is missing)"
+#define RB_PAGES	16	/* perf stream */
+#define BIG_PAGES	256	/* 1 MiB of records: the loop fits */
+#define LOOP_CALLS	5000
+#define STOP_PAGES	2	/* a buffer that fills quickly */
+#define STOPS		4	/* stop and resume this many times */
+#define STOP_SECONDS	60
+
+/* One BTS record (SDM "Branch Trace Store", 64-bit DS format) */
+struct bts_record {
+	__u64	from;
+	__u64	to;
+	__u64	flags;
+};
+
+static int bts_type(void)
+{
+	char buf[32];
+
+	if (read_file(BTS_DIR "/type", buf, sizeof(buf)))
+		return -1;
+	return atoi(buf);
+}
+
+/* A user-only intel_bts event on this thread, its stream and trace fd */
+FIXTURE(bts) {
+	struct perf_event_mmap_page	*rb;
+	int				fd, tfd;
+};
+
+FIXTURE_SETUP(bts)
+{
+	struct perf_event_attr attr = {
+		.size		= sizeof(attr),
+		.disabled	= 1,
+		.exclude_kernel	= 1,
+		.exclude_hv	= 1,
+	};
+	int type = bts_type();
+
+	self->fd = -1;
+	self->tfd = -1;
+	self->rb = MAP_FAILED;
+	if (type < 0)
+		SKIP(return, NO_BTS);
+	if (geteuid())
+		SKIP(return, "intel_bts needs kernel tracing permission: run as root");
+	attr.type = type;
+	/* one AUX chunk: records from the start of the buffer, no padding */
+	attr.aux_watermark = BIG_PAGES * page_size();
+	self->fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	ASSERT_LE(0, self->fd) TH_LOG("intel_bts event: %s", strerror(errno));
+	self->rb = mmap(NULL, (1 + RB_PAGES) * page_size(),
+			PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->rb);
+	self->tfd = sys_perf_event_open(NULL, -1, -1, self->fd,
+					PERF_FLAG_FD_ITRACE);
+	ASSERT_LE(0, self->tfd) TH_LOG("trace fd: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(bts)
+{
+	if (self->tfd >= 0)
+		close(self->tfd);
+	if (self->rb != MAP_FAILED)
+		munmap(self->rb, (1 + RB_PAGES) * page_size());
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+static int is_user(__u64 addr)
+{
+	return addr < (1ULL << 47);
+}
+
+/*
+ * The loop's records in a stop-mode buffer that holds them all: each
+ * indirect call is one record to its target, and user-only tracing keeps
+ * the records whose source is in user mode (a system call's entry, with
+ * its kernel target, included).
+ */
+TEST_F(bts, records_of_a_loop)
+{
+	size_t len = (1 + BIG_PAGES) * page_size();
+	struct perf_event_mmap_page *pg;
+	unsigned long long head, i;
+	long calls[2] = { 0, 0 }, kernel_to = 0, user_from = 0, bad = 0;
+	const struct bts_record *r;
+
+	pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, self->tfd, 0);
+	ASSERT_NE(MAP_FAILED, pg) TH_LOG("mmap: %s", strerror(errno));
+
+	ASSERT_EQ(0, ioctl(self->tfd, PERF_EVENT_IOC_ENABLE, 0));
+	indirect_calls(LOOP_CALLS);
+	ASSERT_EQ(0, ioctl(self->tfd, PERF_EVENT_IOC_DISABLE, 0));
+
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	r = (const void *)((char *)pg + pg->data_offset);
+	for (i = 0; i < head / sizeof(*r); i++) {
+		if (!is_user(r[i].from) || !r[i].from || !r[i].to) {
+			bad++;
+			continue;
+		}
+		user_from++;
+		if (!is_user(r[i].to))
+			kernel_to++;
+		if (r[i].to == (uintptr_t)callee0)
+			calls[0]++;
+		else if (r[i].to == (uintptr_t)callee1)
+			calls[1]++;
+	}
+	TH_LOG("data_head %llu of %llu: %llu records, %ld calls to each target, %ld to the kernel",
+	       head, pg->data_size, head / sizeof(*r), calls[0], kernel_to);
+	EXPECT_EQ(0, head % sizeof(*r));
+	EXPECT_LT(head, pg->data_size);
+	EXPECT_EQ(LOOP_CALLS / 2, calls[0]);
+	EXPECT_EQ(LOOP_CALLS / 2, calls[1]);
+	EXPECT_EQ(0, bad);
+	/* the loop's jcc, call and ret each time, at least */
+	EXPECT_LE(3 * LOOP_CALLS, user_from);
+	/* the DISABLE ioctl's system call: user source, kernel target */
+	EXPECT_LE(1, kernel_to);
+
+	EXPECT_EQ(0, munmap(pg, len));
+}
+
+/*
+ * A 2-page buffer fills: tracing stops with one PERF_RECORD_ITRACE_LOST at
+ * data_head, and resumes where it stopped once the reader has drained it
+ * and enabled the event again, STOPS times.
+ */
+TEST_F(bts, stop_mode_itrace_lost)
+{
+	size_t len = (1 + STOP_PAGES) * page_size();
+	struct perf_event_mmap_page *pg;
+	struct stop_state st = { 0 };
+	unsigned long long head;
+	time_t t0 = time(NULL);
+	int seen = 0;
+
+	pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, self->tfd, 0);
+	ASSERT_NE(MAP_FAILED, pg);
+
+	ASSERT_EQ(0, ioctl(self->tfd, PERF_EVENT_IOC_ENABLE, 0));
+	while (st.lost < STOPS && !st.bad &&
+	       time(NULL) < t0 + STOP_SECONDS) {
+		indirect_calls(2000);	/* more than the buffer holds */
+		read_stream(self->rb, pg, &st);
+		if (st.lost != seen) {
+			/* Stopped: drain everything, then resume. */
+			seen = st.lost;
+			head = __atomic_load_n(&pg->data_head,
+					       __ATOMIC_ACQUIRE);
+			__atomic_store_n(&pg->data_tail, head,
+					 __ATOMIC_RELEASE);
+			ASSERT_EQ(0, ioctl(self->tfd, PERF_EVENT_IOC_ENABLE,
+					   0));
+		}
+	}
+	ASSERT_EQ(0, ioctl(self->tfd, PERF_EVENT_IOC_DISABLE, 0));
+	read_stream(self->rb, pg, &st);
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+
+	TH_LOG("%d ITRACE_LOST, %d AUX TRUNCATED, last at %llu, data_head %llu",
+	       st.lost, st.truncated, st.last_lost, head);
+	EXPECT_EQ(0, st.bad);
+	EXPECT_LE(STOPS, st.lost);
+	EXPECT_LE(1, st.truncated);
+	/* each stop after a full drain: the buffer (less a record) was full */
+	EXPECT_LE(st.lost * (pg->data_size - 2 * sizeof(struct bts_record)),
+		  st.last_lost);
+
+	EXPECT_EQ(0, munmap(pg, len));
+}
+
+/* Overwrite mode counts every byte; the BTS driver does not yet */
+TEST_F(bts, read_only_mapping_is_eopnotsupp)
+{
+	void *pg = mmap(NULL, (1 + STOP_PAGES) * page_size(), PROT_READ,
+			MAP_SHARED, self->tfd, 0);
+
+	EXPECT_EQ(MAP_FAILED, pg);
+	EXPECT_EQ(EOPNOTSUPP, errno);
+	if (pg != MAP_FAILED)
+		munmap(pg, (1 + STOP_PAGES) * page_size());
+}
+
+/*
+ * No kernel-owned BTS events yet: their records of system calls would
+ * hand kernel addresses to users in core dumps and samples.
+ */
+TEST(no_core_dumps_nor_samples)
+{
+	struct perf_event_attr attr = {
+		.size			= sizeof(attr),
+		.type			= PERF_TYPE_SOFTWARE,
+		.config			= PERF_COUNT_SW_PAGE_FAULTS,
+		.sample_period		= 1,
+		.sample_type		= PERF_SAMPLE_IP | PERF_SAMPLE_ITRACE,
+		.exclude_kernel		= 1,
+		.exclude_hv		= 1,
+		.disabled		= 1,
+		.itrace_sample_size	= 4096,
+	};
+	char sel[8];
+	int type = bts_type();
+
+	if (type < 0)
+		SKIP(return, NO_BTS);
+	if (geteuid())
+		SKIP(return, "needs root (sysfs writes)");
+
+	EXPECT_EQ(0, read_file(BTS_DIR "/itrace/coredump", sel, sizeof(sel)));
+	EXPECT_EQ('0', sel[0]);
+	EXPECT_EQ(-EOPNOTSUPP, write_file(BTS_DIR "/itrace/coredump", "1"));
+	EXPECT_EQ(-EOPNOTSUPP, write_file(BTS_DIR "/itrace/coredump_config",
+					  "0"));
+	EXPECT_EQ(0, read_file(BTS_DIR "/itrace/coredump", sel, sizeof(sel)));
+	EXPECT_EQ('0', sel[0]);
+
+	attr.itrace_sample_type = type;
+	EXPECT_EQ(-1, sys_perf_event_open(&attr, 0, -1, -1, 0));
+	EXPECT_EQ(EOPNOTSUPP, errno);
+}
+
+TEST_HARNESS_MAIN
