@@ -98,6 +98,8 @@ struct target {
 	uid_t uid;
 };
 
+#define GARBLE_SLOTS	1024
+
 struct finding {
 	char key[64];		/* what was found, the same for repeats */
 	char example[320];	/* the first occurrence, with its op */
@@ -136,10 +138,39 @@ struct shared {
 	volatile pid_t show[MAX_WORKERS];	/* the supervisor dumps its stacks */
 	struct target targets[NR_TARGETS];
 	uint64_t crashes, cores, itrace_notes;
+	/*
+	 * Garbage written into a user page, by event id (a slot per id
+	 * modulo GARBLE_SLOTS): another process that maps the same buffer
+	 * (the event's fd came with fork() or SCM_RIGHTS) sees it too.
+	 * alias: the other event of a PERF_EVENT_IOC_SET_OUTPUT, whose
+	 * mappings show the same buffer.
+	 */
+	uint32_t garbles[GARBLE_SLOTS];
+	uint64_t alias[GARBLE_SLOTS];
 };
 
 extern struct shared *sh;
 extern int shm_fd;
+
+/* Garbage written so far into the user pages of event @id's buffer */
+static inline uint32_t garbles_of(uint64_t id)
+{
+	return __atomic_load_n(&sh->garbles[id % GARBLE_SLOTS],
+			       __ATOMIC_ACQUIRE);
+}
+
+/* Garbage was written into event @id's user page: for every mapper */
+static inline void garbled_now(uint64_t id)
+{
+	uint64_t alias = __atomic_load_n(&sh->alias[id % GARBLE_SLOTS],
+					 __ATOMIC_ACQUIRE);
+
+	__atomic_add_fetch(&sh->garbles[id % GARBLE_SLOTS], 1,
+			   __ATOMIC_RELEASE);
+	if (alias)
+		__atomic_add_fetch(&sh->garbles[alias % GARBLE_SLOTS], 1,
+				   __ATOMIC_RELEASE);
+}
 
 enum obj_kind { OBJ_FREE, OBJ_EVENT, OBJ_TFD, OBJ_SYSFS };
 #define K_EVENT		(1U << OBJ_EVENT)
@@ -176,6 +207,7 @@ struct map {
 	uint64_t id;		/* the event's id, 0 unknown */
 	int fd;			/* made from (it may be closed since) */
 	bool garbled;		/* we wrote garbage into its user page */
+	uint32_t garbles;	/* garbles_of(id) when mapped */
 	bool dofork;		/* MADV_DOFORK succeeded: fork() copies it */
 };
 

@@ -569,6 +569,13 @@ void op_set_output(struct ctx *c)
 	    mapped ? " (its trace is mapped)" : "");
 	/* a long: the kernel compares the argument with -1UL */
 	err = err_of(ioctl(o.fd, PERF_EVENT_IOC_SET_OUTPUT, (long)target));
+	/* both events' mappings now show one buffer: see garbled_now() */
+	if (!err && target >= 0 && o.id && to.id) {
+		__atomic_store_n(&sh->alias[o.id % GARBLE_SLOTS], to.id,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&sh->alias[to.id % GARBLE_SLOTS], o.id,
+				 __ATOMIC_RELEASE);
+	}
 	if (mapped) {
 		bool same = p->obj[slot].gen == o.gen;
 

@@ -527,6 +527,7 @@ void op_garbage(struct ctx *c)
 	strict = p->map[s].kind == MAP_TRACE && !p->map[s].overwrite;
 	sig = guarded(c, write_garbage, &g);
 	p->map[s].garbled = true;
+	garbled_now(p->map[s].id);
 	fd = event_fd_of(p, p->map[s].id, K_TFD | K_EVENT);
 	pthread_mutex_unlock(&p->lock);
 	done(c, sig ? EFAULT : 0);
@@ -582,6 +583,12 @@ static void copy_ring(char *dst, const char *data, uint64_t size,
 	memcpy(dst + n, data, len - n);
 }
 
+/* Garbage in its user page, from us or from another mapper of the buffer */
+static bool map_garbled(const struct map *m)
+{
+	return m->garbled || garbles_of(m->id) != m->garbles;
+}
+
 /* The records of a perf stream: sizes, and ITRACE_LOST's fields. */
 static void walk_stream(struct ctx *c, void *arg)
 {
@@ -591,13 +598,16 @@ static void walk_stream(struct ctx *c, void *arg)
 	uint64_t tail = up->data_tail, size = m->len - PG;
 	const char *data = m->addr + PG;
 
-	if (m->garbled || head - tail > size)
+	if (map_garbled(m) || head - tail > size)
 		goto out;
 	while (tail + sizeof(struct perf_event_header) <= head) {
 		struct perf_event_header h;
 
 		copy_ring((char *)&h, data, size, tail, sizeof(h));
 		if (h.size < sizeof(h) || h.size % 8 || tail + h.size > head) {
+			/* garbage written meanwhile by another mapper */
+			if (map_garbled(m))
+				break;
 			finding(c, "perf stream: bad record",
 				"record type %u size %u at %llu of head %llu",
 				h.type, h.size, (unsigned long long)tail,
@@ -626,12 +636,12 @@ static void read_trace(struct ctx *c, void *arg)
 	head = __atomic_load_n(&up->data_head, __ATOMIC_ACQUIRE);
 	tail = m->overwrite ? head - (head < size ? head : size) :
 			      up->data_tail;
-	if (!m->garbled && !m->overwrite && head - tail > size)
+	if (!map_garbled(m) && !m->overwrite && head - tail > size)
 		finding(c, "stop mode: head - tail > size",
 			"data_head %llu data_tail %llu data_size %llu",
 			(unsigned long long)head, (unsigned long long)tail,
 			(unsigned long long)size);
-	while (!m->garbled && tail + n < head && n < size) {
+	while (!map_garbled(m) && tail + n < head && n < size) {
 		k = head - tail - n;
 		if (k > sizeof(buf))
 			k = sizeof(buf);
@@ -639,7 +649,8 @@ static void read_trace(struct ctx *c, void *arg)
 		n += k;
 	}
 	if (!m->overwrite && (m->prot & PROT_WRITE))
-		__atomic_store_n(&up->data_tail, m->garbled ? head : tail + n,
+		__atomic_store_n(&up->data_tail,
+				 map_garbled(m) ? head : tail + n,
 				 __ATOMIC_RELEASE);
 }
 

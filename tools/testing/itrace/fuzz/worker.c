@@ -194,8 +194,10 @@ int map_add(struct proc *p, const struct map *m)
 	for (s = 0; s < MAX_MAPS; s++)
 		if (p->map[s].kind == MAP_FREE)
 			break;
-	if (s < MAX_MAPS)
+	if (s < MAX_MAPS) {
 		p->map[s] = *m;
+		p->map[s].garbles = garbles_of(m->id);
+	}
 	pthread_mutex_unlock(&p->lock);
 	if (s == MAX_MAPS) {
 		munmap(m->addr, m->len);
