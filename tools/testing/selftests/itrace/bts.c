@@ -9,10 +9,13 @@
  *  - a small buffer fills: the trace stops with one PERF_RECORD_ITRACE_LOST
  *    at data_head, and the reader's drain and ENABLE resume it, several
  *    times;
- *  - what the driver does not do yet fails with EOPNOTSUPP: a read-only
- *    (overwrite mode) mapping, serving core dumps (sysfs itrace/coredump,
- *    itrace/coredump_config), PERF_SAMPLE_ITRACE with itrace_sample_type
- *    intel_bts.
+ *  - overwrite mode (a read-only mapping) counts every byte: data_head is
+ *    whole laps of the buffer plus the newest lap, consistent with the
+ *    records of the same loop in stop mode to within a lap, and the
+ *    newest lap holds the loop's records;
+ *  - what the driver does not do yet fails with EOPNOTSUPP: serving core
+ *    dumps (sysfs itrace/coredump, itrace/coredump_config),
+ *    PERF_SAMPLE_ITRACE with itrace_sample_type intel_bts.
  *
  * Needs intel_bts (the emulated CPU's "+ds") and root: BTS asks for
  * kernel tracing permission even for user-only events. Skipped otherwise.
@@ -22,6 +25,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -210,16 +214,91 @@ TEST_F(bts, stop_mode_itrace_lost)
 	EXPECT_EQ(0, munmap(pg, len));
 }
 
-/* Overwrite mode counts every byte; the BTS driver does not yet */
-TEST_F(bts, read_only_mapping_is_eopnotsupp)
+/* The loop's bytes of records in stop mode, mapping and unmapping the trace */
+static long long stop_mode_bytes(int tfd)
 {
-	void *pg = mmap(NULL, (1 + STOP_PAGES) * page_size(), PROT_READ,
-			MAP_SHARED, self->tfd, 0);
+	size_t len = (1 + BIG_PAGES) * page_size();
+	struct perf_event_mmap_page *pg;
+	long long head = -1;
 
-	EXPECT_EQ(MAP_FAILED, pg);
-	EXPECT_EQ(EOPNOTSUPP, errno);
-	if (pg != MAP_FAILED)
-		munmap(pg, (1 + STOP_PAGES) * page_size());
+	pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, tfd, 0);
+	if (pg == MAP_FAILED)
+		return -1;
+	if (!ioctl(tfd, PERF_EVENT_IOC_ENABLE, 0)) {
+		indirect_calls(LOOP_CALLS);
+		if (!ioctl(tfd, PERF_EVENT_IOC_DISABLE, 0))
+			head = __atomic_load_n(&pg->data_head,
+					       __ATOMIC_ACQUIRE);
+	}
+	munmap(pg, len);
+
+	return head;
+}
+
+/*
+ * Overwrite mode: the driver takes a PMI BTS_SAFETY_MARGIN (4080) bytes
+ * before the end of the buffer, zeroes the rest, counts it and goes on
+ * from the start. So data_head is L whole laps plus the newest lap's
+ * records, and the loop's R bytes of records (measured in stop mode) are
+ * L laps of at least "size - 16 - 4080" and at most "size - 16" bytes each
+ * (the buffer holds whole 24-byte records), plus the newest lap: with
+ * 64 KiB a lap more or less does not fit. The newest lap, from the start
+ * of the buffer to data_head % size, holds the loop's calls in turn.
+ */
+#define OVW_PAGES	16
+
+TEST_F(bts, overwrite_counts_every_byte)
+{
+	size_t len = (1 + OVW_PAGES) * page_size();
+	unsigned long long head, laps, pos, size, i, lo, hi;
+	struct perf_event_mmap_page *pg;
+	struct stop_state st = { 0 };
+	long calls[2] = { 0, 0 }, bad = 0;
+	const struct bts_record *r;
+	long long ref;
+
+	ref = stop_mode_bytes(self->tfd);
+	ASSERT_LT(0, ref);
+
+	pg = mmap(NULL, len, PROT_READ, MAP_SHARED, self->tfd, 0);
+	ASSERT_NE(MAP_FAILED, pg) TH_LOG("read-only mapping: %s",
+					 strerror(errno));
+	ASSERT_EQ(0, ioctl(self->tfd, PERF_EVENT_IOC_ENABLE, 0));
+	indirect_calls(LOOP_CALLS);
+	ASSERT_EQ(0, ioctl(self->tfd, PERF_EVENT_IOC_DISABLE, 0));
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	read_stream(self->rb, pg, &st);
+
+	size = pg->data_size;
+	laps = head / size;
+	pos = head % size;
+	lo = laps * (size - 16 - 4080) + pos;
+	hi = laps * (size - 16) + pos;
+	r = (const void *)((char *)pg + pg->data_offset);
+	for (i = 0; i < pos / sizeof(*r); i++) {
+		if (!is_user(r[i].from) || !r[i].to)
+			bad++;
+		else if (r[i].to == (uintptr_t)callee0)
+			calls[0]++;
+		else if (r[i].to == (uintptr_t)callee1)
+			calls[1]++;
+	}
+	TH_LOG("stop mode: %lld bytes of records", ref);
+	TH_LOG("overwrite: data_head %llu = %llu laps of %llu + %llu",
+	       head, laps, size, pos);
+	TH_LOG("newest lap: %llu records, calls %ld and %ld; %d ITRACE_LOST",
+	       pos / sizeof(*r), calls[0], calls[1], st.lost);
+	EXPECT_LE(lo, (unsigned long long)ref);
+	EXPECT_GE(hi, (unsigned long long)ref);
+	EXPECT_LE(4, laps);
+	EXPECT_EQ(0, pos % sizeof(*r));
+	EXPECT_EQ(0, bad);
+	EXPECT_LE(100, calls[0] + calls[1]);
+	EXPECT_GE(1, labs(calls[0] - calls[1]));
+	EXPECT_EQ(0, st.lost);
+	EXPECT_EQ(0, st.bad);
+
+	EXPECT_EQ(0, munmap(pg, len));
 }
 
 /*
