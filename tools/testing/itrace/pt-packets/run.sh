@@ -384,15 +384,37 @@ if [ -x $perf ]; then
 			check "perf-stop: PMIs taken (${pmi:-0})" [ "${pmi:-0}" -ge 2 ]
 			check "perf-stop: buffer full reported as lost data ($lost)" [ "$lost" -ge 1 ]
 			check "perf-stop: trace decodes ($fn calls)" [ "$fn" -gt 0 ]
-			nb=$($perf script -i "$f" -D 2>/dev/null | awk '/Bad packet/ { print $3 }' |
-				sort | uniq -c | awk '{ printf "%s:%s ", $2, $1 }')
-			# At a join perf may see the packet that STOP cut short (one
-			# per stop) and then the bytes of the restart's PSB (0x02):
-			# anything else would be a bad packet inside a run.
-			other=$(echo "$nb" | tr ' ' '\n' |
-				awk -F: '$1 != "" && $1 != "02" { s += $2 } END { print s + 0 }')
-			check "perf-stop: bad packets only at joins: PSB bytes, and at most one cut packet per stop (${nb:-none}; $other other, $lost stops)" \
-				[ "$other" -le "$lost" ]
+			# perf -D prints each AUXTRACE chunk's packets as
+			# ".  OFFSET:  BYTES  NAME".  A packet that STOP cut short
+			# is the last of its chunk, so its bytes (which perf may
+			# read as several bad packets, or as short ones between
+			# them) lie in the chunk's last 15 bytes: one byte less than
+			# the longest packet (PSB).  A bad packet anywhere else is
+			# a fault inside a run.
+			read -r inrun intail < <($perf script -i "$f" -D 2>/dev/null | awk '
+				function hex(s,   v, i) {
+					for (i = 1; i <= length(s); i++)
+						v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+					return v + 0
+				}
+				function flush(   i) {
+					for (i = 0; i < nbad; i++)
+						if (end - bad[i] > 15) inrun++; else intail++
+					nbad = 0
+				}
+				/^\.  [0-9a-f]+:  / {
+					off = hex(substr($2, 1, length($2) - 1))
+					for (i = 3; i <= NF && $i ~ /^[0-9a-f][0-9a-f]$/; i++)
+						;
+					end = off + i - 3
+					if (/Bad packet/)
+						bad[nbad++] = off
+					next
+				}
+				{ flush() }
+				END { flush(); print inrun + 0, intail + 0 }')
+			check "perf-stop: bad packets only where STOP cut a run ($intail in the last 15 bytes of a chunk, ${inrun:-?} elsewhere)" \
+				[ "${inrun:-1}" = 0 ]
 		else
 			check "perf-snapshot: no PMI in overwrite mode (${pmi:-?})" [ "${pmi:-1}" = 0 ]
 			check "perf-snapshot: trace decodes ($fn calls), no decode errors ($errs)" \
