@@ -26,19 +26,15 @@ struct signal_struct;
 struct task_struct;
 
 /*
- * What an itrace PMU's driver does beyond stop-mode trace fds, in
- * struct itrace_pmu_ops::features:
+ * What an itrace PMU's driver does beyond trace fds, in struct
+ * itrace_pmu_ops::features:
  *
- * ITRACE_PMU_OVERWRITE: it counts every byte of a trace fd's overwrite
- *	buffer (itrace_aux_counts_wraps(), itrace_aux_publish()); without it
- *	a read-only trace fd mapping fails with EOPNOTSUPP.
  * ITRACE_PMU_KEVENTS: its events may be kernel-owned trace events, which
  *	keep trace for RLIMIT_ITRACE core dumps and PERF_SAMPLE_ITRACE
  *	(pmu::snapshot_aux()); the trace they keep is fit for the user they
  *	are made for. Without it the PMU serves neither (EOPNOTSUPP).
  */
-#define ITRACE_PMU_OVERWRITE	BIT(0)
-#define ITRACE_PMU_KEVENTS	BIT(1)
+#define ITRACE_PMU_KEVENTS	BIT(0)
 
 /**
  * struct itrace_pmu_ops - what the itrace core asks of an itrace PMU

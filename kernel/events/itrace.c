@@ -74,12 +74,16 @@ struct itrace_pmu {
 DEFINE_MUTEX(itrace_pmus_lock);
 static LIST_HEAD(itrace_pmus);
 
-/* Under itrace_pmus_lock: the PMU's entry, NULL if it is not registered */
+/*
+ * The PMU's entry, NULL if it is not registered. Under itrace_pmus_lock,
+ * or rcu_read_lock() for as long as the entry is used.
+ */
 static struct itrace_pmu *itrace_pmu_find(struct pmu *pmu)
 {
 	struct itrace_pmu *ip;
 
-	list_for_each_entry(ip, &itrace_pmus, list)
+	list_for_each_entry_rcu(ip, &itrace_pmus, list,
+				lockdep_is_held(&itrace_pmus_lock))
 		if (ip->pmu == pmu)
 			return ip;
 
@@ -94,8 +98,12 @@ static struct itrace_pmu *itrace_pmu_find(struct pmu *pmu)
  * Events of @pmu can then be passed to
  * perf_event_open(NULL, -1, -1, event_fd, PERF_FLAG_FD_ITRACE), their
  * trace kept for RLIMIT_ITRACE core dumps, and the PMU gets an itrace
- * directory in sysfs (see itrace_sysfs.c). The first itrace PMU serves
- * core dumps until sysfs selects another.
+ * directory in sysfs (see itrace_sysfs.c). The first itrace PMU with
+ * ITRACE_PMU_KEVENTS serves core dumps until sysfs selects another.
+ *
+ * Trace fds may be mapped in both modes, so the driver must count every
+ * byte of an overwrite-mode buffer, wraps included, as its AUX head:
+ * see itrace_aux_counts_wraps() and itrace_aux_publish().
  *
  * Context: process context, after perf_pmu_register() succeeded. Takes
  * itrace_pmus_lock.
@@ -206,16 +214,11 @@ struct pmu *itrace_first_pmu(void)
 bool itrace_pmu_has(struct pmu *pmu, unsigned int features)
 {
 	struct itrace_pmu *ip;
-	bool ret = false;
+	bool ret;
 
 	rcu_read_lock();
-	list_for_each_entry_rcu(ip, &itrace_pmus, list) {
-		if (ip->pmu == pmu) {
-			ret = ip->ops &&
-			      (ip->ops->features & features) == features;
-			break;
-		}
-	}
+	ip = itrace_pmu_find(pmu);
+	ret = ip && ip->ops && (ip->ops->features & features) == features;
 	rcu_read_unlock();
 
 	return ret;
@@ -235,14 +238,9 @@ void itrace_pmu_note_info(struct perf_event *event, struct itrace_note *note)
 	void (*note_info)(struct perf_event *event, struct itrace_note *note);
 	struct itrace_pmu *ip;
 
-	note_info = NULL;
 	rcu_read_lock();
-	list_for_each_entry_rcu(ip, &itrace_pmus, list) {
-		if (ip->pmu == event->pmu) {
-			note_info = ip->ops ? ip->ops->note_info : NULL;
-			break;
-		}
-	}
+	ip = itrace_pmu_find(event->pmu);
+	note_info = ip && ip->ops ? ip->ops->note_info : NULL;
 	rcu_read_unlock();
 
 	/* The event holds the PMU's module, which holds note_info */
@@ -501,9 +499,7 @@ unlock:
  * -EPERM if the pages exceed the locked memory limits (perf_event_mlock_kb,
  * RLIMIT_MEMLOCK) without CAP_IPC_LOCK;
  * -ENOMEM if memory runs out;
- * -EOPNOTSUPP if the PMU cannot set up the buffer, or the mapping is
- * read-only and the PMU does not count the bytes of an overwrite buffer
- * (no ITRACE_PMU_OVERWRITE);
+ * -EOPNOTSUPP if the PMU cannot set up the buffer;
  * or the error of the LSM's perf_event_read hook.
  */
 static int itrace_mmap(struct file *file, struct vm_area_struct *vma)
@@ -529,10 +525,6 @@ static int itrace_mmap(struct file *file, struct vm_area_struct *vma)
 	 */
 	if (!(vma->vm_flags & VM_WRITE) && nr_pages < 2)
 		return -EINVAL;
-
-	if (!(vma->vm_flags & VM_WRITE) &&
-	    !itrace_pmu_has(event->pmu, ITRACE_PMU_OVERWRITE))
-		return -EOPNOTSUPP;
 
 	if (nr_pages > INT_MAX)
 		return -ENOMEM;
