@@ -77,7 +77,7 @@ FIXTURE_SETUP(bts)
 		.exclude_kernel	= 1,
 		.exclude_hv	= 1,
 	};
-	int type = bts_type();
+	int type = bts_type(), err;
 
 	self->fd = -1;
 	self->tfd = -1;
@@ -91,12 +91,8 @@ FIXTURE_SETUP(bts)
 	attr.aux_watermark = BIG_PAGES * page_size();
 	self->fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
 	ASSERT_LE(0, self->fd) TH_LOG("intel_bts event: %s", strerror(errno));
-	self->rb = mmap(NULL, (1 + RB_PAGES) * page_size(),
-			PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
-	ASSERT_NE(MAP_FAILED, self->rb);
-	self->tfd = sys_perf_event_open(NULL, -1, -1, self->fd,
-					PERF_FLAG_FD_ITRACE);
-	ASSERT_LE(0, self->tfd) TH_LOG("trace fd: %s", strerror(errno));
+	err = stream_and_trace_fd(self->fd, RB_PAGES, &self->rb, &self->tfd);
+	ASSERT_EQ(0, err) TH_LOG("stream or trace fd: %s", strerror(-err));
 }
 
 FIXTURE_TEARDOWN(bts)

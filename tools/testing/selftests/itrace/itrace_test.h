@@ -189,6 +189,34 @@ static inline pid_t fork_self_child(const char *env, const char *value,
 }
 
 /*
+ * Map the perf stream of event @fd (1 + @rb_pages pages, read-write) and
+ * open a trace fd of the event: what a trace fd mapping needs first.
+ * Return: 0 with *@rb and *@tfd set, or -errno of the mmap() or of
+ * perf_event_open(PERF_FLAG_FD_ITRACE) with *@rb MAP_FAILED and *@tfd -1
+ * (nothing is left mapped or open).
+ */
+static inline int stream_and_trace_fd(int fd, long rb_pages,
+				      struct perf_event_mmap_page **rb,
+				      int *tfd)
+{
+	size_t len = (1 + rb_pages) * page_size();
+	int err;
+
+	*tfd = -1;
+	*rb = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (*rb == MAP_FAILED)
+		return -errno;
+	*tfd = sys_perf_event_open(NULL, -1, -1, fd, PERF_FLAG_FD_ITRACE);
+	if (*tfd < 0) {
+		err = -errno;
+		munmap(*rb, len);
+		*rb = MAP_FAILED;
+		return err;
+	}
+	return 0;
+}
+
+/*
  * Sum of the sizes of the PERF_RECORD_AUX records in the event's perf
  * stream, or -1 if it is malformed or the records do not follow each other
  * (each aux_offset the sum of the sizes before it).

@@ -149,7 +149,7 @@ static void trace_run(struct __test_metadata *_metadata, int prot,
 	struct perf_event_mmap_page *rb, *pg;
 	unsigned long long start;
 	unsigned char *data;
-	int fd, tfd, go, status;
+	int fd, tfd, go, status, err;
 	long long pmis;
 	pid_t pid;
 
@@ -162,11 +162,10 @@ static void trace_run(struct __test_metadata *_metadata, int prot,
 	if (fd < 0)
 		kill(pid, SIGKILL);
 	ASSERT_LE(0, fd) TH_LOG("intel_pt event: %s", strerror(errno));
-	rb = mmap(NULL, (1 + RB_PAGES) * page_size(), PROT_READ | PROT_WRITE,
-		  MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, rb);
-	tfd = sys_perf_event_open(NULL, -1, -1, fd, PERF_FLAG_FD_ITRACE);
-	ASSERT_LE(0, tfd);
+	err = stream_and_trace_fd(fd, RB_PAGES, &rb, &tfd);
+	if (err)
+		kill(pid, SIGKILL);
+	ASSERT_EQ(0, err) TH_LOG("stream or trace fd: %s", strerror(-err));
 	pg = mmap(NULL, (1 + pages) * page_size(), prot, MAP_SHARED, tfd, 0);
 	if (pg == MAP_FAILED)
 		kill(pid, SIGKILL);
@@ -386,11 +385,13 @@ FIXTURE(self_pt)
 {
 	int	fd;	/* the event */
 	int	tfd;	/* its trace fd */
-	void	*rb;	/* its perf stream */
+	struct perf_event_mmap_page *rb;	/* its perf stream */
 };
 
 FIXTURE_SETUP(self_pt)
 {
+	int err;
+
 	self->fd = -1;
 	self->tfd = -1;
 	self->rb = MAP_FAILED;
@@ -399,12 +400,8 @@ FIXTURE_SETUP(self_pt)
 
 	self->fd = open_pt_self();
 	ASSERT_LE(0, self->fd);
-	self->rb = mmap(NULL, (1 + RB_PAGES) * page_size(),
-			PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, 0);
-	ASSERT_NE(MAP_FAILED, self->rb);
-	self->tfd = sys_perf_event_open(NULL, -1, -1, self->fd,
-					PERF_FLAG_FD_ITRACE);
-	ASSERT_LE(0, self->tfd);
+	err = stream_and_trace_fd(self->fd, RB_PAGES, &self->rb, &self->tfd);
+	ASSERT_EQ(0, err) TH_LOG("stream or trace fd: %s", strerror(-err));
 }
 
 FIXTURE_TEARDOWN(self_pt)
@@ -645,11 +642,8 @@ TEST(aux_sampling_of_trace_fd)
 
 	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
 	ASSERT_LE(0, fd);
-	rb = mmap(NULL, (1 + RB_PAGES) * page_size(), PROT_READ | PROT_WRITE,
-		  MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, rb);
-	tfd = sys_perf_event_open(NULL, -1, -1, fd, PERF_FLAG_FD_ITRACE);
-	ASSERT_LE(0, tfd);
+	err = stream_and_trace_fd(fd, RB_PAGES, &rb, &tfd);
+	ASSERT_EQ(0, err) TH_LOG("stream or trace fd: %s", strerror(-err));
 	pg = mmap(NULL, (1 + SMALL_PAGES) * page_size(), PROT_READ,
 		  MAP_SHARED, tfd, 0);
 	ASSERT_NE(MAP_FAILED, pg);
