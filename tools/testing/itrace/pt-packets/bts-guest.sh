@@ -37,4 +37,8 @@ echo "rc $?" >> "$OUT/script-k.log"
 # intel_bts with itrace: the kselftest of its trace fds
 timeout 300 "$ITRACE_BUILD/selftests/itrace/bts" > "$OUT/kselftest-bts.tap" 2>&1
 echo "# exit status $?" >> "$OUT/kselftest-bts.tap"
+# a user's intel_bts event beside the core-dump (kernel-owned PT) trace
+timeout 300 "$ITRACE_BUILD/selftests/itrace/rlimit_itrace" \
+	-t bts_event_beside_core_trace > "$OUT/kselftest-rlimit.tap" 2>&1
+echo "# exit status $?" >> "$OUT/kselftest-rlimit.tap"
 dmesg > "$OUT/dmesg-end.txt"

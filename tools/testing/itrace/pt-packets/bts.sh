@@ -7,7 +7,9 @@
 #    from and to each, exactly, in program order; the SYSCALLs with a
 #    kernel target; no decoding error;
 #  - the same with kernel branches; the kernel's log stays clean;
-#  - the kselftest of intel_bts's trace fds (selftests/itrace/bts.c).
+#  - the kselftest of intel_bts's trace fds (selftests/itrace/bts.c), and
+#    rlimit_itrace's bts_event_beside_core_trace (a user's BTS event is
+#    never refused because of the kernel-owned PT event of a core dump).
 #
 #   tools/testing/itrace/pt-packets/bts.sh [BUILD]
 set -uo pipefail
@@ -106,5 +108,9 @@ check "user and kernel: records from kernel code ($nk)" [ "${nk:-0}" -gt 0 ]
 retap "kselftest bts: " "$vm/kselftest-bts.tap"
 check "kselftest bts: ran to the end, nothing skipped" \
 	bash -c "grep -qx '# exit status 0' '$vm/kselftest-bts.tap' && ! grep -q SKIP '$vm/kselftest-bts.tap'"
+# a user's BTS event is never refused because of the core-dump trace
+retap "kselftest rlimit_itrace: " "$vm/kselftest-rlimit.tap"
+check "kselftest rlimit_itrace: bts_event_beside_core_trace ran, nothing skipped" \
+	bash -c "grep -qx '# exit status 0' '$vm/kselftest-rlimit.tap' && grep -q '^ok .*bts_event_beside_core_trace' '$vm/kselftest-rlimit.tap' && ! grep -q SKIP '$vm/kselftest-rlimit.tap'"
 echo "1..$n"
 [ $fail -eq 0 ]

@@ -39,7 +39,6 @@
 #include "itrace_test.h"
 
 #define BTS_DIR		"/sys/bus/event_source/devices/intel_bts"
-#define NO_BTS		"no intel_bts PMU (" BTS_DIR "/type is missing)"
 #define RB_PAGES	16	/* perf stream */
 #define BIG_PAGES	256	/* 1 MiB of records: the loop fits */
 #define LOOP_CALLS	5000
@@ -53,15 +52,6 @@ struct bts_record {
 	__u64	to;
 	__u64	flags;
 };
-
-static int bts_type(void)
-{
-	char buf[32];
-
-	if (read_file(BTS_DIR "/type", buf, sizeof(buf)))
-		return -1;
-	return atoi(buf);
-}
 
 /* A user-only intel_bts event on this thread, its stream and trace fd */
 FIXTURE(bts) {

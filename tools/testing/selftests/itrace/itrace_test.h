@@ -24,6 +24,8 @@
 #define NOBODY		65534	/* uid and gid of the unprivileged tests */
 #define PT_TYPE_FILE	"/sys/bus/event_source/devices/intel_pt/type"
 #define NO_PT		"no intel_pt PMU (" PT_TYPE_FILE " is missing)"
+#define BTS_TYPE_FILE	"/sys/bus/event_source/devices/intel_bts/type"
+#define NO_BTS		"no intel_bts PMU (" BTS_TYPE_FILE " is missing)"
 
 /* PSB, the packet where a decoder synchronizes: 16 bytes 02 82 02 82 ... */
 #define PSB_LEN		16
@@ -64,10 +66,10 @@ static inline long page_size(void)
 	return sysconf(_SC_PAGESIZE);
 }
 
-/* The PMU type of intel_pt, or -1 if there is none. */
-static inline int pt_type(void)
+/* The PMU type in sysfs file @path, or -1 if there is none. */
+static inline int pmu_type(const char *path)
 {
-	FILE *f = fopen(PT_TYPE_FILE, "r");
+	FILE *f = fopen(path, "r");
 	int type;
 
 	if (!f)
@@ -77,6 +79,18 @@ static inline int pt_type(void)
 	fclose(f);
 
 	return type;
+}
+
+/* The PMU type of intel_pt, or -1 if there is none. */
+static inline int pt_type(void)
+{
+	return pmu_type(PT_TYPE_FILE);
+}
+
+/* The PMU type of intel_bts, or -1 if there is none. */
+static inline int bts_type(void)
+{
+	return pmu_type(BTS_TYPE_FILE);
 }
 
 /* Read a file into buf (at most size - 1 bytes); -errno on error. */

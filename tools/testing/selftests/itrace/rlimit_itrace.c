@@ -851,6 +851,73 @@ TEST_F(rlimit, own_event_wins_per_task)
 	core_free(&c);
 }
 
+/*
+ * A user's intel_bts event beside the core-dump trace, on a CPU where PT
+ * cannot run beside BTS (no lbr_pt_coexist, as the emulated Kaby Lake):
+ * the BTS event opens (no EBUSY because of the kernel-owned PT event) and
+ * traces, and the core-dump trace pauses meanwhile, which its note says.
+ * Two user events still exclude each other as on that part: a PT event
+ * beside the BTS event fails with EBUSY.
+ */
+static void bts_event_then_crash(void *arg)
+{
+	struct perf_event_attr attr = {
+		.size		= sizeof(attr),
+		.disabled	= 1,
+		.exclude_kernel	= 1,
+		.exclude_hv	= 1,
+	};
+	size_t len = (1 + 16) * page_size();
+	struct perf_event_mmap_page *rb, *pg;
+	int fd, tfd;
+
+	work(100);
+	attr.type = bts_type();
+	fd = sys_perf_event_open(&attr, 0, -1, -1, 0);
+	if (fd < 0)
+		_exit(errno == EBUSY ? 130 : 131);
+	if (open_pt(0, -1) >= 0 || errno != EBUSY)
+		_exit(132);
+	if (stream_and_trace_fd(fd, 4, &rb, &tfd))
+		_exit(133);
+	pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, tfd, 0);
+	if (pg == MAP_FAILED)
+		_exit(134);
+	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
+		_exit(135);
+	work(1000);
+	if (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0))
+		_exit(136);
+	/* BTS records of the work above */
+	if (__atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE) < 1000 * 24)
+		_exit(137);
+	munmap(pg, len);
+	munmap(rb, (1 + 4) * page_size());
+	close(tfd);
+	close(fd);
+	work_then_crash(arg);
+}
+
+TEST_F(rlimit, bts_event_beside_core_trace)
+{
+	const struct itrace_note *n;
+	struct core c;
+	pid_t pid;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	if (bts_type() < 0)
+		SKIP(return, NO_BTS);
+	/* child exit 130: the BTS event got EBUSY; 132: the PT event did not */
+	ASSERT_EQ(0, crash_child(bts_event_then_crash, (void *)100, 65536, &c,
+				 &pid));
+	n = check_note(_metadata, &c, pid, 65536);
+	ASSERT_NE(NULL, n);
+	EXPECT_EQ(ITRACE_NOTE_PAUSED, n->flags & ITRACE_NOTE_PAUSED);
+	EXPECT_LT(0, n->pauses);
+	core_free(&c);
+}
+
 /* Without a user's event in the way, the trace never pauses. */
 TEST_F(rlimit, no_pause_alone)
 {
