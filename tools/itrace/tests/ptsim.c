@@ -9,8 +9,9 @@
  * first one after exec to exit, and writes what Intel PT would have recorded
  * (user mode, BranchEn; return compression as hardware does it, -R: none,
  * as with DisRETC) with libipt's encoder into
- * an itrace.data file, with MMAP2 sideband from /proc/PID/maps and the
- * [vdso] image.  Prints the number of instructions executed (on stderr), the ground
+ * an itrace.data file, with MMAP2 sideband from /proc/PID/maps, the
+ * [vdso] image and the attr of the intel_pt event simulated (user mode,
+ * branch; the host's intel_pt PMU type, else PTSIM_PMU_TYPE).  Prints the number of instructions executed (on stderr), the ground
  * truth the decoder must reproduce.
  *
  * -c: CMD is expected to die of a signal (SIGSEGV, SIGABRT, ...): the
@@ -52,6 +53,13 @@
 #define TRACE_MAX	(64 << 20)
 #define PSB_EVERY	4096	/* -c: bytes between PSBs, as PSBFreq would */
 #define TRUTH_MAX	4096	/* -t: instructions kept */
+/*
+ * The simulated intel_pt's perf PMU type: the host's if it has intel_pt,
+ * else this stand-in, above the types Linux gives the PMUs of a machine
+ * (dynamic types count up from PERF_TYPE_MAX).
+ */
+#define PTSIM_PMU_TYPE	64
+#define PT_SYSFS_TYPE	"/sys/bus/event_source/devices/intel_pt/type"
 
 enum kind { K_OTHER, K_COND, K_RET, K_CALL, K_INDIRECT_CALL, K_INDIRECT,
 	    K_SYSCALL, K_FAR };
@@ -252,6 +260,34 @@ static int write_maps(FILE *f, pid_t pid)
 	return nv ? 0 : -1;
 }
 
+/*
+ * The header's PMU and config and an ATTR section of what is simulated:
+ * intel_pt of user mode, BranchEn ("branch", bit 13), DisRETC ("noretcomp",
+ * bit 11) with -R, no timing packets; the sideband has no sample_id.
+ */
+static void sim_event(struct itrace_file_header *hdr, struct perf_event_attr *a, int retcomp)
+{
+	FILE *t = fopen(PT_SYSFS_TYPE, "r");
+	unsigned int type;
+
+	hdr->pmu_type = PTSIM_PMU_TYPE;
+	if (t && fscanf(t, "%u", &type) == 1)
+		hdr->pmu_type = type;
+	if (t)
+		fclose(t);
+	hdr->config = 1ULL << 13 | (retcomp ? 0 : 1ULL << 11);
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = hdr->pmu_type;
+	a->config = hdr->config;
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->task = 1;
+}
+
 /* ---- -c: an ELF core as Linux writes it with RLIMIT_ITRACE ---------- */
 
 struct nbuf {
@@ -445,6 +481,7 @@ static int skipped_step(int memfd, uint64_t fall, uint64_t rip)
 int main(int argc, char **argv)
 {
 	struct itrace_file_header hdr;
+	struct perf_event_attr attr;
 	struct user_regs_struct regs;
 	struct pt_config cfg;
 	struct sim s = { 0 };
@@ -658,8 +695,10 @@ int main(int argc, char **argv)
 	hdr.page_size = sysconf(_SC_PAGESIZE);
 	itrace_cpu_ident(&hdr);
 	hdr.pid = pid;
+	sim_event(&hdr, &attr, s.retcomp);
 	itrace_write_header(f, &hdr);
 	itrace_write_section(f, ITRACE_SEC_CMDLINE, 0, argv[argi], strlen(argv[argi]) + 1);
+	itrace_write_section(f, ITRACE_SEC_ATTR, 0, &attr, sizeof(attr));
 	if (!itrace_read_vdso(&vdso, &vdso_size)) {
 		itrace_write_section(f, ITRACE_SEC_VDSO, 0, vdso, vdso_size);
 		free(vdso);
