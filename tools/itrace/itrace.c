@@ -18,9 +18,10 @@ static void print_usage(FILE *f)
 		"       itrace report [--samples] [-n N] [--path N] [--top N] [--json] FILE\n"
 		"       itrace core [--exe PATH] [--sysroot DIR] [--insn] [--json] [-n N]\n"
 		"                   [--stack] [--all] CORE\n"
+		"       itrace convert -o OUT.data [FILE | -]\n"
 		"       itrace --version\n"
 		"`itrace COMMAND --help` describes a command; man itrace, itrace-record,\n"
-		"itrace-decode, itrace-report, itrace-core.\n"
+		"itrace-decode, itrace-report, itrace-core, itrace-convert.\n"
 		"exit status: 0 done, 1 unusable input, 2 usage, 3 decoded with errors\n");
 }
 
@@ -38,6 +39,8 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "core"))
 		return cmd_core(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "convert"))
+		return cmd_convert(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		print_usage(stdout);
 		return 0;

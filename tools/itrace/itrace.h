@@ -68,6 +68,7 @@ int cmd_record(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_core(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 /* ---- shared by decode and core (decode.c) ---- */
 

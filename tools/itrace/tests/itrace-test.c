@@ -2435,6 +2435,279 @@ static void test_event_cli(const char *itrace)
 	   "events: syscalls:sys_enter_getppid: a tracepoint");
 }
 
+/* ---- itrace convert: a recording as a perf.data for perf ------------- */
+
+/* A number a command prints (its first line), or -1 if it fails or prints none. */
+static long long run_num(const char *cmd)
+{
+	char *out = NULL;
+	long long v = -1;
+
+	if (run_out(cmd, &out) != 0 || sscanf(out, "%lld", &v) != 1)
+		v = -1;
+	free(out);
+	return v;
+}
+
+/* "total insns N" of itrace decode --stats FILE, -1 if it fails. */
+static long long stats_insns(const char *itrace, const char *file)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "%s decode --stats %s | sed -n 's/^total insns //p'", itrace,
+		 file);
+	return run_num(cmd);
+}
+
+/* convert's exit status for args, its stderr in tmp(conv.err); 0 if no file is left */
+static int convert_fails(const char *itrace, const char *args, int want, const char *msg)
+{
+	char cmd[2048];
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && rm -rf convout && mkdir convout && { %2$s convert %3$s 2> conv.err; test $? = %4$d; } &&\n"
+		 "grep -q -e '%5$s' conv.err && test -z \"$(ls convout)\"",
+		 tmpdir, itrace, args, want, msg);
+	return run(cmd);
+}
+
+/*
+ * A ptsim recording (one buffer, no sample ids) made into one as record
+ * writes per-CPU buffers: version 2, flag PER_CPU, the trace in buffer
+ * cpu, the attr with sample_id_all (TID, TIME, CPU) and context_switch,
+ * every sideband record with that trailer, an ITRACE_START first, each
+ * MMAP2 of a file with a build-id with it.
+ * 0, or -1.
+ */
+static int write_per_cpu(const char *src, const char *dst, uint32_t cpu)
+{
+	const uint64_t st = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+	struct pev_id id = { .time = 1000, .cpu = cpu };
+	struct perf_event_attr a;
+	struct pev_buf b = { 0 };
+	struct itrace_data d;
+	struct pev_iter it;
+	struct pev ev;
+	uint32_t start[2];
+	char err[256];
+	FILE *f = NULL;
+	int ret = -1;
+
+	if (itrace_read_file(src, &d, err, sizeof(err)))
+		return -1;
+	if (!d.attr || d.nr_segs != 1)
+		goto out;
+	memset(&a, 0, sizeof(a));
+	memcpy(&a, d.attr, d.attr_size < sizeof(a) ? d.attr_size : sizeof(a));
+	a.sample_type = st;
+	a.sample_id_all = 1;
+	a.context_switch = 1;
+	id.pid = id.tid = start[0] = start[1] = d.hdr.pid;
+	if (pev_put_id(&b, PERF_RECORD_ITRACE_START, 0, start, sizeof(start), st, &id))
+		goto out;
+	pev_iter_init(&it, d.perf, d.perf_size);
+	while (pev_next(&it, &ev, err, sizeof(err)) > 0) {
+		struct pev_buf m = { 0 };
+		uint8_t bid[PEV_BUILD_ID_MAX];
+		char name[4096];
+		int n = 0, r;
+
+		id.time += 10;
+		if (ev.type == PERF_RECORD_MMAP2 && !pev_short(&ev)) {
+			snprintf(name, sizeof(name), "%.*s", (int)ev.mmap.name_len, ev.mmap.name);
+			n = sym_build_id(name, bid, sizeof(bid));
+		}
+		if (n <= 0) {
+			r = pev_put_id(&b, ev.type, ev.misc, ev.raw + 8, ev.size - 8, st, &id);
+		} else {
+			/* the MMAP2 as Linux 5.12+ writes it: with the file's build-id */
+			r = pev_put_mmap2(&m, ev.mmap.pid, ev.mmap.tid, ev.mmap.addr, ev.mmap.len,
+					  ev.mmap.pgoff, ev.mmap.prot, ev.mmap.flags, bid, n, name);
+			if (!r) {
+				const struct perf_event_header *h = (const void *)m.buf;
+
+				r = pev_put_id(&b, h->type, h->misc, m.buf + 8, m.len - 8, st, &id);
+			}
+			free(m.buf);
+		}
+		if (r)
+			goto out;
+	}
+	d.hdr.version = 2;
+	d.hdr.flags |= ITRACE_FLAG_PER_CPU;
+	f = fopen(dst, "wb");
+	if (!f || itrace_write_header(f, &d.hdr) ||
+	    itrace_write_section(f, ITRACE_SEC_ATTR, 0, &a, sizeof(a)) ||
+	    itrace_write_section(f, ITRACE_SEC_VDSO, 0, d.vdso, d.vdso_size) ||
+	    itrace_write_buf_section2(f, ITRACE_SEC_PERF, cpu, 0, b.buf, b.len, NULL, 0) ||
+	    itrace_write_buf_section2(f, ITRACE_SEC_TRACE, cpu, 0, d.trace, d.trace_size,
+				      NULL, 0) ||
+	    itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0))
+		goto out;
+	ret = 0;
+out:
+	if (f && fclose(f))
+		ret = -1;
+	free(b.buf);
+	itrace_data_free(&d);
+	return ret;
+}
+
+/*
+ * ptsim recordings of test programs converted: perf script decodes the
+ * same number of instructions as itrace decode (and ptsim stepped), with
+ * no decode errors, and itrace decode reads the perf.data back to the
+ * same count.  Then the refusals, each with its message and status and
+ * no file left behind.
+ */
+static void test_convert(const char *itrace, const char *ptsim, const char *progs)
+{
+	static const char * const runs[][2] = { { "fib", "" }, { "vdso", "-R" } };
+	bool perf = !access("/usr/bin/perf", X_OK);
+	char cmd[2048], data[256], rec[256];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(runs); i++) {
+		long long truth, n, p, errs, back;
+
+		snprintf(rec, sizeof(rec), "%s/conv-%s.itrace", tmpdir, runs[i][0]);
+		snprintf(data, sizeof(data), "%s/conv-%s.data", tmpdir, runs[i][0]);
+		snprintf(cmd, sizeof(cmd), "%s %s -o %s -- %s/%s 2>&1 >/dev/null", ptsim, runs[i][1],
+			 rec, progs, runs[i][0]);
+		truth = run_num(cmd);
+		n = stats_insns(itrace, rec);
+		ok(truth > 0 && n == truth, "convert %s: itrace decode --stats: %lld instructions (ptsim %lld)",
+		   runs[i][0], n, truth);
+		snprintf(cmd, sizeof(cmd), "%s convert -o %s %s", itrace, data, rec);
+		ok(run(cmd) == 0, "convert %s: itrace convert -o %s exits 0", runs[i][0],
+		   "conv-*.data");
+		if (!perf) {
+			printf("ok %d convert %s: perf script # SKIP: no perf (/usr/bin/perf)\n",
+			       ++nr_test, runs[i][0]);
+		} else {
+			snprintf(cmd, sizeof(cmd),
+				 "perf script -i %s --itrace=i0ns -F ip 2>/dev/null | grep -c '^ *[0-9a-f]\\+$'",
+				 data);
+			p = run_num(cmd);
+			ok(p == n, "convert %s: perf script --itrace=i0ns: %lld instructions, itrace %lld",
+			   runs[i][0], p, n);
+			snprintf(cmd, sizeof(cmd),
+				 "perf script -i %s --itrace=e 2>&1 | grep -c 'instruction trace error' || true",
+				 data);
+			errs = run_num(cmd);
+			ok(errs == 0, "convert %s: perf script --itrace=e: %lld decode errors",
+			   runs[i][0], errs);
+		}
+		back = stats_insns(itrace, data);
+		ok(back == n, "convert %s: itrace decode of the perf.data: %lld instructions, as the recording",
+		   runs[i][0], back);
+	}
+	if (perf) {
+		snprintf(cmd, sizeof(cmd),
+			 "perf report -i %s/conv-fib.data --stdio 2>&1 | grep -q 'instructions:u' &&\n"
+			 "perf report -i %s/conv-fib.data --header-only 2>&1 | grep -q 'contains AUX area data'",
+			 tmpdir, tmpdir);
+		ok(run(cmd) == 0, "convert: perf report reads it, the header lists HEADER_AUXTRACE");
+	}
+	/*
+	 * Per-CPU buffers with sample ids: AUXTRACE of cpu 1 and tid -1,
+	 * perf finds the thread by ITRACE_START on that CPU.
+	 */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && %2$s convert -o cpu.data cpu.itrace &&\n"
+		 "perf script -i cpu.data --itrace=i0ns -F tid,cpu 2>/dev/null | sort | uniq -c",
+		 tmpdir, itrace);
+	if (write_per_cpu(tmp("conv-fib.itrace"), tmp("cpu.itrace"), 1)) {
+		ok(0, "convert per-CPU: the per-CPU recording written");
+	} else if (perf) {
+		char *out = NULL, *c;
+		long long n = stats_insns(itrace, tmp("conv-fib.itrace")), got = -1;
+		int ret = run_out(cmd, &out), lines = 0;
+		unsigned int tid = 0, cpu = 0, pid = 0;
+		struct itrace_data d;
+		char err[256];
+
+		/* the pid is in the recording's header */
+		if (!itrace_read_file(tmp("conv-fib.itrace"), &d, err, sizeof(err))) {
+			pid = d.hdr.pid;
+			itrace_data_free(&d);
+		}
+		for (c = out; c && *c; c++)
+			lines += *c == '\n';
+		if (out && sscanf(out, "%lld %u [%u]", &got, &tid, &cpu) != 3)
+			got = -1;
+		ok(ret == 0 && lines == 1 && got == n && tid == pid && pid && cpu == 1,
+		   "convert per-CPU: perf script: all %lld instructions on cpu 1 in the traced thread %u (%lld on tid %u cpu %u)",
+		   n, pid, got, tid, cpu);
+		free(out);
+		ok(stats_insns(itrace, tmp("cpu.data")) == n,
+		   "convert per-CPU: itrace decode of the perf.data: %lld instructions", n);
+		{
+			char path[512], hex[2 * PEV_BUILD_ID_MAX + 1] = "";
+			uint8_t bid[PEV_BUILD_ID_MAX];
+			int i, nb;
+
+			snprintf(path, sizeof(path), "%s/fib", progs);
+			nb = sym_build_id(path, bid, sizeof(bid));
+			for (i = 0; i < nb && i < PEV_BUILD_ID_MAX; i++)
+				sprintf(hex + 2 * i, "%02x", bid[i]);
+			snprintf(cmd, sizeof(cmd), "perf buildid-list -i %s 2>/dev/null | grep -qx '%.*s %s'",
+				 tmp("cpu.data"), nb > 0 ? 2 * nb : 0, hex, path);
+			ok(nb > 0 && run(cmd) == 0,
+			   "convert per-CPU: HEADER_BUILD_ID has the MMAP2's build-id of fib (perf buildid-list)");
+		}
+	} else {
+		printf("ok %d convert per-CPU: perf script # SKIP: no perf (/usr/bin/perf)\n", ++nr_test);
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && %2$s convert -o stdin.data - < conv-fib.itrace &&\n"
+		 "cmp -s stdin.data conv-fib.data", tmpdir, itrace);
+	ok(run(cmd) == 0, "convert: a recording on standard input (-) gives the same file");
+
+	/* the conversion in this (ASan) process */
+	{
+		char out[256], *argv[] = { "convert", "-o", out, rec, NULL };
+		int ret;
+
+		snprintf(out, sizeof(out), "%s/inproc.data", tmpdir);
+		ret = cmd_convert(4, argv);
+		ok(ret == 0 && stats_insns(itrace, out) == stats_insns(itrace, rec),
+		   "convert: in process (ASan, UBSan), the same instruction count");
+	}
+
+	/* refusals: the message, the status, nothing left in the output's directory */
+	ok(convert_fails(itrace, "conv-fib.itrace", 2, "-o OUT.data is required") == 0,
+	   "convert without -o: usage, exit 2");
+	ok(convert_fails(itrace, "-o convout/x.data a b", 2, "one recording at a time") == 0,
+	   "convert of two files: usage, exit 2");
+	ok(convert_fails(itrace, "-o convout/x.data no-such.itrace",
+			 1, "no-such.itrace: No such file or directory") == 0,
+	   "convert of a missing file: says so, exit 1, no output");
+	snprintf(cmd, sizeof(cmd), "cd %s && head -c 4000 conv-fib.itrace > cut.itrace", tmpdir);
+	ok(run(cmd) == 0 &&
+	   convert_fails(itrace, "-o convout/x.data cut.itrace", 1,
+			 "cut.itrace: file truncated: .*; not converted") == 0,
+	   "convert of a truncated recording: says so, exit 1, no output");
+	ok(convert_fails(itrace, "-o convout/x.data conv-fib.data", 1,
+			 "already a perf.data; not converted") == 0,
+	   "convert of a perf.data: says so, exit 1");
+	ok(convert_fails(itrace, "-o convout/no/x.data conv-fib.itrace", 1,
+			 "convout/no/x.data: cannot create a file there: No such file or directory") == 0,
+	   "convert into a missing directory: says so, exit 1");
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && cp conv-fib.data keep.data && { %2$s convert -o keep.data cut.itrace 2>/dev/null; test $? = 1; } &&\n"
+		 "cmp -s keep.data conv-fib.data && test -z \"$(ls | grep 'keep\\.data\\.')\"",
+		 tmpdir, itrace);
+	ok(run(cmd) == 0, "convert that fails keeps an existing output as it was, no temporary file");
+	/* a write error (RLIMIT_FSIZE, SIGXFSZ ignored: EFBIG) removes the temporary file */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && rm -rf convout && mkdir convout && trap '' XFSZ &&\n"
+		 "{ (ulimit -f 4; exec %2$s convert -o convout/x.data conv-fib.itrace) 2> conv.err; test $? = 1; } &&\n"
+		 "grep -q 'write error: File too large' conv.err && test -z \"$(ls convout)\"",
+		 tmpdir, itrace);
+	ok(run(cmd) == 0, "convert with a write error: says so, exit 1, no file left");
+}
+
 int main(int argc, char **argv)
 {
 	char cmd[512];
@@ -2467,6 +2740,7 @@ int main(int argc, char **argv)
 	if (argc >= 6) {
 		test_sim(argv[2], argv[3], argv[4], argv[5]);
 		test_cxx(argv[2], argv[3]);
+		test_convert(argv[2], argv[3], argv[4]);
 	}
 	if (argc >= 8) {
 		crash_dir = argv[6];

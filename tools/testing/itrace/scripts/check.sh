@@ -69,14 +69,14 @@ if make -s -C "$top" DESTDIR="$inst" PREFIX=/usr install \
 	> "$res/install.log" 2>&1 &&
    [ -x "$inst/usr/bin/itrace" ] && [ -f "$inst/usr/share/itrace/itrace.schema.json" ]; then
 	bad=
-	for p in itrace itrace-record itrace-decode itrace-report itrace-core; do
+	for p in itrace itrace-record itrace-decode itrace-report itrace-core itrace-convert; do
 		f=$inst/usr/share/man/man1/$p.1
 		w=$(MANWIDTH=80 man --warnings -l "$f" 2>&1 >/dev/null)
 		{ [ -f "$f" ] && [ -z "$w" ] && MANWIDTH=80 man -l "$f" 2>/dev/null | grep -q '^EXIT STATUS'; } ||
 			bad="$bad $p${w:+ ($w)}"
 	done
 	if [ -z "$bad" ]; then
-		result ok "host/itrace: make install (top level): itrace, 5 man pages (EXIT STATUS, no groff warning), the JSON schema"
+		result ok "host/itrace: make install (top level): itrace, 6 man pages (EXIT STATUS, no groff warning), the JSON schema"
 	else
 		result fail "host/itrace: make install: man pages:$bad"
 	fi

@@ -1,0 +1,681 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * itrace convert: an itrace recording written as a perf.data file (perf's
+ * file format, version 2 "PERFILE2", not pipe mode) that perf script and
+ * perf report decode with perf's own Intel PT decoder.
+ *
+ * Layout written (tools/perf/Documentation/perf.data-file-format.txt):
+ *
+ *   struct file_header          magic, sizes, attrs, data, feature bitmap
+ *   struct perf_event_attr      the intel_pt event's (ATTR_SIZE bytes)
+ *     + { ids offset, size }    and one event id
+ *   u64 id
+ *   data: PERF_RECORD_AUXTRACE_INFO (intel_pt's priv fields),
+ *         PERF_RECORD_TIME_CONV (if the recording has TIME),
+ *         the sideband records of the recording, each with the sample_id
+ *         trailer that the attr says,
+ *         one PERF_RECORD_AUXTRACE per contiguous run of trace of a
+ *         buffer, each followed by its bytes (padded to 8 with zeros, PAD
+ *         packets)
+ *   one { offset, size } per feature bit set, in bit order, then each
+ *   feature's bytes: HEADER_BUILD_ID, HEADER_CPUID, HEADER_AUXTRACE.
+ *
+ * The file goes to a temporary file beside the output, renamed at the
+ * end; an error or SIGINT/SIGTERM/SIGHUP removes it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "itrace.h"
+#include "itrace-file.h"
+#include "perf-event.h"
+#include "sym.h"
+
+#define PERF_MAGIC		0x32454c4946524550ULL	/* "PERFILE2" */
+#define HEADER_FEAT_BITS	256
+#define HEADER_BUILD_ID		2
+#define HEADER_CPUID		9
+#define HEADER_AUXTRACE		18
+#define PERF_AUXTRACE_INTEL_PT	1
+#define PERF_RECORD_MISC_BUILD_ID_SIZE	BIT(15)
+/* perf pads names in its feature sections to this */
+#define NAME_ALIGN		64
+/* attr.size written: PERF_ATTR_SIZE_VER7, which every perf since 5.13 reads */
+#define ATTR_SIZE		128
+/* the last kernel record type a current perf knows (AUX_OUTPUT_HW_ID) */
+#define LAST_KNOWN_RECORD	21
+
+/*
+ * intel_pt's RTIT_CTL bits in attr.config (the driver's format/ files;
+ * timeline.c reads MTCFreq at the same place): perf's AUXTRACE_INFO
+ * carries them as masks.
+ */
+#define RTIT_CYC		BIT_ULL(1)
+#define RTIT_MTC		BIT_ULL(9)
+#define RTIT_TSC		BIT_ULL(10)
+#define RTIT_NORETCOMP		BIT_ULL(11)
+#define RTIT_MTC_FREQ		(0xfULL << 14)
+
+/* perf's intel_pt AUXTRACE_INFO priv[] (tools/perf/util/intel-pt.h) */
+enum {
+	PT_PMU_TYPE,
+	PT_TIME_SHIFT,
+	PT_TIME_MULT,
+	PT_TIME_ZERO,
+	PT_CAP_USER_TIME_ZERO,
+	PT_TSC_BIT,
+	PT_NORETCOMP_BIT,
+	PT_HAVE_SCHED_SWITCH,
+	PT_SNAPSHOT_MODE,
+	PT_PER_CPU_MMAPS,
+	PT_MTC_BIT,
+	PT_MTC_FREQ_BITS,
+	PT_TSC_CTC_N,
+	PT_TSC_CTC_D,
+	PT_CYC_BIT,
+	PT_MAX_NONTURBO_RATIO,
+	PT_FILTER_STR_LEN,
+	PT_PRIV_MAX,
+};
+
+struct file_section {
+	uint64_t	offset, size;
+};
+
+struct file_header {
+	uint64_t		magic;
+	uint64_t		size;
+	uint64_t		attr_size;
+	struct file_section	attrs;
+	struct file_section	data;
+	struct file_section	event_types;
+	uint64_t		features[HEADER_FEAT_BITS / 64];
+};
+
+/* The event id written in the attr's ids (perf's synthesized events need one). */
+#define EVENT_ID		1
+
+/* perf_event_attr as written: its first ATTR_SIZE bytes */
+union conv_attr {
+	struct perf_event_attr	a;
+	uint8_t			raw[ATTR_SIZE];
+};
+
+struct conv {
+	const struct itrace_data *d;
+	union conv_attr	attr;
+	uint64_t	in_type;	/* sample_type of the recording's trailers */
+	uint64_t	out_type;	/* and of the ones written */
+	struct pev_buf	head;		/* AUXTRACE_INFO, TIME_CONV, sideband */
+	struct pev_buf	bid;		/* HEADER_BUILD_ID */
+	size_t		nr_dropped;	/* records perf does not know */
+	size_t		nr_itrace_lost;
+};
+
+/* The temporary output, removed by the signal handler. */
+static char *volatile tmp_path;
+
+/* SIGINT, SIGTERM, SIGHUP: remove the temporary output, then die of sig. */
+static void on_signal(int sig)
+{
+	char *p = tmp_path;
+
+	if (p)
+		unlink(p);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* The attr written: the recording's (ATTR section), or one from its header. */
+static void conv_attr(struct conv *c)
+{
+	const struct itrace_data *d = c->d;
+	struct perf_event_attr a;
+	size_t n = sizeof(a) < ATTR_SIZE ? sizeof(a) : ATTR_SIZE;
+	uint64_t keep = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+
+	memset(&a, 0, sizeof(a));
+	if (d->attr) {
+		memcpy(&a, d->attr, d->attr_size < sizeof(a) ? d->attr_size : sizeof(a));
+	} else {
+		a.type = d->hdr.pmu_type;
+		a.config = d->hdr.config;
+	}
+	c->in_type = itrace_sample_type(d);
+	/*
+	 * The trailers are written again with TID, TIME and CPU of the
+	 * recording's; a recording without them gets TID from the records,
+	 * since perf's intel_pt decoder wants ordered events, and so
+	 * sample_id_all.  IDENTIFIER (EVENT_ID): once perf has added the
+	 * events it synthesizes, it finds a record's event by it.
+	 */
+	c->out_type = c->in_type & keep;
+	if (!c->out_type)
+		c->out_type = PERF_SAMPLE_TID;
+	c->out_type |= PERF_SAMPLE_IDENTIFIER;
+	/*
+	 * No PERF_SAMPLE_READ (perf wants read_format ID with it; there are
+	 * no samples to read), IP as perf record sets it for intel_pt.
+	 */
+	a.sample_type = c->out_type | PERF_SAMPLE_IP;
+	a.read_format = 0;
+	a.sample_id_all = 1;
+	a.size = ATTR_SIZE;
+	memset(&c->attr, 0, sizeof(c->attr));
+	memcpy(c->attr.raw, &a, n);
+}
+
+/* PERF_RECORD_AUXTRACE_INFO of intel_pt, from the recording's header and TIME. */
+static int put_auxtrace_info(struct conv *c)
+{
+	const struct itrace_data *d = c->d;
+	const struct perf_event_attr *a = &c->attr.a;
+	uint64_t body[1 + PT_PRIV_MAX] = { PERF_AUXTRACE_INTEL_PT };
+	uint64_t *priv = body + 1;
+	bool per_cpu = d->hdr.flags & ITRACE_FLAG_PER_CPU;
+
+	priv[PT_PMU_TYPE] = a->type;
+	if (d->has_time && (d->time.flags & ITRACE_TIME_ZERO)) {
+		priv[PT_TIME_SHIFT] = d->time.time_shift;
+		priv[PT_TIME_MULT] = d->time.time_mult;
+		priv[PT_TIME_ZERO] = d->time.time_zero;
+		priv[PT_CAP_USER_TIME_ZERO] = 1;
+	}
+	priv[PT_TSC_BIT] = RTIT_TSC;
+	priv[PT_NORETCOMP_BIT] = RTIT_NORETCOMP;
+	/*
+	 * Context switches: per-CPU buffers of CPU-wide events (3) or of
+	 * per-task events with context_switch (2) tell perf which thread
+	 * runs on a CPU; one buffer of one task needs none (0).
+	 */
+	if (per_cpu && (d->hdr.flags & ITRACE_FLAG_CPU_WIDE))
+		priv[PT_HAVE_SCHED_SWITCH] = 3;
+	else if (per_cpu && a->context_switch)
+		priv[PT_HAVE_SCHED_SWITCH] = 2;
+	priv[PT_SNAPSHOT_MODE] = !!(d->hdr.flags & ITRACE_FLAG_SNAPSHOT);
+	priv[PT_PER_CPU_MMAPS] = per_cpu;
+	priv[PT_MTC_BIT] = RTIT_MTC;
+	priv[PT_MTC_FREQ_BITS] = RTIT_MTC_FREQ;
+	if (d->has_time) {
+		priv[PT_TSC_CTC_N] = d->time.tsc_ratio_num;
+		priv[PT_TSC_CTC_D] = d->time.tsc_ratio_den;
+		priv[PT_MAX_NONTURBO_RATIO] = d->time.nom_freq;
+	}
+	priv[PT_CYC_BIT] = RTIT_CYC;
+	/* the recording does not keep record --filter's string: none */
+	priv[PT_FILTER_STR_LEN] = 0;
+	return pev_put(&c->head, PERF_RECORD_AUXTRACE_INFO, 0, body, sizeof(body));
+}
+
+/* PERF_RECORD_TIME_CONV (its first form: shift, mult, zero) if there is TIME. */
+static int put_time_conv(struct conv *c)
+{
+	const struct itrace_data *d = c->d;
+	uint64_t body[3];
+
+	if (!d->has_time || !(d->time.flags & ITRACE_TIME_ZERO))
+		return 0;
+	body[0] = d->time.time_shift;
+	body[1] = d->time.time_mult;
+	body[2] = d->time.time_zero;
+	return pev_put(&c->head, PERF_RECORD_TIME_CONV, 0, body, sizeof(body));
+}
+
+/* Append [p, p + n) and zeros to pad to a multiple of align. */
+static int buf_add(struct pev_buf *b, const void *p, size_t n, size_t align)
+{
+	size_t size = (n + align - 1) / align * align;
+
+	if (b->len + size > b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 4096;
+		uint8_t *nb;
+
+		while (cap < b->len + size)
+			cap *= 2;
+		nb = realloc(b->buf, cap);
+		if (!nb)
+			return -1;
+		b->buf = nb;
+		b->cap = cap;
+	}
+	memcpy(b->buf + b->len, p, n);
+	memset(b->buf + b->len + n, 0, size - n);
+	b->len += size;
+	return 0;
+}
+
+/* Whether HEADER_BUILD_ID has an entry for that name already. */
+static bool have_build_id(const struct conv *c, const char *name, size_t name_len)
+{
+	size_t pos = 0;
+
+	while (pos < c->bid.len) {
+		const struct perf_event_header *h = (const void *)(c->bid.buf + pos);
+		const char *n = (const char *)c->bid.buf + pos + 36;
+
+		if (strnlen(n, h->size - 36) == name_len && !memcmp(n, name, name_len))
+			return true;
+		pos += h->size;
+	}
+	return false;
+}
+
+/*
+ * One HEADER_BUILD_ID entry (perf's struct build_id_event: header, pid,
+ * 24 bytes of id whose byte 20 is its size, the name padded to 64) of a
+ * file of the host's user space (kernel: misc's cpumode says so).
+ */
+static int put_build_id(struct conv *c, uint16_t cpumode, const uint8_t *id, size_t size,
+			const char *name, size_t name_len)
+{
+	struct perf_event_header h = { .type = PERF_RECORD_HEADER_BUILD_ID };
+	int32_t pid = -1;	/* the host machine */
+	uint8_t bid[24] = { 0 };
+	size_t padded = (name_len + 1 + NAME_ALIGN - 1) / NAME_ALIGN * NAME_ALIGN;
+	char *n;
+	int ret;
+
+	if (!size || have_build_id(c, name, name_len))
+		return 0;
+	if (size > PEV_BUILD_ID_MAX)
+		size = PEV_BUILD_ID_MAX;
+	memcpy(bid, id, size);
+	bid[20] = size;
+	h.misc = cpumode | PERF_RECORD_MISC_BUILD_ID_SIZE;
+	h.size = sizeof(h) + sizeof(pid) + sizeof(bid) + padded;
+	n = strndup(name, name_len);
+	if (!n)
+		return -1;
+	ret = buf_add(&c->bid, &h, sizeof(h), 1) || buf_add(&c->bid, &pid, sizeof(pid), 1) ||
+	      buf_add(&c->bid, bid, sizeof(bid), 1) || buf_add(&c->bid, n, name_len + 1, NAME_ALIGN);
+	free(n);
+	return ret ? -1 : 0;
+}
+
+/* The build-id of the recording's [vdso] image, for HEADER_BUILD_ID. */
+static int put_vdso_build_id(struct conv *c)
+{
+	uint8_t id[PEV_BUILD_ID_MAX];
+	char path[64];
+	int fd, n;
+
+	if (!c->d->vdso_size)
+		return 0;
+	fd = itrace_mem_image("vdso", c->d->vdso, c->d->vdso_size, path, sizeof(path));
+	if (fd < 0)
+		return 0;	/* no memfd: perf finds [vdso] without it */
+	n = sym_build_id(path, id, sizeof(id));
+	close(fd);
+	if (n <= 0)
+		return 0;
+	return put_build_id(c, PERF_RECORD_MISC_USER, id, n, "[vdso]", 6);
+}
+
+/*
+ * The thread of a record without a sample_id trailer: the one it names
+ * (MMAP, MMAP2, COMM, FORK, EXIT, ITRACE_START), else pid, the traced
+ * process of the recording.
+ */
+static void record_thread(const struct pev *ev, uint32_t pid, struct pev_id *id)
+{
+	memset(id, 0, sizeof(*id));
+	id->pid = id->tid = pid;
+	if (pev_short(ev))
+		return;
+	switch (ev->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		id->pid = ev->mmap.pid;
+		id->tid = ev->mmap.tid;
+		break;
+	case PERF_RECORD_COMM:
+		id->pid = ev->comm.pid;
+		id->tid = ev->comm.tid;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		id->pid = ev->task.pid;
+		id->tid = ev->task.tid;
+		break;
+	case PERF_RECORD_ITRACE_START:
+		id->pid = ev->start.pid;
+		id->tid = ev->start.tid;
+		break;
+	}
+}
+
+/*
+ * The recording's sideband records, each with the trailer of out_type:
+ * the recording's own fields, or (no trailer in the recording) the
+ * thread the record names, else the traced process.  Records a perf does
+ * not know (PERF_RECORD_ITRACE_LOST of this series' kernel) are counted,
+ * not written.  0, or -1 with a message in err (a malformed record).
+ */
+static int conv_sideband(struct conv *c, char *err, size_t errlen)
+{
+	const struct itrace_data *d = c->d;
+	struct pev_iter it;
+	struct pev ev;
+	int r;
+
+	pev_iter_init(&it, d->perf, d->perf_size);
+	while ((r = pev_next(&it, &ev, err, errlen)) > 0) {
+		size_t body = ev.size - sizeof(struct perf_event_header);
+		struct pev_id id;
+
+		if (ev.type == PERF_RECORD_ITRACE_LOST) {
+			c->nr_itrace_lost++;
+			continue;
+		}
+		if (!ev.type || ev.type > LAST_KNOWN_RECORD || ev.type == PERF_RECORD_SAMPLE) {
+			c->nr_dropped++;
+			continue;
+		}
+		if (c->in_type && pev_sample_id(&ev, c->in_type, &id)) {
+			body -= pev_id_size(c->in_type);
+		} else {
+			record_thread(&ev, d->hdr.pid, &id);
+		}
+		id.id = EVENT_ID;
+		/* -1: no memory, or a record of 64 KiB with the new trailer */
+		if (pev_put_id(&c->head, ev.type, ev.misc, ev.raw + sizeof(struct perf_event_header),
+			       body, c->out_type, &id)) {
+			snprintf(err, errlen, "record at 0x%zx: out of memory or too long", ev.pos);
+			return -1;
+		}
+		if (ev.type == PERF_RECORD_MMAP2 && !pev_short(&ev) && ev.mmap.build_id_size &&
+		    put_build_id(c, ev.misc & PERF_RECORD_MISC_CPUMODE_MASK, ev.mmap.build_id,
+				 ev.mmap.build_id_size, ev.mmap.name,
+				 strnlen(ev.mmap.name, ev.mmap.name_len)))
+			goto nomem;
+	}
+	return r < 0 ? -1 : 0;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+/* n rounded up to a multiple of 8 */
+static uint64_t pad8(uint64_t n)
+{
+	return (n + 7) & ~7ULL;
+}
+
+/* fwrite that says -1 on a short write; n may be 0 */
+static int put(FILE *f, const void *p, size_t n)
+{
+	return n && fwrite(p, n, 1, f) != 1 ? -1 : 0;
+}
+
+/*
+ * The whole perf.data into f: header, attr and id, data (head, then an
+ * AUXTRACE record and its bytes per run of trace), the features.
+ */
+static int write_perf_data(struct conv *c, FILE *f)
+{
+	static const uint8_t zeros[8];
+	const struct itrace_data *d = c->d;
+	struct file_header fh;
+	struct file_section ids, sec[3];
+	uint64_t id = EVENT_ID, pos, nr = 0, i;
+	struct pev_buf cpuid = { 0 }, index = { 0 };
+	const struct pev_buf *feat[3];
+	unsigned int bits[3], nfeat = 0, k;
+	int ret = -1;
+
+	memset(&fh, 0, sizeof(fh));
+	fh.magic = PERF_MAGIC;
+	fh.size = sizeof(fh);
+	fh.attr_size = ATTR_SIZE + sizeof(ids);
+	fh.attrs.offset = sizeof(fh);
+	fh.attrs.size = fh.attr_size;
+	ids.offset = fh.attrs.offset + fh.attrs.size;
+	ids.size = sizeof(id);
+	fh.data.offset = ids.offset + ids.size;
+
+	/* the AUXTRACE index: where each AUXTRACE record is, its header size */
+	pos = fh.data.offset + c->head.len;
+	for (i = 0; i < d->nr_segs; i++)
+		if (d->segs[i].size)
+			nr++;
+	if (buf_add(&index, &nr, sizeof(nr), 1))
+		goto out;
+	for (i = 0; i < d->nr_segs; i++) {
+		uint64_t ent[2] = { pos, 48 };
+
+		if (!d->segs[i].size)
+			continue;
+		if (buf_add(&index, ent, sizeof(ent), 1))
+			goto out;
+		pos += 48 + pad8(d->segs[i].size);
+	}
+	fh.data.size = pos - fh.data.offset;
+
+	/* HEADER_CPUID as perf writes it on Intel: "GenuineIntel,FAMILY,MODEL,STEPPING" */
+	if (d->hdr.cpu_vendor == ITRACE_CPU_INTEL) {
+		char s[64];
+		uint32_t len;
+
+		snprintf(s, sizeof(s), "GenuineIntel,%u,%u,%u", d->hdr.cpu_family,
+			 d->hdr.cpu_model, d->hdr.cpu_stepping);
+		len = (strlen(s) + 1 + NAME_ALIGN - 1) / NAME_ALIGN * NAME_ALIGN;
+		if (buf_add(&cpuid, &len, sizeof(len), 1) ||
+		    buf_add(&cpuid, s, strlen(s) + 1, NAME_ALIGN))
+			goto out;
+	}
+	if (c->bid.len) {
+		bits[nfeat] = HEADER_BUILD_ID;
+		feat[nfeat++] = &c->bid;
+	}
+	if (cpuid.len) {
+		bits[nfeat] = HEADER_CPUID;
+		feat[nfeat++] = &cpuid;
+	}
+	bits[nfeat] = HEADER_AUXTRACE;
+	feat[nfeat++] = &index;
+	pos = fh.data.offset + fh.data.size + nfeat * sizeof(sec[0]);
+	for (k = 0; k < nfeat; k++) {
+		fh.features[bits[k] / 64] |= 1ULL << (bits[k] % 64);
+		sec[k].offset = pos;
+		sec[k].size = feat[k]->len;
+		pos += feat[k]->len;
+	}
+
+	if (put(f, &fh, sizeof(fh)) || put(f, c->attr.raw, ATTR_SIZE) ||
+	    put(f, &ids, sizeof(ids)) || put(f, &id, sizeof(id)) ||
+	    put(f, c->head.buf, c->head.len))
+		goto out;
+	for (i = 0; i < d->nr_segs; i++) {
+		const struct itrace_segment *s = &d->segs[i];
+		struct perf_event_header h = { .type = PERF_RECORD_AUXTRACE, .size = 48 };
+		bool per_cpu = d->hdr.flags & ITRACE_FLAG_PER_CPU;
+		/* size, offset, reference (the run's number); idx, tid, cpu, reserved */
+		uint64_t a[3] = { pad8(s->size), s->stream_offset, i };
+		uint32_t b[4] = { s->buf_idx, per_cpu ? UINT32_MAX : d->hdr.pid,
+				  per_cpu ? s->buf_idx : UINT32_MAX, 0 };
+
+		if (!s->size)
+			continue;
+		if (put(f, &h, sizeof(h)) || put(f, a, sizeof(a)) || put(f, b, sizeof(b)) ||
+		    put(f, d->trace + s->buf_offset, s->size) ||
+		    put(f, zeros, pad8(s->size) - s->size))
+			goto out;
+	}
+	if (put(f, sec, nfeat * sizeof(sec[0])))
+		goto out;
+	for (k = 0; k < nfeat; k++)
+		if (put(f, feat[k]->buf, feat[k]->len))
+			goto out;
+	ret = 0;
+out:
+	free(cpuid.buf);
+	free(index.buf);
+	return ret;
+}
+
+/* The usage of itrace convert on f. */
+static void usage_convert(FILE *f)
+{
+	fprintf(f,
+		"usage: itrace convert -o OUT.data [FILE | -]\n"
+		"  writes the recording FILE (default itrace.data; - reads standard input)\n"
+		"  as a perf.data that perf script and perf report decode with perf's\n"
+		"  Intel PT decoder (perf script -i OUT.data --itrace=i1i)\n"
+		"  -o, --output OUT.data  the perf.data to write (replaced if it exists)\n"
+		"exit status: 0 written, 1 unusable input or the output could not be\n"
+		"written (nothing is left behind), 2 usage\n");
+}
+
+/* Whether the recording can be written as a perf.data: 0, or 1 with a message. */
+static int check_input(const struct itrace_data *d, const char *name)
+{
+	const char *why = NULL;
+
+	if (d->is_perf_data)
+		why = "already a perf.data";
+	else if (d->hdr.flags & ITRACE_FLAG_SAMPLES)
+		why = "a recording of samples (itrace record -e): perf.data of samples with trace is not supported";
+	else if (d->truncated)
+		why = d->truncated_why;
+	else if (!d->nr_segs)
+		why = "the recording holds no trace";
+	else if (!d->attr && !d->hdr.pmu_type)
+		why = "the recording does not say intel_pt's PMU type (no ATTR, header pmu_type 0)";
+	if (!why)
+		return 0;
+	fprintf(stderr, "itrace: %s: %s; not converted\n", name, why);
+	return 1;
+}
+
+/*
+ * itrace convert -o OUT.data [FILE | -]: 0 written, 1 unusable input or
+ * output not written (nothing left behind), EXIT_USAGE.
+ */
+int cmd_convert(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output",	required_argument, NULL, 'o' },
+		{ "help",	no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *out = NULL, *name;
+	struct sigaction sa, old[3];
+	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	struct conv c;
+	struct itrace_data d;
+	sigset_t block, prev;
+	char err[512], *path = NULL;
+	FILE *f = NULL;
+	int c_, fd, ret = 1, i;
+
+	optind = 1;
+	while ((c_ = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+		switch (c_) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'h':
+			usage_convert(stdout);
+			return 0;
+		default:
+			usage_convert(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (!out || !*out || argc - optind > 1) {
+		fprintf(stderr, "itrace convert: %s\n",
+			!out || !*out ? "-o OUT.data is required" : "one recording at a time");
+		usage_convert(stderr);
+		return EXIT_USAGE;
+	}
+	name = optind < argc ? argv[optind] : "itrace.data";
+	if (itrace_read_any(name, &d, NULL, err, sizeof(err))) {
+		fprintf(stderr, "itrace: %s\n", err);
+		return 1;
+	}
+	if (!strcmp(name, "-"))
+		name = "<stdin>";
+	memset(&c, 0, sizeof(c));
+	c.d = &d;
+	if (check_input(&d, name))
+		goto out;
+	conv_attr(&c);
+	if (put_auxtrace_info(&c) || put_time_conv(&c) || put_vdso_build_id(&c)) {
+		fprintf(stderr, "itrace: out of memory\n");
+		goto out;
+	}
+	if (conv_sideband(&c, err, sizeof(err))) {
+		fprintf(stderr, "itrace: %s: sideband: %s; not converted\n", name, err);
+		goto out;
+	}
+
+	/* a temporary file beside OUT, renamed when complete */
+	if (asprintf(&path, "%s.XXXXXX", out) < 0) {
+		path = NULL;
+		fprintf(stderr, "itrace: out of memory\n");
+		goto out;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&block);
+	for (i = 0; i < 3; i++) {
+		sigaction(sigs[i], &sa, &old[i]);
+		sigaddset(&block, sigs[i]);
+	}
+	sigprocmask(SIG_BLOCK, &block, &prev);
+	fd = mkstemp(path);
+	if (fd >= 0)
+		tmp_path = path;
+	sigprocmask(SIG_SETMASK, &prev, NULL);
+	if (fd < 0) {
+		fprintf(stderr, "itrace: %s: cannot create a file there: %s\n", out, strerror(errno));
+		goto restore;
+	}
+	f = fdopen(fd, "wb");
+	if (!f) {
+		fprintf(stderr, "itrace: %s: %s\n", path, strerror(errno));
+		close(fd);
+		goto remove;
+	}
+	if (write_perf_data(&c, f)) {
+		fprintf(stderr, "itrace: %s: write error: %s\n", path, strerror(errno));
+		fclose(f);
+		goto remove;
+	}
+	if (fclose(f)) {
+		fprintf(stderr, "itrace: %s: write error: %s\n", path, strerror(errno));
+		goto remove;
+	}
+	if (rename(path, out)) {
+		fprintf(stderr, "itrace: %s: %s\n", out, strerror(errno));
+		goto remove;
+	}
+	tmp_path = NULL;
+	ret = 0;
+	if (c.nr_itrace_lost)
+		fprintf(stderr,
+			"itrace: warning: %zu PERF_RECORD_ITRACE_LOST records not written (perf does not know them): the trace has gaps there\n",
+			c.nr_itrace_lost);
+	if (c.nr_dropped)
+		fprintf(stderr, "itrace: warning: %zu records of types perf does not know not written\n",
+			c.nr_dropped);
+	goto restore;
+remove:
+	tmp_path = NULL;
+	unlink(path);
+restore:
+	for (i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+out:
+	free(path);
+	free(c.head.buf);
+	free(c.bid.buf);
+	itrace_data_free(&d);
+	return ret;
+}
