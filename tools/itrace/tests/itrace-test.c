@@ -2706,6 +2706,27 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 		 "grep -q 'write error: File too large' conv.err && test -z \"$(ls convout)\"",
 		 tmpdir, itrace);
 	ok(run(cmd) == 0, "convert with a write error: says so, exit 1, no file left");
+	/*
+	 * SIGTERM, SIGINT, SIGHUP while the temporary file is written (strace
+	 * sends it at the third write(): the [vdso] into a memfd, then the
+	 * temporary file's first two blocks) or complete (at rename(), which it fails): convert dies of
+	 * the signal, the temporary file is gone, an existing output is as
+	 * it was.
+	 */
+	if (access("/usr/bin/strace", X_OK)) {
+		printf("ok %d convert killed while writing # SKIP: no strace\n", ++nr_test);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && for i in write:signal=TERM:when=3/143 write:signal=INT:when=3/130 \\\n"
+		 "    write:signal=HUP:when=3/129 rename:error=EINTR:signal=TERM/143; do\n"
+		 "  rm -rf sigout && mkdir sigout && cp conv-fib.data sigout/x.data &&\n"
+		 "  { strace -qq -o /dev/null -e trace=write,rename -e inject=${i%%/*} \\\n"
+		 "    %2$s convert -o sigout/x.data conv-fib.itrace; test $? = ${i#*/}; } 2>/dev/null &&\n"
+		 "  test \"$(ls sigout)\" = x.data && cmp -s sigout/x.data conv-fib.data || exit 1\n"
+		 "done", tmpdir, itrace);
+	ok(run(cmd) == 0,
+	   "convert killed by SIGTERM, SIGINT, SIGHUP while writing or before rename: no temporary file, the old output kept");
 }
 
 int main(int argc, char **argv)
