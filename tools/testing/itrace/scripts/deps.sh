@@ -9,7 +9,8 @@ pkgs=(build-essential flex bison bc cpio kmod xz-utils libelf-dev libssl-dev
       libipt-dev libdw-dev libelf-dev util-linux
       python3-ply python3-git gdb
       libjson-c-dev libcapstone-dev libiberty-dev scdoc
-      clang libclang-rt-14-dev python3-jsonschema)
+      clang libclang-rt-14-dev python3-jsonschema
+      linux-perf strace)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
