@@ -903,6 +903,45 @@ static void blk_event(void *ctx, struct pt_block_decoder *dec, const struct pt_e
 	event(ctx, off, ev);
 }
 
+/* ---- BTS (bts.c calls these) ----------------------------------------- */
+
+/* An instruction of a BTS flow: as the instruction decoder's. */
+static void bts_insn(void *ctx, const struct pt_insn *in)
+{
+	on_insn(ctx, NULL, in);
+}
+
+/* A BTS record into or out of the kernel: a line in the flow. */
+static void bts_kernel(void *ctx, uint64_t off, uint64_t from, uint64_t to, bool entry)
+{
+	struct dstate *s = ctx;
+
+	if (s->skip)
+		return;
+	if (s->o->mode == DECODE_INSN && !s->o->json) {
+		context_line(s);
+		fprintf(s->out, "           [%s 0x%llx -> 0x%llx]\n",
+			entry ? "kernel entry" : "kernel return", (unsigned long long)from,
+			(unsigned long long)to);
+		return;
+	}
+	/* the first return to user mode (from execve) starts the flow, as PT's enable */
+	note(s, entry ? "[kernel entry]" : s->nr_lines ? "[kernel return]" : "start",
+	     entry ? from : to);
+}
+
+/* The BTS flow could not be followed: a gap, reported as a decode error. */
+static void bts_gap(void *ctx, uint64_t off, uint64_t last_ip, const char *why)
+{
+	struct dstate *s = ctx;
+
+	if (!s->skip)
+		s->gaps++;
+	report_error(s, off, last_ip, why);
+	if (!s->skip)
+		note(s, "[gap]", 0);
+}
+
 /* ---- threads (timeline.c calls these) ------------------------------- */
 
 static struct dthread *dthread_of(struct dstate *s, struct tl_thread *t)
@@ -1859,6 +1898,11 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 		.event = blk_event,
 		.error = blk_error,
 	};
+	static const struct bts_ops btsops = {
+		.insn = bts_insn,
+		.kernel = bts_kernel,
+		.gap = bts_gap,
+	};
 	static const struct tl_ops tops = {
 		.init_aspace = init_aspace,
 		.add_map = tl_add_map,
@@ -1945,7 +1989,11 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 		json_object_put(h);
 	}
 
-	if (tl_decode(s->tl, &ops, &bops, o->mode == DECODE_FLOW, s)) {
+	if (d->hdr.flags & ITRACE_FLAG_BTS) {
+		/* tl_decode_bts() said why */
+		if (tl_decode_bts(s->tl, &btsops, s))
+			s->errors++;
+	} else if (tl_decode(s->tl, &ops, &bops, o->mode == DECODE_FLOW, s)) {
 		fprintf(stderr, "itrace: cannot allocate the libipt decoder\n");
 		s->errors++;
 	}

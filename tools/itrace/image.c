@@ -201,10 +201,33 @@ int itrace_image_add_section(struct itrace_image *im, const char *path, uint64_t
 			     uint64_t size, uint64_t vaddr)
 {
 	int isid = pt_iscache_add_file(im->iscache, path, offset, size, vaddr);
+	int *ni, err;
 
 	if (isid < 0)
 		return isid;
-	return pt_image_add_cached(im->image, im->iscache, isid, NULL);
+	err = pt_image_add_cached(im->image, im->iscache, isid, NULL);
+	if (err < 0)
+		return err;
+	/* for itrace_image_read(): libipt has no public read of an image */
+	ni = realloc(im->isids, (im->nr_isids + 1) * sizeof(*ni));
+	if (!ni)
+		return -pte_nomem;
+	im->isids = ni;
+	im->isids[im->nr_isids++] = isid;
+	return err;
+}
+
+int itrace_image_read(const struct itrace_image *im, uint8_t *buf, size_t size, uint64_t ip)
+{
+	size_t i;
+	int n;
+
+	for (i = im->nr_isids; i-- > 0;) {
+		n = pt_iscache_read(im->iscache, buf, size, im->isids[i], ip);
+		if (n > 0)
+			return n;
+	}
+	return -pte_nomap;
 }
 
 int itrace_image_init(struct itrace_image *im, const char *name)
@@ -228,5 +251,8 @@ void itrace_image_fini(struct itrace_image *im)
 		pt_iscache_free(im->iscache);
 	im->image = NULL;
 	im->iscache = NULL;
+	free(im->isids);
+	im->isids = NULL;
+	im->nr_isids = 0;
 }
 

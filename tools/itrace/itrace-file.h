@@ -19,7 +19,8 @@
  * file in the order they were read.
  *
  * Sections (type):
- *   TRACE   raw trace bytes (Intel PT packets) copied from the trace fd.
+ *   TRACE   raw trace bytes (Intel PT packets, or BTS records with
+ *           ITRACE_FLAG_BTS) copied from the trace fd.
  *           offset = position of the first byte in the buffer's trace
  *           stream (the value of data_tail when it was copied).  Chunks of
  *           a buffer come in stream order; a chunk whose offset is not the
@@ -75,6 +76,15 @@
  * of trace of the PMU pmu_type, beside the sideband of a dummy event.
  */
 #define ITRACE_FLAG_SAMPLES	BIT(3)
+/*
+ * The trace is Intel BTS's (record --pmu intel_bts): TRACE sections hold
+ * 24-byte records { u64 from; u64 to; u64 flags; }, one per taken branch,
+ * interrupt or exception; all-zero bytes are padding (bts.h).  pmu_type is
+ * then intel_bts's type, config 0.  Without the flag: Intel PT packets.
+ * Readers that do not know the flag would take the records for PT packets
+ * and report decode errors; the layout is unchanged, so no new version.
+ */
+#define ITRACE_FLAG_BTS		BIT(4)
 
 enum itrace_cpu_vendor {
 	ITRACE_CPU_UNKNOWN	= 0,

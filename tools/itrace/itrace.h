@@ -91,6 +91,8 @@ struct blk_walk_ops {
 struct itrace_image {
 	struct pt_image			*image;
 	struct pt_image_section_cache	*iscache;
+	int				*isids;	/* its sections in the cache, oldest first */
+	size_t				nr_isids;
 };
 
 int itrace_image_init(struct itrace_image *im, const char *name);
@@ -98,6 +100,11 @@ int itrace_image_init(struct itrace_image *im, const char *name);
 int itrace_image_add_section(struct itrace_image *im, const char *path, uint64_t offset,
 			     uint64_t size, uint64_t vaddr);
 void itrace_image_fini(struct itrace_image *im);
+/*
+ * Up to size bytes of the image's memory at ip (the newest section that
+ * holds ip, as libipt reads it): the number read, or a libipt error.
+ */
+int itrace_image_read(const struct itrace_image *im, uint8_t *buf, size_t size, uint64_t ip);
 
 /* A decoder configuration for trace [trace, trace + size) of that CPU. */
 void itrace_pt_config(struct pt_config *cfg, const uint8_t *trace, size_t size,

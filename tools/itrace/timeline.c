@@ -459,6 +459,7 @@ static void free_aspace(struct tl_aspace *as)
 
 		if (as->im.image)
 			pt_image_free(as->im.image);
+		free(as->im.isids);
 		sym_free(as->st);
 		free(as->maps);
 		free(as);
@@ -1210,4 +1211,98 @@ int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 struct tl_aspace *tl_aspace_of(struct timeline *tl, uint32_t pid, uint64_t time)
 {
 	return aspace_at(tl, pid, time);
+}
+
+/* ---- BTS ------------------------------------------------------------- */
+
+/* Make th (at stream offset off, time t) the thread of BTS stream s. */
+static void bts_owner(struct tl_dec *x, struct tl_stream *s, struct tl_thread *th, uint64_t t)
+{
+	struct tl_aspace *as = aspace_at(x->tl, th->pid, t);
+
+	if (th == s->th && as == s->as)
+		return;
+	s->th = th;
+	s->as = as;
+	x->tl->ops->switch_to(x->ctx, th, as, stream_cpu(s, s->runs[0].buf));
+}
+
+/* Decode the runs of one buffer's BTS records. */
+static void bts_stream(struct tl_dec *x, struct tl_stream *s, struct bts_walker *w,
+		       const struct bts_ops *ops)
+{
+	struct timeline *tl = x->tl;
+	uint32_t page_size = tl->d->hdr.page_size;
+	size_t i, pos, len;
+
+	for (i = 0; i < s->nr_runs; i++) {
+		const struct tl_run *r = &s->runs[i];
+		struct tl_thread *th = NULL;
+		uint64_t t = NO_TIME;
+		size_t chunk = SIZE_MAX;
+		struct bts_record rec;
+
+		if (tl->ids && !tl->cpu_wide)
+			th = offset_owner(s, r->offset, &t, &chunk);
+		else if (tl->ids)
+			th = switch_owner(s->b, 0);
+		else
+			th = tl->legacy;
+		bts_owner(x, s, th ? th : thread_get(tl, 0, 0), t);
+		tl->ops->begin_run(x->ctx, r);
+		tl->ops->decoder(x->ctx, NULL, NULL);
+		/* after a discontinuity no thread's flow position holds */
+		if (r->kind != TL_RUN_FIRST)
+			s->th->bts.have = false;
+		for (pos = 0; pos < r->size; pos += len) {
+			uint64_t off = r->offset + pos;
+			enum bts_item it = bts_next(r->bytes + pos, r->size - pos, off, page_size,
+						    &rec, &len);
+
+			if (it == BTS_ITEM_PAD)
+				continue;
+			if (it == BTS_ITEM_CUT) {
+				char why[96];
+
+				snprintf(why, sizeof(why),
+					 "a BTS record cut short: %zu of its %d bytes at the end of the trace",
+					 len, BTS_RECORD_SIZE);
+				ops->gap(x->ctx, off, s->th->bts.have ? s->th->bts.ip : 0, why);
+				continue;
+			}
+			if (tl->ids && !tl->cpu_wide && s->b && s->b->nr_own &&
+			    (th = offset_owner(s, off, &t, &chunk)))
+				bts_owner(x, s, th, t);
+			bts_record(w, &s->as->im, &s->th->bts, off, &rec);
+		}
+		tl->ops->end_run(x->ctx, r, 0);
+	}
+}
+
+int tl_decode_bts(struct timeline *tl, const struct bts_ops *ops, void *ctx)
+{
+	struct tl_dec x = { .tl = tl, .ctx = ctx };
+	struct bts_walker *w = bts_walker_new(ops, ctx);
+	struct tl_stream s;
+	size_t i, k;
+
+	if (!w)
+		return -1;
+	/* one stream per buffer that has trace, in the order they first come */
+	for (i = 0; i < tl->d->nr_segs; i++) {
+		uint32_t b = tl->d->segs[i].buf_idx;
+
+		for (k = 0; k < i && tl->d->segs[k].buf_idx != b; k++)
+			;
+		if (k < i)
+			continue;
+		memset(&s, 0, sizeof(s));
+		s.tl = tl;
+		s.chunk = SIZE_MAX;
+		make_runs(tl, &s, b);
+		bts_stream(&x, &s, w, ops);
+		free(s.runs);
+	}
+	bts_walker_free(w);
+	return 0;
 }

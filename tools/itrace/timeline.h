@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bts.h"
 #include "itrace.h"
 
 struct itrace_data;
@@ -38,6 +39,7 @@ struct tl_thread {
 	void			*priv;		/* the decoder's state of this thread */
 	struct tl_thread	*hnext;
 	uint64_t		cr3;		/* the last CR3 it ran with (kernel traces) */
+	struct bts_pos		bts;		/* a BTS trace: where its flow stands */
 };
 
 /* How a decode run starts (the first of a buffer, or after a discontinuity). */
@@ -111,5 +113,14 @@ struct tl_thread **tl_threads(struct timeline *tl, size_t *nr);
  */
 int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 	      const struct blk_walk_ops *blk_ops, bool blk, void *ctx);
+
+/*
+ * The same for a BTS recording (ITRACE_FLAG_BTS): each buffer's records
+ * through a bts_walker, the thread of each record from the PERF_RECORD_AUX
+ * records (per-task recordings), the buffers one after another (BTS records
+ * have no time).  The decoder callback gets NULL decoders.  Returns 0, or -1
+ * when the walker cannot be made (no capstone).
+ */
+int tl_decode_bts(struct timeline *tl, const struct bts_ops *ops, void *ctx);
 
 #endif
