@@ -67,6 +67,7 @@
 #endif
 
 #define PT_SYSFS	"/sys/bus/event_source/devices/intel_pt"
+#define BTS_SYSFS	"/sys/bus/event_source/devices/intel_bts"
 #define PERF_PAGES	128	/* sideband ring: 128 data pages per buffer */
 /*
  * poll() timeout while the targets run.  The drains come from the kernel's
@@ -175,6 +176,7 @@ struct ropts {
 	unsigned long	sample_trace;	/* --sample-trace BYTES */
 	int		pages_set;	/* -m given */
 	int		quiet;
+	int		bts;		/* --pmu intel_bts */
 	char		**cmd;
 };
 
@@ -938,6 +940,8 @@ static void usage_record(FILE *f)
 		"                  counters; every event for the others)\n"
 		"  --sample-trace BYTES  -e: trace bytes per sample (default 4096, a\n"
 		"                  multiple of 8, at most 61440)\n"
+		"  --pmu PMU       intel_pt (default) or intel_bts: Intel BTS branch records\n"
+		"                  (not with --cyc, --no-timing, --filter, --kcore, -e)\n"
 		"  -q, --quiet     no summary on stderr\n"
 		"exit status: CMD's (killed by a signal: itrace ends by the same signal, as\n"
 		"perf record does); without CMD 0; 1 recording failed, 2 usage, 126/127 CMD\n"
@@ -1874,7 +1878,7 @@ static void print_summary(struct rstate *st)
 static int parse_record_opts(int argc, char **argv, struct ropts *o)
 {
 	enum { O_NO_INHERIT = 256, O_FILTER, O_DURATION, O_NO_TIMING, O_CYC, O_KCORE,
-	       O_SNAP_ON, O_SAMPLE_TRACE };
+	       O_SNAP_ON, O_SAMPLE_TRACE, O_PMU };
 	static const struct option opts[] = {
 		{ "output",	required_argument, NULL, 'o' },
 		{ "pages",	required_argument, NULL, 'm' },
@@ -1897,6 +1901,7 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		{ "freq",	required_argument, NULL, 'F' },
 		{ "sample-trace", required_argument, NULL, O_SAMPLE_TRACE },
 		{ "quiet",	no_argument,	   NULL, 'q' },
+		{ "pmu",	required_argument, NULL, O_PMU },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -1999,6 +2004,14 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		case 'q':
 			o->quiet = 1;
 			break;
+		case O_PMU:
+			if (strcmp(optarg, "intel_pt") && strcmp(optarg, "intel_bts")) {
+				fprintf(stderr,
+					"itrace: --pmu %s: intel_pt or intel_bts\n", optarg);
+				return EXIT_USAGE;
+			}
+			o->bts = !strcmp(optarg, "intel_bts");
+			break;
 		case 'h':
 			usage_record(stdout);
 			return -1;
@@ -2011,6 +2024,13 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		o->cmd = argv + optind;
 	if (o->cyc && !o->timing) {
 		fprintf(stderr, "itrace: --cyc and --no-timing exclude each other\n");
+		return EXIT_USAGE;
+	}
+	if (o->bts && (o->cyc || !o->timing || o->filter || o->kcore || o->event)) {
+		fprintf(stderr,
+			"itrace: --pmu intel_bts: %s is for Intel PT (BTS records have no timing packets, address filters or samples, and its decode never reads kernel code)\n",
+			o->cyc ? "--cyc" : !o->timing ? "--no-timing" : o->filter ? "--filter" :
+			o->kcore ? "--kcore" : "-e");
 		return EXIT_USAGE;
 	}
 	if ((o->pids || o->tids) && (o->cmd || o->all_cpus || o->cpu_list)) {
@@ -2164,6 +2184,14 @@ int cmd_record(int argc, char **argv)
 	if (rec->sideband_only) {
 		st->pmu_type = PERF_TYPE_SOFTWARE;
 		snprintf(what, sizeof(what), "sideband only");
+	} else if (o->bts) {
+		if (read_sysfs_int(BTS_SYSFS "/type", &st->pmu_type)) {
+			fprintf(stderr,
+				"itrace: no intel_bts PMU (%s/type: %s): this CPU or kernel has no Intel BTS\n",
+				BTS_SYSFS, strerror(errno));
+			goto out;
+		}
+		snprintf(what, sizeof(what), "BTS branch records");
 	} else if (access(PT_SYSFS, F_OK)) {
 		fprintf(stderr,
 			"itrace: no intel_pt PMU (%s missing): this CPU or kernel has no Intel PT\n",
@@ -2309,6 +2337,8 @@ int cmd_record(int argc, char **argv)
 	}
 	if (o->snapshot)
 		flags |= ITRACE_FLAG_SNAPSHOT;
+	if (o->bts)
+		flags |= ITRACE_FLAG_BTS;
 	if (rec->samples)
 		flags |= ITRACE_FLAG_SAMPLES;
 	if (rec->nr_bufs && rec->bufs[0].cpu >= 0)
