@@ -2218,6 +2218,213 @@ static void test_core(const char *itrace, const char *ptsim)
 	free(buf);
 }
 
+/* ---- Intel BTS recordings (record --pmu intel_bts, bts.c) ------------- */
+
+#define T_KEXEC		0xffffffff81000100ULL	/* "kernel" addresses of the records */
+#define T_KENTRY	0xffffffff81e00000ULL
+#define T_KIRQ		0xffffffff81e00100ULL
+#define T_KIRET		0xffffffff81e00200ULL
+
+/* Write a BTS recording of tiny (ITRACE_FLAG_BTS) with trace [tr, tr + size); 0 or -1. */
+static int write_bts_file(const char *path, const void *tr, size_t size, int with_end)
+{
+	struct itrace_file_header hdr;
+	uint8_t perf[512];
+	size_t perf_size;
+	FILE *f = fopen(path, "wb");
+
+	if (!f)
+		return -1;
+	perf_size = mmap2_record(perf, tiny_path, text_vaddr, text_size, text_off,
+				 PROT_READ | PROT_EXEC);
+	itrace_header_init(&hdr);
+	hdr.page_size = 4096;
+	hdr.cpu_vendor = ITRACE_CPU_INTEL;
+	hdr.flags = ITRACE_FLAG_BTS;
+	itrace_write_header(f, &hdr);
+	itrace_write_section(f, ITRACE_SEC_CMDLINE, 0, "tiny", 5);
+	itrace_write_section(f, ITRACE_SEC_PERF, 0, perf, perf_size);
+	itrace_write_section(f, ITRACE_SEC_TRACE, 0, tr, size);
+	if (with_end)
+		itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
+	return fclose(f);
+}
+
+/*
+ * The run of tiny as BTS records: the return of execve, the branches, a
+ * zero record (padding), an interrupt before g's first instruction with a
+ * kernel branch and the return to user mode, the exit syscall, 16 zero
+ * bytes at the end.  skip: the index of a record to leave out (a gap), -1
+ * none.  Returns the bytes in buf.
+ */
+static size_t tiny_bts(uint64_t *buf, int skip)
+{
+	const uint64_t S = sym_start, F = sym_f, G = sym_g;
+	const uint64_t rec[][2] = {
+		{ T_KEXEC, S }, { S + 5, F }, { F, S + 10 }, { S + 12, S + 5 },
+		{ S + 5, F }, { F, S + 10 }, { S + 12, S + 5 }, { 0, 0 },
+		{ S + 5, F }, { F, S + 10 }, { S + 21, G }, { G, T_KIRQ },
+		{ T_KIRQ + 0x10, T_KIRQ + 0x40 }, { T_KIRET, G }, { G + 2, G + 5 },
+		{ G + 5, S + 23 }, { S + 30, T_KENTRY },
+	};
+	size_t i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(rec); i++) {
+		if ((int)i == skip)
+			continue;
+		buf[n++] = rec[i][0];
+		buf[n++] = rec[i][1];
+		buf[n++] = 0;
+	}
+	buf[n++] = 0;
+	buf[n++] = 0;
+	return n * 8;
+}
+
+/* Crafted BTS recordings of tiny: whole, with a gap, truncated. */
+static void test_bts_tiny(const char *itrace)
+{
+	static const char * const want[] = {
+		"total insns 21", "total cond 4", "total taken 3", "total not_taken 1",
+		"total calls 4", "total returns 4", "total syscalls 1",
+		"total gaps 0", "total errors 0",
+		"calls f 3", "calls g 1", "insns _start 15", "insns f 3", "insns g 3",
+		"taken _start 2", "not_taken _start 1", "taken g 1", "syscalls _start 1",
+	};
+	uint64_t recs[64];
+	char cmd[1024], *out = NULL;
+	size_t n, i;
+	int ret, good;
+
+	n = tiny_bts(recs, -1);
+	ok(!write_bts_file(tmp("tiny.bts"), recs, n, 1), "bts: write a BTS recording of tiny");
+	snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1", itrace, tmp("tiny.bts"));
+	ret = run_out(cmd, &out);
+	for (i = 0, good = 1; i < ARRAY_SIZE(want); i++)
+		if (!has_line(out, want[i])) {
+			good = 0;
+			printf("# missing: %s\n", want[i]);
+		}
+	ok(ret == 0 && good,
+	   "bts: tiny with kernel records and padding: exit %d, its 21 instructions, branches, calls, syscall",
+	   ret);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s decode %s 2>&1", itrace, tmp("tiny.bts"));
+	ret = run_out(cmd, &out);
+	ok(ret == 0 && strstr(out, "[kernel return]") && strstr(out, "[kernel entry]") &&
+	   strstr(out, "call") && strstr(out, "syscall"),
+	   "bts: the flow shows calls, the syscall, the kernel entry and return (exit %d)", ret);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s decode --insn %s 2>&1 | grep -c '^ *[0-9]* [0-9a-f]\\{16\\} '",
+		 itrace, tmp("tiny.bts"));
+	ret = run_out(cmd, &out);
+	ok(ret == 0 && atoi(out) == 21, "bts: --insn: 21 instruction lines (%d)", atoi(out));
+	free(out);
+
+	/* leave out the return of f's second call: a gap */
+	n = tiny_bts(recs, 5);
+	write_bts_file(tmp("gap.bts"), recs, n, 1);
+	snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1", itrace, tmp("gap.bts"));
+	ret = run_out(cmd, &out);
+	ok(ret == 3 && has_line(out, "total insns 18") && has_line(out, "total gaps 1") &&
+	   has_line(out, "total errors 1") && has_line(out, "total syscalls 1") &&
+	   strstr(out, "not recorded on the way to the record's"),
+	   "bts: a lost record: the gap reported, 18 instructions decoded around it, exit 3 (%d)",
+	   ret);
+	free(out);
+
+	/* cut in the last record, no END section */
+	n = tiny_bts(recs, -1) - 16 - 10;
+	write_bts_file(tmp("cut.bts"), recs, n, 0);
+	snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1", itrace, tmp("cut.bts"));
+	ret = run_out(cmd, &out);
+	ok(ret == 3 && has_line(out, "total insns 18") && strstr(out, "truncated") &&
+	   strstr(out, "a BTS record cut short: 14 of its 24 bytes"),
+	   "bts: a recording cut in a record: the cut said, the instructions before it, exit 3 (%d)",
+	   ret);
+	free(out);
+	/* record: the options of PT alone are refused with intel_bts */
+	snprintf(cmd, sizeof(cmd),
+		 "for o in --cyc --no-timing '--filter filter_main' --kcore '-e cpu-clock'; do\n"
+		 "  %s record --pmu intel_bts $o -o %s -- true 2>&1; echo \"exit $?\"; done;\n"
+		 "%s record --pmu intel_xx -o %s -- true 2>&1; echo \"exit $?\"",
+		 itrace, tmp("never.data"), itrace, tmp("never.data"));
+	ret = run_out(cmd, &out);
+	ok(ret == 0 && strstr(out, "--cyc is for Intel PT") &&
+	   strstr(out, "--no-timing is for Intel PT") && strstr(out, "--filter is for Intel PT") &&
+	   strstr(out, "--kcore is for Intel PT") && strstr(out, "-e is for Intel PT") &&
+	   strstr(out, "--pmu intel_xx: intel_pt or intel_bts") && !strstr(out, "exit 0") &&
+	   !strstr(out, "exit 1") && access(tmp("never.data"), F_OK),
+	   "bts: record --pmu intel_bts with --cyc, --no-timing, --filter, --kcore, -e, or an unknown PMU: usage, exit 2");
+	free(out);
+	/* and one cut in its header */
+	snprintf(cmd, sizeof(cmd), "head -c 40 %s > %s && %s decode --stats %s 2>&1",
+		 tmp("tiny.bts"), tmp("hdr.bts"), itrace, tmp("hdr.bts"));
+	ret = run_out(cmd, &out);
+	ok(ret == 1 && strstr(out, "truncated header"),
+	   "bts: a recording cut in its header: a message, exit 1 (%d)", ret);
+	free(out);
+}
+
+/*
+ * ptsim --bts: the BTS records of the test programs, from the same
+ * single-stepping; the decode must count exactly the instructions ptsim
+ * stepped, and give the same counts as the PT recording of the program.
+ * Both run without address space randomization (setarch -R): with it, the
+ * programs' start-up runs a few instructions more or less from run to run.
+ */
+static void test_bts_sim(const char *itrace, const char *ptsim, const char *progs)
+{
+	static const char * const prog[] = { "fib", "loop", "demo" };
+	char cmd[1024], *bts = NULL, *pt = NULL, *p, *q;
+	unsigned long long truth, truth_pt, got;
+	size_t i;
+	int ret, ret2;
+
+	for (i = 0; i < ARRAY_SIZE(prog); i++) {
+		snprintf(cmd, sizeof(cmd),
+			 "setarch $(uname -m) -R %s --bts -o %s/%s.bts -- %s/%s 2>&1 >/dev/null | tail -1",
+			 ptsim, tmpdir, prog[i], progs, prog[i]);
+		ret = run_out(cmd, &p);
+		truth = strtoull(p, NULL, 10);
+		free(p);
+		snprintf(cmd, sizeof(cmd),
+			 "setarch $(uname -m) -R %s -o %s/%s-bts.itrace -- %s/%s 2>&1 >/dev/null | tail -1",
+			 ptsim, tmpdir, prog[i], progs, prog[i]);
+		ret2 = run_out(cmd, &p);
+		truth_pt = strtoull(p, NULL, 10);
+		free(p);
+		ok(ret == 0 && ret2 == 0 && truth > 0 && truth == truth_pt,
+		   "bts sim %s: %llu instructions single-stepped (the PT run: %llu)", prog[i],
+		   truth, truth_pt);
+		snprintf(cmd, sizeof(cmd), "%s decode --stats %s/%s.bts | grep '^total'", itrace,
+			 tmpdir, prog[i]);
+		ret = run_out(cmd, &bts);
+		snprintf(cmd, sizeof(cmd), "%s decode --stats %s/%s-bts.itrace | grep '^total'",
+			 itrace, tmpdir, prog[i]);
+		ret2 = run_out(cmd, &pt);
+		p = strstr(bts, "total insns ");
+		q = strstr(pt, "total insns ");
+		got = p ? strtoull(p + 12, NULL, 10) : 0;
+		ok(ret == 0 && got == truth && has_line(bts, "total errors 0"),
+		   "bts sim %s: decode of the BTS recording: %llu instructions, as single-stepped",
+		   prog[i], got);
+		ok(ret2 == 0 && q && strtoull(q + 12, NULL, 10) == got && !strcmp(bts, pt),
+		   "bts sim %s: the same totals (instructions, branches, calls, syscalls) as the PT recording's (%llu)",
+		   prog[i], q ? strtoull(q + 12, NULL, 10) : 0);
+		if (strcmp(bts, pt))
+			printf("# BTS:\n%s# PT:\n%s", bts, pt);
+		free(bts);
+		free(pt);
+	}
+	/* the per-function counts and the whole flow too */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && %s decode --stats fib.bts > a && %s decode --stats fib-bts.itrace > b && cmp -s a b && "
+		 "%s decode fib.bts > c && %s decode fib-bts.itrace > d && cmp -s c d",
+		 tmpdir, itrace, itrace, itrace, itrace);
+	ok(run(cmd) == 0, "bts sim fib: --stats per function and the flow are the PT recording's");
+}
+
 /* ---- samples with trace (record -e, report of samples.c) ------------ */
 
 #define ST_SAMPLE	(PERF_SAMPLE_IP | ST_IDS | PERF_SAMPLE_PERIOD)
@@ -2763,6 +2970,9 @@ int main(int argc, char **argv)
 		test_cxx(argv[2], argv[3]);
 		test_convert(argv[2], argv[3], argv[4]);
 	}
+	test_bts_tiny(argv[2]);
+	if (argc >= 6)
+		test_bts_sim(argv[2], argv[3], argv[4]);
 	if (argc >= 8) {
 		crash_dir = argv[6];
 		coredump_sh = argv[7];

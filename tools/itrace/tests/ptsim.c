@@ -3,6 +3,7 @@
  * ptsim: a host stand-in for "itrace record" on machines without Intel PT.
  *
  *   ptsim [-R] -o FILE -- CMD [ARGS...]
+ *   ptsim --bts -o FILE -- CMD [ARGS...]
  *   ptsim [-R] -c CORE [-w BYTES] [-t TRUTH] -- CMD [ARGS...]
  *
  * Runs CMD under ptrace, single-stepping every user instruction from the
@@ -22,6 +23,17 @@
  * 4 KiB; -w keeps only the newest BYTES of trace (flag WRAPPED); -t writes
  * the addresses of the last instructions executed, oldest first, and
  * "end ADDR" (the ground truth of the trace's tail).
+ *
+ * --bts: the trace is Intel BTS's instead (ITRACE_FLAG_BTS): a record
+ * { from, to, flags 0 } for each taken branch (every unconditional one, a
+ * conditional one when the next rip is not the instruction's end; class
+ * and length from libipt, bts_ild()) and one { syscall, BTS_SIM_KENTRY } for each system call, as
+ * a user-only BTS has them (no record of the return: the decoder resumes
+ * after the syscall).  The trace starts with { BTS_SIM_KEXEC, first
+ * instruction }, the return of execve that a user-only hardware trace does
+ * not have (its flow starts at the first branch target), so that the
+ * decoder can count every instruction.  Records never straddle a page: the
+ * end of each page is zero padding, as in stop mode with one-page chunks.
  *
  * Only what the test programs do is modelled: conditional and indirect
  * branches, returns, syscalls, a fatal signal; no signal handlers, no threads.
@@ -46,6 +58,7 @@
 
 #include "itrace.h"
 #include "itrace-file.h"
+#include "bts.h"
 #include "elfcore.h"
 /* after itrace-file.h: its enum has the same ITRACE_CPU_* values */
 #include <linux/itrace.h>
@@ -60,6 +73,9 @@
  */
 #define PTSIM_PMU_TYPE	64
 #define PT_SYSFS_TYPE	"/sys/bus/event_source/devices/intel_pt/type"
+
+#define BTS_SIM_KEXEC	0xffffffff81000100ULL	/* "kernel" addresses of --bts */
+#define BTS_SIM_KENTRY	0xffffffff81e00000ULL
 
 enum kind { K_OTHER, K_COND, K_RET, K_CALL, K_INDIRECT_CALL, K_INDIRECT,
 	    K_SYSCALL, K_FAR };
@@ -76,7 +92,28 @@ struct sim {
 	int		retcomp;
 	uint64_t	ret[RETSTACK];
 	unsigned int	ret_top, ret_n;
+	int		bts;		/* --bts: BTS records in bbuf */
+	uint8_t		*bbuf;
+	size_t		bts_len;
 };
+
+/* --bts: append a record { from, to, 0 }, padding the page's end before one that would straddle it. */
+static void bts_rec(struct sim *s, uint64_t from, uint64_t to)
+{
+	uint64_t r[3] = { from, to, 0 };
+	size_t room = 4096 - s->bts_len % 4096;
+
+	if (room < sizeof(r)) {
+		memset(s->bbuf + s->bts_len, 0, room);
+		s->bts_len += room;
+	}
+	if (s->bts_len + sizeof(r) > TRACE_MAX) {
+		s->err = 1;
+		return;
+	}
+	memcpy(s->bbuf + s->bts_len, r, sizeof(r));
+	s->bts_len += sizeof(r);
+}
 
 static void ret_push(struct sim *s, uint64_t addr)
 {
@@ -485,6 +522,7 @@ int main(int argc, char **argv)
 	struct user_regs_struct regs;
 	struct pt_config cfg;
 	struct sim s = { 0 };
+	struct bts_ild *ild = NULL;
 	long ret;
 	const char *out = NULL, *core = NULL, *truth = NULL;
 	uint64_t insns = 0, off = 0, psb_at = 0, keep = 0, i;
@@ -501,6 +539,8 @@ int main(int argc, char **argv)
 	for (; argi < argc && argv[argi][0] == '-' && strcmp(argv[argi], "--"); argi++) {
 		if (!strcmp(argv[argi], "-R"))
 			s.retcomp = 0;
+		else if (!strcmp(argv[argi], "--bts"))
+			s.bts = 1;
 		else if (argi + 1 < argc && !strcmp(argv[argi], "-o"))
 			out = argv[++argi];
 		else if (argi + 1 < argc && !strcmp(argv[argi], "-c"))
@@ -514,9 +554,10 @@ int main(int argc, char **argv)
 	}
 	if (argi < argc && !strcmp(argv[argi], "--"))
 		argi++;
-	if (!!out == !!core || argi >= argc) {
+	if (!!out == !!core || argi >= argc || (s.bts && core)) {
 		fprintf(stderr,
 			"usage: ptsim [-R] -o FILE -- CMD [ARGS...]\n"
+			"       ptsim --bts -o FILE -- CMD [ARGS...]\n"
 			"       ptsim [-R] -c CORE [-w BYTES] [-t TRUTH] -- CMD [ARGS...]\n");
 		return 2;
 	}
@@ -548,9 +589,19 @@ int main(int argc, char **argv)
 	if (!s.buf || !s.enc)
 		return 1;
 
+	if (s.bts) {
+		ild = bts_ild_new();
+		s.bbuf = malloc(TRACE_MAX);
+		if (!ild || !s.bbuf) {
+			fprintf(stderr, "ptsim: out of memory\n");
+			return 1;
+		}
+	}
 	ptrace(PTRACE_GETREGS, pid, NULL, &regs);
 	psb(&s, 0);
 	ip_pkt(&s, ppt_tip_pge, regs.rip, 0);
+	if (s.bts)
+		bts_rec(&s, BTS_SIM_KEXEC, regs.rip);
 
 	for (;;) {
 		uint64_t ip = regs.rip, fall = 0;
@@ -583,6 +634,8 @@ int main(int argc, char **argv)
 				ip_pkt(&s, ppt_tip_pge, ip, 0);
 			insns++;	/* the exit_group syscall */
 			ip_pkt(&s, ppt_tip_pgd, 0, 1);
+			if (s.bts)
+				bts_rec(&s, ip, BTS_SIM_KENTRY);
 			if (core) {
 				fprintf(stderr, "ptsim: %s exited, no crash\n", argv[argi]);
 				return 1;
@@ -613,6 +666,23 @@ int main(int argc, char **argv)
 			continue;	/* one more iteration of a rep string insn */
 		tips[insns % TRUTH_MAX] = ip;
 		insns++;
+		if (s.bts) {
+			int ic, len = bts_ild(ild, b, sizeof(b), ip, &ic);
+
+			if (!len) {
+				fprintf(stderr, "ptsim: libipt cannot decode 0x%llx: %02x %02x %02x %02x %02x %02x\n",
+					(unsigned long long)ip, b[0], b[1], b[2], b[3], b[4], b[5]);
+				return 1;
+			}
+			/* an unconditional branch is taken, even to the next instruction */
+			if (k == K_SYSCALL)
+				bts_rec(&s, ip, BTS_SIM_KENTRY);
+			else if (ic != ptic_other && ic != ptic_cond_jump)
+				bts_rec(&s, ip, regs.rip);
+			else if (regs.rip != ip + len &&
+				 !(b[0] == 0x0f && b[1] == 0xa2 && skipped_step(memfd, ip + 2, regs.rip)))
+				bts_rec(&s, ip, regs.rip);
+		}
 		switch (k) {
 		case K_COND:
 			tnt(&s, regs.rip != fall);
@@ -696,6 +766,8 @@ int main(int argc, char **argv)
 	itrace_cpu_ident(&hdr);
 	hdr.pid = pid;
 	sim_event(&hdr, &attr, s.retcomp);
+	if (s.bts)
+		hdr.flags |= ITRACE_FLAG_BTS;
 	itrace_write_header(f, &hdr);
 	itrace_write_section(f, ITRACE_SEC_CMDLINE, 0, argv[argi], strlen(argv[argi]) + 1);
 	itrace_write_section(f, ITRACE_SEC_ATTR, 0, &attr, sizeof(attr));
@@ -704,8 +776,13 @@ int main(int argc, char **argv)
 		free(vdso);
 	}
 	write_maps(f, pid);
-	itrace_write_section(f, ITRACE_SEC_TRACE, 0, s.buf, off);
+	if (s.bts)
+		itrace_write_section(f, ITRACE_SEC_TRACE, 0, s.bbuf, s.bts_len);
+	else
+		itrace_write_section(f, ITRACE_SEC_TRACE, 0, s.buf, off);
 	itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
+	bts_ild_free(ild);
+	free(s.bbuf);
 	if (fclose(f)) {
 		perror(out);
 		return 1;
