@@ -77,6 +77,7 @@ static int ild_trace(struct bts_ild *l, uint64_t ip)
 	return off;
 }
 
+/* libipt's length decoder: an encoder, a decoder and an image that reads raw. */
 struct bts_ild *bts_ild_new(void)
 {
 	struct bts_ild *l = calloc(1, sizeof(*l));
@@ -106,6 +107,7 @@ fail:
 	return NULL;
 }
 
+/* Free what bts_ild_new() made (NULL: nothing). */
 void bts_ild_free(struct bts_ild *l)
 {
 	if (!l)
@@ -119,6 +121,7 @@ void bts_ild_free(struct bts_ild *l)
 	free(l);
 }
 
+/* Decode the instruction at raw: a trace that enables at ip, one step of the decoder. */
 int bts_ild(struct bts_ild *l, const uint8_t *raw, size_t n, uint64_t ip, int *iclass)
 {
 	struct pt_insn in;
@@ -255,6 +258,7 @@ static void emit(struct bts_walker *w, const struct itrace_image *im, uint64_t i
 	}
 }
 
+/* One record: the flow up to its source, then its target (bts.h). */
 void bts_record(struct bts_walker *w, const struct itrace_image *im, struct bts_pos *pos,
 		uint64_t off, const struct bts_record *r)
 {
@@ -312,6 +316,7 @@ static bool canonical(uint64_t a)
 	return !(a >> 47) || (a >> 47) == 0x1ffff;
 }
 
+/* The record or padding at p (bts.h). */
 enum bts_item bts_next(const uint8_t *p, size_t avail, uint64_t off, uint32_t page_size,
 		       struct bts_record *r, size_t *len)
 {

@@ -1949,7 +1949,8 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 		tl_only_snapshot(s->tl, o->snapshot);
 	}
 	s->threads = tl_has_threads(s->tl);
-	s->timed = tl_has_time(s->tl);
+	/* BTS records have no time, whatever the TIME section says */
+	s->timed = tl_has_time(s->tl) && !(d->hdr.flags & ITRACE_FLAG_BTS);
 	s->gaps += tl_nr_losses(s->tl);
 	if (o->kernel) {
 		struct kernel_arg k = { .s = s, .path = o->kernel };

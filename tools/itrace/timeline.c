@@ -1279,6 +1279,7 @@ static void bts_stream(struct tl_dec *x, struct tl_stream *s, struct bts_walker 
 	}
 }
 
+/* Decode every buffer of a BTS recording, one after another (timeline.h). */
 int tl_decode_bts(struct timeline *tl, const struct bts_ops *ops, void *ctx)
 {
 	struct tl_dec x = { .tl = tl, .ctx = ctx };
