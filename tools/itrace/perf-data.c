@@ -15,6 +15,11 @@
  * itrace recording; a buffer change starts a new run.  Sideband: every
  * other kernel record, as the PERF sections.  The [vdso] image comes from
  * perf's build-id cache (--buildid-dir, default ~/.debug).
+ *
+ * `perf record -e intel_bts//` (AUXTRACE_INFO type 2): the AUXTRACE
+ * chunks hold BTS records, read as an itrace recording of --pmu intel_bts
+ * (ITRACE_FLAG_BTS); the fields of its AUXTRACE_INFO (pmu_type, the time
+ * conversion, snapshot_mode) are not needed: BTS records have no time.
  */
 #include <errno.h>
 #include <sys/stat.h>
@@ -31,6 +36,7 @@
 #define HEADER_CPUID		9
 #define HEADER_FEAT_BITS	256
 #define PERF_AUXTRACE_INTEL_PT	1
+#define PERF_AUXTRACE_INTEL_BTS	2
 #define PERF_RECORD_MISC_BUILD_ID_SIZE	BIT(15)
 
 struct file_section {
@@ -210,9 +216,11 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 
 			if (ev.size >= 16)
 				memcpy(&type, ev.raw + 8, 4);
-			if (type != PERF_AUXTRACE_INTEL_PT) {
+			if (type == PERF_AUXTRACE_INTEL_BTS) {
+				d->hdr.flags |= ITRACE_FLAG_BTS;
+			} else if (type != PERF_AUXTRACE_INTEL_PT) {
 				snprintf(err, errlen,
-					 "perf.data: its trace is of AUXTRACE type %u, not Intel PT (1)",
+					 "perf.data: its trace is of AUXTRACE type %u, not Intel PT (1) or Intel BTS (2)",
 					 type);
 				goto err;
 			}
@@ -245,7 +253,7 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 	}
 	if (!have_info) {
 		snprintf(err, errlen,
-			 "perf.data: no AUXTRACE_INFO record: not a recording of intel_pt (perf record -e intel_pt//)");
+			 "perf.data: no AUXTRACE_INFO record: not a recording of intel_pt or intel_bts (perf record -e intel_pt//)");
 		goto err;
 	}
 

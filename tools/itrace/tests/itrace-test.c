@@ -1046,6 +1046,9 @@ static int run(const char *cmd)
  * the data (sideband, AUXTRACE_INFO, AUXTRACE records each followed by
  * its trace), then the HEADER_CPUID feature.  cut: bytes of the file kept.
  */
+/* The AUXTRACE_INFO type of write_perf_data()'s files: PERF_AUXTRACE_INTEL_PT. */
+static uint64_t pd_auxtrace_type = 1;
+
 static void write_perf_data(const char *path, const void *side, size_t side_len,
 			    const uint8_t *trace, size_t n, size_t cut, int compressed,
 			    const uint8_t *vdso_id)
@@ -1054,7 +1057,7 @@ static void write_perf_data(const char *path, const void *side, size_t side_len,
 	struct { uint64_t magic, size, attr_size, attrs[2], data[2], types[2], feat[4]; } fh;
 	struct perf_event_attr attr = { .type = 8, .size = 128, .config = 0x2001 };
 	struct pev_buf b = { 0 };
-	uint64_t info[2 + 15] = { 1 /* PERF_AUXTRACE_INTEL_PT */, 8 };
+	uint64_t info[2 + 15] = { pd_auxtrace_type, 8 };
 	uint64_t at[6] = { 0 };
 	char cpuid[32] = "GenuineIntel,6,85,4";
 	uint32_t clen = sizeof(cpuid);
@@ -2315,6 +2318,16 @@ static void test_bts_tiny(const char *itrace)
 	   strstr(out, "call") && strstr(out, "syscall"),
 	   "bts: the flow shows calls, the syscall, the kernel entry and return (exit %d)", ret);
 	free(out);
+	if (getenv("ITRACE_SRC") && !access("/usr/bin/python3", X_OK)) {
+		snprintf(cmd, sizeof(cmd),
+			 "%s decode --json %s > %s && grep -q '\"kind\":\"\\[kernel entry\\]\"' %s &&\n"
+			 "/usr/bin/python3 %s/tests/check-json.py %s/itrace.schema.json %s --lines",
+			 itrace, tmp("tiny.bts"), tmp("bts.json"), tmp("bts.json"),
+			 getenv("ITRACE_SRC"), getenv("ITRACE_SRC"), tmp("bts.json"));
+		ret = run(cmd);
+		ok(ret == 0, "bts: decode --json: kernel entry lines, valid against itrace.schema.json (%d)",
+		   ret);
+	}
 	snprintf(cmd, sizeof(cmd), "%s decode --insn %s 2>&1 | grep -c '^ *[0-9]* [0-9a-f]\\{16\\} '",
 		 itrace, tmp("tiny.bts"));
 	ret = run_out(cmd, &out);
@@ -2343,6 +2356,48 @@ static void test_bts_tiny(const char *itrace)
 	   "bts: a recording cut in a record: the cut said, the instructions before it, exit 3 (%d)",
 	   ret);
 	free(out);
+	/* perf record -e intel_bts//: AUXTRACE_INFO type 2, the same records */
+	{
+		uint8_t side[512];
+		size_t side_len = mmap2_record(side, tiny_path, text_vaddr, text_size, text_off,
+					       PROT_READ | PROT_EXEC);
+
+		pd_auxtrace_type = 2;
+		n = tiny_bts(recs, -1);
+		write_perf_data(tmp("bts.perf.data"), side, side_len, (const uint8_t *)recs, n, 0,
+				0, NULL);
+		n = tiny_bts(recs, 5);
+		write_perf_data(tmp("gap-bts.perf.data"), side, side_len, (const uint8_t *)recs, n,
+				0, 0, NULL);
+		pd_auxtrace_type = 3;
+		write_perf_data(tmp("t3.perf.data"), side, side_len, (const uint8_t *)recs, n, 0,
+				0, NULL);
+		pd_auxtrace_type = 1;
+		snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1", itrace,
+			 tmp("bts.perf.data"));
+		ret = run_out(cmd, &out);
+		for (i = 0, good = 1; i < ARRAY_SIZE(want); i++)
+			good &= has_line(out, want[i]);
+		ok(ret == 0 && good,
+		   "bts: a perf.data of intel_bts (AUXTRACE_INFO type 2): tiny's 21 instructions, exit %d",
+		   ret);
+		free(out);
+		snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1", itrace,
+			 tmp("gap-bts.perf.data"));
+		ret = run_out(cmd, &out);
+		ok(ret == 3 && has_line(out, "total insns 18") && has_line(out, "total gaps 1") &&
+		   strstr(out, "not recorded on the way to the record's"),
+		   "bts: a perf.data of intel_bts with a record lost: the gap, 18 instructions, exit %d",
+		   ret);
+		free(out);
+		snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1", itrace,
+			 tmp("t3.perf.data"));
+		ret = run_out(cmd, &out);
+		ok(ret == 1 && strstr(out, "AUXTRACE type 3, not Intel PT (1) or Intel BTS (2)"),
+		   "bts: a perf.data of another AUXTRACE type: refused, exit %d", ret);
+		free(out);
+	}
+
 	/* record: the options of PT alone are refused with intel_bts */
 	snprintf(cmd, sizeof(cmd),
 		 "for o in --cyc --no-timing '--filter filter_main' --kcore '-e cpu-clock'; do\n"
