@@ -541,6 +541,8 @@ static int check_input(const struct itrace_data *d, const char *name)
 		why = "already a perf.data";
 	else if (d->hdr.flags & ITRACE_FLAG_SAMPLES)
 		why = "a recording of samples (itrace record -e): perf.data of samples with trace is not supported";
+	else if (d->hdr.flags & ITRACE_FLAG_BTS)
+		why = "an Intel BTS recording (record --pmu intel_bts): convert writes intel_pt's perf.data only";
 	else if (d->truncated)
 		why = d->truncated_why;
 	else if (!d->nr_segs)

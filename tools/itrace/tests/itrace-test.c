@@ -2953,6 +2953,12 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 	ok(convert_fails(itrace, "-o convout/x.data conv-fib.data", 1,
 			 "already a perf.data; not converted") == 0,
 	   "convert of a perf.data: says so, exit 1");
+	snprintf(cmd, sizeof(cmd), "cd %s && %s --bts -o conv-fib.bts -- %s/fib >/dev/null 2>&1",
+		 tmpdir, ptsim, progs);
+	ok(run(cmd) == 0 &&
+	   convert_fails(itrace, "-o convout/x.data conv-fib.bts", 1,
+			 "an Intel BTS recording .*; not converted") == 0,
+	   "convert of a BTS recording: says so (intel_pt only), exit 1, no output");
 	ok(convert_fails(itrace, "-o convout/no/x.data conv-fib.itrace", 1,
 			 "convout/no/x.data: cannot create a file there: No such file or directory") == 0,
 	   "convert into a missing directory: says so, exit 1");
