@@ -387,6 +387,39 @@ static int write_str(const char *path, const char *s)
 	return n < 0 ? -errno : 0;
 }
 
+/*
+ * Which itrace PMUs serve core dumps: "EOPNOTSUPP the PMU makes no
+ * kernel-owned trace events" (intel_bts) when "1" is written to its
+ * coredump. The first that does is selected again with config 0, as at
+ * boot; restore_machine() does the same at the end.
+ */
+static void probe_kevents(void)
+{
+	char path[512];
+	int j, first = -1;
+
+	for (j = 0; j < sh->nr_pmus; j++) {
+		if (!sh->pmus[j].itrace)
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/bus/event_source/devices/%s/itrace/coredump",
+			 sh->pmus[j].name);
+		sh->pmus[j].kevents = write_str(path, "1") != -EOPNOTSUPP;
+		if (sh->pmus[j].kevents && first < 0)
+			first = j;
+	}
+	if (first < 0)
+		return;
+	snprintf(path, sizeof(path),
+		 "/sys/bus/event_source/devices/%s/itrace/coredump",
+		 sh->pmus[first].name);
+	write_str(path, "1");
+	snprintf(path, sizeof(path),
+		 "/sys/bus/event_source/devices/%s/itrace/coredump_config",
+		 sh->pmus[first].name);
+	write_str(path, "0");
+}
+
 static void save_machine(void)
 {
 	size_t i;
@@ -415,9 +448,9 @@ static void restore_machine(void)
 			write_str(saved_files[i], saved[i]);
 	/* ops set init's RLIMIT_ITRACE too */
 	syscall(SYS_prlimit64, 1, RLIMIT_ITRACE, &off, NULL);
-	/* the core-dump PMU: the first itrace PMU, with config 0 */
+	/* the core-dump PMU: the first that serves them, with config 0 */
 	for (j = 0; j < sh->nr_pmus; j++) {
-		if (!sh->pmus[j].itrace)
+		if (!sh->pmus[j].kevents)
 			continue;
 		snprintf(path, sizeof(path),
 			 "/sys/bus/event_source/devices/%s/itrace/coredump",
@@ -919,6 +952,7 @@ int main(int argc, char **argv)
 	sh->exe[n > 0 ? n : 0] = '\0';
 	sh->nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	find_pmus();
+	probe_kevents();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("itrace-fuzz: seed 0x%016llx, %llu s, %d workers, %d CPUs; "
 	       "replay with -s 0x%016llx (FUZZ_SEED=0x%016llx)\n",
@@ -926,9 +960,10 @@ int main(int argc, char **argv)
 	       workers, sh->nr_cpus, (unsigned long long)sh->seed,
 	       (unsigned long long)sh->seed);
 	for (w = 0; w < sh->nr_pmus; w++)
-		printf("itrace-fuzz: pmu %s type %d%s config mask 0x%llx\n",
+		printf("itrace-fuzz: pmu %s type %d%s%s config mask 0x%llx\n",
 		       sh->pmus[w].name, sh->pmus[w].type,
 		       sh->pmus[w].itrace ? " itrace" : "",
+		       sh->pmus[w].kevents ? " coredump" : "",
 		       (unsigned long long)sh->pmus[w].config_mask);
 	{
 		char msg[160];

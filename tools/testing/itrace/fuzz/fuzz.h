@@ -89,6 +89,8 @@ struct pmu_info {
 	char name[32];
 	int type;
 	bool itrace;		/* has an itrace/ directory */
+	bool kevents;		/* itrace PMU that serves core dumps (and
+				 * samples): its itrace/coredump takes "1" */
 	uint64_t config_mask;	/* bits of its format/ files */
 };
 

@@ -573,8 +573,8 @@ void op_crash(struct ctx *c)
 			(unsigned long long)bytes);
 }
 
-static const char *itrace_sysfs(struct ctx *c, const char *file, char *buf,
-				size_t len)
+static const struct pmu_info *itrace_sysfs(struct ctx *c, const char *file,
+					    char *buf, size_t len)
 {
 	int i, k = rnd(&c->rng, MAX_PMUS);
 
@@ -587,10 +587,15 @@ static const char *itrace_sysfs(struct ctx *c, const char *file, char *buf,
 		snprintf(buf, len,
 			 "/sys/bus/event_source/devices/%s/itrace/%s",
 			 pi->name, file);
-		return buf;
+		return pi;
 	}
 	return NULL;
 }
+
+/* An OBJ_SYSFS fd: of coredump_config (else coredump); of a PMU without
+ * kernel-owned events, whose valid writes fail with EOPNOTSUPP */
+#define SYSFS_CONFIG	1
+#define SYSFS_NO_KEVENTS 2
 
 static int write_fd(int fd, const char *s)
 {
@@ -612,6 +617,7 @@ void op_sysfs(struct ctx *c)
 	};
 	unsigned int v = rnd(&c->rng, 8);
 	const char *file = v < 2 || v == 7 ? "coredump" : "coredump_config";
+	const struct pmu_info *pi;
 	char path[256], val[64];
 	struct obj o;
 	int fd, err;
@@ -619,18 +625,22 @@ void op_sysfs(struct ctx *c)
 	c->tag = file;
 	if (v == 7 && obj_pick(c, K_SYSFS, &o) >= 0) {
 		/* a passed fd: the writer needs CAP_SYS_ADMIN */
-		snprintf(val, sizeof(val), "%s", o.flags ? "0" : "1");
+		snprintf(val, sizeof(val), "%s",
+			 o.flags & SYSFS_CONFIG ? "0" : "1");
 		say(c, "write %s through fd %d (%s)", val, o.fd,
-		    o.flags ? "coredump_config" : "coredump");
+		    o.flags & SYSFS_CONFIG ? "coredump_config" : "coredump");
 		err = write_fd(o.fd, val);
-		if (c->p->root)
-			LOOSE(c, err, 0, EINVAL, EBADF);
-		else
+		if (!c->p->root)
 			STRICT(c, err, EPERM, EINVAL);
+		else if (o.flags & SYSFS_NO_KEVENTS)
+			STRICT(c, err, EOPNOTSUPP);
+		else
+			LOOSE(c, err, 0, EINVAL, EBADF);
 		c->tag = NULL;
 		return;
 	}
-	if (!itrace_sysfs(c, file, path, sizeof(path))) {
+	pi = itrace_sysfs(c, file, path, sizeof(path));
+	if (!pi) {
 		idle(c, "no itrace PMU");
 		c->tag = NULL;
 		return;
@@ -683,7 +693,8 @@ void op_sysfs(struct ctx *c)
 	switch (v) {
 	case 0:
 	case 5:
-		STRICT(c, err, 0);
+		/* "EOPNOTSUPP the PMU makes no kernel-owned trace events" */
+		STRICT(c, err, pi->kevents ? 0 : EOPNOTSUPP);
 		break;
 	case 1:		/* "coredump: anything but 1" */
 		if (*val)
@@ -701,12 +712,17 @@ void op_sysfs(struct ctx *c)
 		STRICT(c, err, EINVAL);
 		break;
 	default:	/* a config the PMU may reject */
-		LOOSE(c, err, 0, EINVAL, ENOMEM);
+		if (pi->kevents)
+			LOOSE(c, err, 0, EINVAL, ENOMEM);
+		else
+			STRICT(c, err, EOPNOTSUPP);
 		break;
 	}
 	c->tag = NULL;
 	if (v == 7 || (one_in(&c->rng, 4) && c->p->root))
-		obj_add(c->p, OBJ_SYSFS, fd, strcmp(file, "coredump") != 0, 0);
+		obj_add(c->p, OBJ_SYSFS, fd,
+			(strcmp(file, "coredump") ? SYSFS_CONFIG : 0) |
+			(pi->kevents ? 0 : SYSFS_NO_KEVENTS), 0);
 	else
 		close(fd);
 }
