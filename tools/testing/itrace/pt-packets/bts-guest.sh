@@ -34,6 +34,16 @@ $perf script -i /tmp/bts-k.data --itrace=b -F ip,addr > "$OUT/branches-k.txt" \
 	2> "$OUT/script-k.log"
 echo "rc $?" >> "$OUT/script-k.log"
 
+# itrace record of the same program through BTS and through PT (bts.sh
+# decodes both on the host: the same instructions)
+itrace=$ITRACE_BUILD/tools/itrace/itrace
+$itrace record --pmu intel_bts -o "$OUT/bts-prog.bts.itrace" -- /in/bts-prog \
+	> "$OUT/itrace-bts.log" 2>&1
+echo "rc $?" >> "$OUT/itrace-bts.log"
+$itrace record -o "$OUT/bts-prog.pt.itrace" -- /in/bts-prog \
+	> "$OUT/itrace-pt.log" 2>&1
+echo "rc $?" >> "$OUT/itrace-pt.log"
+
 # intel_bts with itrace: the kselftest of its trace fds
 timeout 300 "$ITRACE_BUILD/selftests/itrace/bts" > "$OUT/kselftest-bts.tap" 2>&1
 echo "# exit status $?" >> "$OUT/kselftest-bts.tap"

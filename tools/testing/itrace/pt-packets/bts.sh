@@ -104,6 +104,26 @@ check "no record from kernel code in a user-only trace" \
 check "perf record -e intel_bts// (user and kernel): exit 0" grep -qx 'rc 0' "$vm/record-k.log"
 nk=$(grep -c '^ *ffff' "$vm/branches-k.txt" 2>/dev/null)
 check "user and kernel: records from kernel code ($nk)" [ "${nk:-0}" -gt 0 ]
+# itrace record --pmu intel_bts and itrace decode of its records: the
+# instructions between the branches rebuilt from the ELF, the same as the
+# PT decode of the same (static, no-PIE) program
+check "itrace record --pmu intel_bts: exit 0" grep -qx 'rc 0' "$vm/itrace-bts.log"
+check "itrace record (intel_pt) of the same program: exit 0" grep -qx 'rc 0' "$vm/itrace-pt.log"
+it=$BUILD/tools/itrace/itrace
+for k in bts pt; do
+	"$it" decode --stats --exe "$out/bts-prog" "$vm/bts-prog.$k.itrace" \
+		> "$out/itrace-$k.stats" 2> "$out/itrace-$k.err"
+	echo "rc $?" >> "$out/itrace-$k.stats"
+done
+ib=$(awk '$1 == "total" && $2 == "insns" { print $3 }' "$out/itrace-bts.stats")
+ip=$(awk '$1 == "total" && $2 == "insns" { print $3 }' "$out/itrace-pt.stats")
+eb=$(awk '$1 == "total" && $2 == "errors" { print $3 }' "$out/itrace-bts.stats")
+tb=$(grep '^total' "$out/itrace-bts.stats" | grep -v 'errors\|gaps' | md5sum)
+tp=$(grep '^total' "$out/itrace-pt.stats" | grep -v 'errors\|gaps' | md5sum)
+check "itrace decode of the BTS recording: exit 0, ${ib:-?} instructions, ${eb:-?} errors" \
+	bash -c "grep -qx 'rc 0' '$out/itrace-bts.stats' && [ '${eb:-1}' = 0 ] && [ '${ib:-0}' -gt 0 ]"
+check "BTS and PT decodes agree: ${ib:-?} and ${ip:-?} instructions, same totals" \
+	[ "${ib:-0}" = "${ip:-1}" -a "$tb" = "$tp" ]
 # intel_bts registered with itrace: trace fds in stop mode
 retap "kselftest bts: " "$vm/kselftest-bts.tap"
 check "kselftest bts: ran to the end, nothing skipped" \
