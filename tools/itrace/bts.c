@@ -9,7 +9,7 @@
 #include "itrace.h"
 
 #define BTS_CACHE	4096		/* decoded instructions, direct mapped */
-#define BTS_MAX_WALK	(1u << 22)	/* instructions between two records */
+#define BTS_MAX_WALK	4194304		/* instructions between two records */
 
 struct bts_cached {
 	uint64_t		ip;
@@ -224,7 +224,8 @@ static const char *reaches(struct bts_walker *w, const struct itrace_image *im, 
 
 	for (n = 0; n < BTS_MAX_WALK; n++) {
 		if (!insn_at(w, im, ip, &in)) {
-			snprintf(buf, len, "no code at 0x%llx on the way from the last record to 0x%llx",
+			snprintf(buf, len,
+				 "no code at 0x%llx on the way from the last record to 0x%llx",
 				 (unsigned long long)ip, (unsigned long long)to);
 			return buf;
 		}

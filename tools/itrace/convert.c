@@ -118,13 +118,16 @@ struct conv {
 	size_t		nr_itrace_lost;
 };
 
-/* The temporary output, removed by the signal handler. */
-static char *volatile tmp_path;
+/*
+ * The temporary output, removed by the signal handler: stored and loaded
+ * with __atomic builtins, so the handler sees whole pointers in order.
+ */
+static char *tmp_path;
 
 /* SIGINT, SIGTERM, SIGHUP: remove the temporary output, then die of sig. */
 static void on_signal(int sig)
 {
-	char *p = tmp_path;
+	char *p = __atomic_load_n(&tmp_path, __ATOMIC_SEQ_CST);
 
 	if (p)
 		unlink(p);
@@ -292,8 +295,10 @@ static int put_build_id(struct conv *c, uint16_t cpumode, const uint8_t *id, siz
 	n = strndup(name, name_len);
 	if (!n)
 		return -1;
-	ret = buf_add(&c->bid, &h, sizeof(h), 1) || buf_add(&c->bid, &pid, sizeof(pid), 1) ||
-	      buf_add(&c->bid, bid, sizeof(bid), 1) || buf_add(&c->bid, n, name_len + 1, NAME_ALIGN);
+	ret = buf_add(&c->bid, &h, sizeof(h), 1) ||
+	      buf_add(&c->bid, &pid, sizeof(pid), 1) ||
+	      buf_add(&c->bid, bid, sizeof(bid), 1) ||
+	      buf_add(&c->bid, n, name_len + 1, NAME_ALIGN);
 	free(n);
 	return ret ? -1 : 0;
 }
@@ -325,7 +330,8 @@ static int put_vdso_build_id(struct conv *c)
 static void record_thread(const struct pev *ev, uint32_t pid, struct pev_id *id)
 {
 	memset(id, 0, sizeof(*id));
-	id->pid = id->tid = pid;
+	id->pid = pid;
+	id->tid = pid;
 	if (pev_short(ev))
 		return;
 	switch (ev->type) {
@@ -377,14 +383,14 @@ static int conv_sideband(struct conv *c, char *err, size_t errlen)
 			c->nr_dropped++;
 			continue;
 		}
-		if (c->in_type && pev_sample_id(&ev, c->in_type, &id)) {
+		if (c->in_type && pev_sample_id(&ev, c->in_type, &id))
 			body -= pev_id_size(c->in_type);
-		} else {
+		else
 			record_thread(&ev, d->hdr.pid, &id);
-		}
 		id.id = EVENT_ID;
 		/* -1: no memory, or a record of 64 KiB with the new trailer */
-		if (pev_put_id(&c->head, ev.type, ev.misc, ev.raw + sizeof(struct perf_event_header),
+		if (pev_put_id(&c->head, ev.type, ev.misc,
+			       ev.raw + sizeof(struct perf_event_header),
 			       body, c->out_type, &id)) {
 			snprintf(err, errlen, "record at 0x%zx: out of memory or too long", ev.pos);
 			return -1;
@@ -540,9 +546,9 @@ static int check_input(const struct itrace_data *d, const char *name)
 	if (d->is_perf_data)
 		why = "already a perf.data";
 	else if (d->hdr.flags & ITRACE_FLAG_SAMPLES)
-		why = "a recording of samples (itrace record -e): perf.data of samples with trace is not supported";
+		why = "a recording of samples (record -e): not supported";
 	else if (d->hdr.flags & ITRACE_FLAG_BTS)
-		why = "an Intel BTS recording (record --pmu intel_bts): convert writes intel_pt's perf.data only";
+		why = "an Intel BTS recording: convert writes intel_pt's only";
 	else if (d->truncated)
 		why = d->truncated_why;
 	else if (!d->nr_segs)
@@ -633,10 +639,11 @@ int cmd_convert(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &block, &prev);
 	fd = mkstemp(path);
 	if (fd >= 0)
-		tmp_path = path;
+		__atomic_store_n(&tmp_path, path, __ATOMIC_SEQ_CST);
 	sigprocmask(SIG_SETMASK, &prev, NULL);
 	if (fd < 0) {
-		fprintf(stderr, "itrace: %s: cannot create a file there: %s\n", out, strerror(errno));
+		fprintf(stderr, "itrace: %s: cannot create a file there: %s\n", out,
+			strerror(errno));
 		goto restore;
 	}
 	f = fdopen(fd, "wb");
@@ -658,18 +665,19 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "itrace: %s: %s\n", out, strerror(errno));
 		goto remove;
 	}
-	tmp_path = NULL;
+	__atomic_store_n(&tmp_path, NULL, __ATOMIC_SEQ_CST);
 	ret = 0;
 	if (c.nr_itrace_lost)
 		fprintf(stderr,
 			"itrace: warning: %zu PERF_RECORD_ITRACE_LOST records not written (perf does not know them): the trace has gaps there\n",
 			c.nr_itrace_lost);
 	if (c.nr_dropped)
-		fprintf(stderr, "itrace: warning: %zu records of types perf does not know not written\n",
+		fprintf(stderr,
+			"itrace: warning: %zu records of types perf does not know not written\n",
 			c.nr_dropped);
 	goto restore;
 remove:
-	tmp_path = NULL;
+	__atomic_store_n(&tmp_path, NULL, __ATOMIC_SEQ_CST);
 	unlink(path);
 restore:
 	for (i = 0; i < 3; i++)

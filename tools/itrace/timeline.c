@@ -1270,9 +1270,11 @@ static void bts_stream(struct tl_dec *x, struct tl_stream *s, struct bts_walker 
 				ops->gap(x->ctx, off, s->th->bts.have ? s->th->bts.ip : 0, why);
 				continue;
 			}
-			if (tl->ids && !tl->cpu_wide && s->b && s->b->nr_own &&
-			    (th = offset_owner(s, off, &t, &chunk)))
-				bts_owner(x, s, th, t);
+			if (tl->ids && !tl->cpu_wide && s->b && s->b->nr_own) {
+				th = offset_owner(s, off, &t, &chunk);
+				if (th)
+					bts_owner(x, s, th, t);
+			}
 			bts_record(w, &s->as->im, &s->th->bts, off, &rec);
 		}
 		tl->ops->end_run(x->ctx, r, 0);

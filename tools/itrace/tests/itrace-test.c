@@ -2325,10 +2325,12 @@ static void test_bts_tiny(const char *itrace)
 			 itrace, tmp("tiny.bts"), tmp("bts.json"), tmp("bts.json"),
 			 getenv("ITRACE_SRC"), getenv("ITRACE_SRC"), tmp("bts.json"));
 		ret = run(cmd);
-		ok(ret == 0, "bts: decode --json: kernel entry lines, valid against itrace.schema.json (%d)",
+		ok(ret == 0,
+		   "bts: decode --json: kernel entry lines, valid against itrace.schema.json (%d)",
 		   ret);
 	}
-	snprintf(cmd, sizeof(cmd), "%s decode --insn %s 2>&1 | grep -c '^ *[0-9]* [0-9a-f]\\{16\\} '",
+	snprintf(cmd, sizeof(cmd),
+		 "%s decode --insn %s 2>&1 | grep -c '^ *[0-9]* [0-9a-f]\\{16\\} '",
 		 itrace, tmp("tiny.bts"));
 	ret = run_out(cmd, &out);
 	ok(ret == 0 && atoi(out) == 21, "bts: --insn: 21 instruction lines (%d)", atoi(out));
@@ -2474,9 +2476,9 @@ static void test_bts_sim(const char *itrace, const char *ptsim, const char *prog
 	}
 	/* the per-function counts and the whole flow too */
 	snprintf(cmd, sizeof(cmd),
-		 "cd %s && %s decode --stats fib.bts > a && %s decode --stats fib-bts.itrace > b && cmp -s a b && "
-		 "%s decode fib.bts > c && %s decode fib-bts.itrace > d && cmp -s c d",
-		 tmpdir, itrace, itrace, itrace, itrace);
+		 "cd %1$s && %2$s decode --stats fib.bts > a && %2$s decode --stats fib-bts.itrace > b &&\n"
+		 "cmp -s a b && %2$s decode fib.bts > c && %2$s decode fib-bts.itrace > d && cmp -s c d",
+		 tmpdir, itrace);
 	ok(run(cmd) == 0, "bts sim fib: --stats per function and the flow are the PT recording's");
 }
 
@@ -2702,11 +2704,14 @@ static void test_event_cli(const char *itrace)
 /* A number a command prints (its first line), or -1 if it fails or prints none. */
 static long long run_num(const char *cmd)
 {
-	char *out = NULL;
+	char *out = NULL, *end;
 	long long v = -1;
 
-	if (run_out(cmd, &out) != 0 || sscanf(out, "%lld", &v) != 1)
-		v = -1;
+	if (run_out(cmd, &out) == 0 && out) {
+		v = strtoll(out, &end, 10);
+		if (end == out)
+			v = -1;
+	}
 	free(out);
 	return v;
 }
@@ -2764,7 +2769,10 @@ static int write_per_cpu(const char *src, const char *dst, uint32_t cpu)
 	a.sample_type = st;
 	a.sample_id_all = 1;
 	a.context_switch = 1;
-	id.pid = id.tid = start[0] = start[1] = d.hdr.pid;
+	id.pid = d.hdr.pid;
+	id.tid = d.hdr.pid;
+	start[0] = d.hdr.pid;
+	start[1] = d.hdr.pid;
 	if (pev_put_id(&b, PERF_RECORD_ITRACE_START, 0, start, sizeof(start), st, &id))
 		goto out;
 	pev_iter_init(&it, d.perf, d.perf_size);
@@ -2834,11 +2842,13 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 
 		snprintf(rec, sizeof(rec), "%s/conv-%s.itrace", tmpdir, runs[i][0]);
 		snprintf(data, sizeof(data), "%s/conv-%s.data", tmpdir, runs[i][0]);
-		snprintf(cmd, sizeof(cmd), "%s %s -o %s -- %s/%s 2>&1 >/dev/null", ptsim, runs[i][1],
+		snprintf(cmd, sizeof(cmd),
+			 "%s %s -o %s -- %s/%s 2>&1 >/dev/null", ptsim, runs[i][1],
 			 rec, progs, runs[i][0]);
 		truth = run_num(cmd);
 		n = stats_insns(itrace, rec);
-		ok(truth > 0 && n == truth, "convert %s: itrace decode --stats: %lld instructions (ptsim %lld)",
+		ok(truth > 0 && n == truth,
+		   "convert %s: itrace decode --stats: %lld instructions (ptsim %lld)",
 		   runs[i][0], n, truth);
 		snprintf(cmd, sizeof(cmd), "%s convert -o %s %s", itrace, data, rec);
 		ok(run(cmd) == 0, "convert %s: itrace convert -o %s exits 0", runs[i][0],
@@ -2851,7 +2861,8 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 				 "perf script -i %s --itrace=i0ns -F ip 2>/dev/null | grep -c '^ *[0-9a-f]\\+$'",
 				 data);
 			p = run_num(cmd);
-			ok(p == n, "convert %s: perf script --itrace=i0ns: %lld instructions, itrace %lld",
+			ok(p == n,
+			   "convert %s: perf script --itrace=i0ns: %lld instructions, itrace %lld",
 			   runs[i][0], p, n);
 			snprintf(cmd, sizeof(cmd),
 				 "perf script -i %s --itrace=e 2>&1 | grep -c 'instruction trace error' || true",
@@ -2861,7 +2872,8 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 			   runs[i][0], errs);
 		}
 		back = stats_insns(itrace, data);
-		ok(back == n, "convert %s: itrace decode of the perf.data: %lld instructions, as the recording",
+		ok(back == n,
+		   "convert %s: itrace decode of the perf.data: %lld instructions, as the recording",
 		   runs[i][0], back);
 	}
 	if (perf) {
@@ -2869,7 +2881,8 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 			 "perf report -i %s/conv-fib.data --stdio 2>&1 | grep -q 'instructions:u' &&\n"
 			 "perf report -i %s/conv-fib.data --header-only 2>&1 | grep -q 'contains AUX area data'",
 			 tmpdir, tmpdir);
-		ok(run(cmd) == 0, "convert: perf report reads it, the header lists HEADER_AUXTRACE");
+		ok(run(cmd) == 0,
+		   "convert: perf report reads it, the header lists HEADER_AUXTRACE");
 	}
 	/*
 	 * Per-CPU buffers with sample ids: AUXTRACE of cpu 1 and tid -1,
@@ -2913,13 +2926,15 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 			nb = sym_build_id(path, bid, sizeof(bid));
 			for (i = 0; i < nb && i < PEV_BUILD_ID_MAX; i++)
 				sprintf(hex + 2 * i, "%02x", bid[i]);
-			snprintf(cmd, sizeof(cmd), "perf buildid-list -i %s 2>/dev/null | grep -qx '%.*s %s'",
+			snprintf(cmd, sizeof(cmd),
+				 "perf buildid-list -i %s 2>/dev/null | grep -qx '%.*s %s'",
 				 tmp("cpu.data"), nb > 0 ? 2 * nb : 0, hex, path);
 			ok(nb > 0 && run(cmd) == 0,
 			   "convert per-CPU: HEADER_BUILD_ID has the MMAP2's build-id of fib (perf buildid-list)");
 		}
 	} else {
-		printf("ok %d convert per-CPU: perf script # SKIP: no perf (/usr/bin/perf)\n", ++nr_test);
+		printf("ok %d convert per-CPU: perf script # SKIP: no perf (/usr/bin/perf)\n",
+		       ++nr_test);
 	}
 	snprintf(cmd, sizeof(cmd),
 		 "cd %1$s && %2$s convert -o stdin.data - < conv-fib.itrace &&\n"
@@ -2957,16 +2972,17 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 		 tmpdir, ptsim, progs);
 	ok(run(cmd) == 0 &&
 	   convert_fails(itrace, "-o convout/x.data conv-fib.bts", 1,
-			 "an Intel BTS recording .*; not converted") == 0,
+			 "an Intel BTS recording.*; not converted") == 0,
 	   "convert of a BTS recording: says so (intel_pt only), exit 1, no output");
 	ok(convert_fails(itrace, "-o convout/no/x.data conv-fib.itrace", 1,
-			 "convout/no/x.data: cannot create a file there: No such file or directory") == 0,
+			 "convout/no/x.data: cannot create a file there: No such file") == 0,
 	   "convert into a missing directory: says so, exit 1");
 	snprintf(cmd, sizeof(cmd),
 		 "cd %1$s && cp conv-fib.data keep.data && { %2$s convert -o keep.data cut.itrace 2>/dev/null; test $? = 1; } &&\n"
 		 "cmp -s keep.data conv-fib.data && test -z \"$(ls | grep 'keep\\.data\\.')\"",
 		 tmpdir, itrace);
-	ok(run(cmd) == 0, "convert that fails keeps an existing output as it was, no temporary file");
+	ok(run(cmd) == 0,
+	   "convert that fails keeps an existing output as it was, no temporary file");
 	/* a write error (RLIMIT_FSIZE, SIGXFSZ ignored: EFBIG) removes the temporary file */
 	snprintf(cmd, sizeof(cmd),
 		 "cd %1$s && rm -rf convout && mkdir convout && trap '' XFSZ &&\n"
@@ -2977,9 +2993,9 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 	/*
 	 * SIGTERM, SIGINT, SIGHUP while the temporary file is written (strace
 	 * sends it at the third write(): the [vdso] into a memfd, then the
-	 * temporary file's first two blocks) or complete (at rename(), which it fails): convert dies of
-	 * the signal, the temporary file is gone, an existing output is as
-	 * it was.
+	 * temporary file's first two blocks) or complete (at rename(), which
+	 * it fails): convert dies of the signal, the temporary file is gone,
+	 * an existing output is as it was.
 	 */
 	if (access("/usr/bin/strace", X_OK)) {
 		printf("ok %d convert killed while writing # SKIP: no strace\n", ++nr_test);

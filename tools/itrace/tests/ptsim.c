@@ -12,8 +12,9 @@
  * as with DisRETC) with libipt's encoder into
  * an itrace.data file, with MMAP2 sideband from /proc/PID/maps, the
  * [vdso] image and the attr of the intel_pt event simulated (user mode,
- * branch; the host's intel_pt PMU type, else PTSIM_PMU_TYPE).  Prints the number of instructions executed (on stderr), the ground
- * truth the decoder must reproduce.
+ * branch; the host's intel_pt PMU type, else PTSIM_PMU_TYPE).  Prints the
+ * number of instructions executed (on stderr), the ground truth the
+ * decoder must reproduce.
  *
  * -c: CMD is expected to die of a signal (SIGSEGV, SIGABRT, ...): the
  * trace ends there as on hardware (FUP + TIP.PGD at the faulting
@@ -97,7 +98,10 @@ struct sim {
 	size_t		bts_len;
 };
 
-/* --bts: append a record { from, to, 0 }, padding the page's end before one that would straddle it. */
+/*
+ * --bts: append a record { from, to, 0 }, padding the page's end before
+ * one that would straddle it.
+ */
 static void bts_rec(struct sim *s, uint64_t from, uint64_t to)
 {
 	uint64_t r[3] = { from, to, 0 };
@@ -670,8 +674,10 @@ int main(int argc, char **argv)
 			int ic, len = bts_ild(ild, b, sizeof(b), ip, &ic);
 
 			if (!len) {
-				fprintf(stderr, "ptsim: libipt cannot decode 0x%llx: %02x %02x %02x %02x %02x %02x\n",
-					(unsigned long long)ip, b[0], b[1], b[2], b[3], b[4], b[5]);
+				fprintf(stderr,
+					"ptsim: libipt cannot decode 0x%llx: %02x %02x %02x %02x %02x %02x\n",
+					(unsigned long long)ip, b[0], b[1], b[2], b[3], b[4],
+					b[5]);
 				return 1;
 			}
 			/* an unconditional branch is taken, even to the next instruction */
@@ -680,7 +686,8 @@ int main(int argc, char **argv)
 			else if (ic != ptic_other && ic != ptic_cond_jump)
 				bts_rec(&s, ip, regs.rip);
 			else if (regs.rip != ip + len &&
-				 !(b[0] == 0x0f && b[1] == 0xa2 && skipped_step(memfd, ip + 2, regs.rip)))
+				 !(b[0] == 0x0f && b[1] == 0xa2 &&
+				   skipped_step(memfd, ip + 2, regs.rip)))
 				bts_rec(&s, ip, regs.rip);
 		}
 		switch (k) {
