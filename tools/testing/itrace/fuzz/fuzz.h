@@ -101,6 +101,7 @@ struct target {
 };
 
 #define GARBLE_SLOTS	1024
+#define GARBAGE_VALS	64
 
 struct finding {
 	char key[64];		/* what was found, the same for repeats */
@@ -149,10 +150,28 @@ struct shared {
 	 */
 	uint32_t garbles[GARBLE_SLOTS];
 	uint64_t alias[GARBLE_SLOTS];
+	/*
+	 * The last GARBAGE_VALS values op_garbage() wrote, whatever the
+	 * mapping: a mapping the slots above do not tie to the garbled one
+	 * (an id unknown, a chain of SET_OUTPUT) can still show them.
+	 */
+	uint64_t garbage_vals[GARBAGE_VALS];
+	uint32_t garbage_n;
 };
 
 extern struct shared *sh;
 extern int shm_fd;
+
+/* Garbage wrote @v into some user page, recently (op_garbage()) */
+static inline bool garbage_value(uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < GARBAGE_VALS; i++)
+		if (__atomic_load_n(&sh->garbage_vals[i], __ATOMIC_ACQUIRE) == v)
+			return true;
+	return false;
+}
 
 /* Garbage written so far into the user pages of event @id's buffer */
 static inline uint32_t garbles_of(uint64_t id)

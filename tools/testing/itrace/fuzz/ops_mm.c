@@ -528,6 +528,10 @@ void op_garbage(struct ctx *c)
 	sig = guarded(c, write_garbage, &g);
 	p->map[s].garbled = true;
 	garbled_now(p->map[s].id);
+	__atomic_store_n(&sh->garbage_vals[__atomic_fetch_add(&sh->garbage_n, 1,
+							      __ATOMIC_RELAXED) %
+					   GARBAGE_VALS],
+			 g.val, __ATOMIC_RELEASE);
 	fd = event_fd_of(p, p->map[s].id, K_TFD | K_EVENT);
 	pthread_mutex_unlock(&p->lock);
 	done(c, sig ? EFAULT : 0);
@@ -605,8 +609,12 @@ static void walk_stream(struct ctx *c, void *arg)
 
 		copy_ring((char *)&h, data, size, tail, sizeof(h));
 		if (h.size < sizeof(h) || h.size % 8 || tail + h.size > head) {
-			/* garbage written meanwhile by another mapper */
-			if (map_garbled(m))
+			/*
+			 * garbage written meanwhile by another mapper, or a
+			 * head or tail that is a value garbage wrote
+			 */
+			if (map_garbled(m) || garbage_value(head) ||
+			    (tail && garbage_value(tail)))
 				break;
 			finding(c, "perf stream: bad record",
 				"record type %u size %u at %llu of head %llu",
