@@ -6,7 +6,7 @@
  *
  * Layout written (tools/perf/Documentation/perf.data-file-format.txt):
  *
- *   struct file_header          magic, sizes, attrs, data, feature bitmap
+ *   struct perf_file_header          magic, sizes, attrs, data, feature bitmap
  *   struct perf_event_attr      the intel_pt event's (ATTR_SIZE bytes)
  *     + { ids offset, size }    and one event id
  *   u64 id
@@ -34,16 +34,10 @@
 
 #include "itrace.h"
 #include "itrace-file.h"
+#include "perf-data.h"
 #include "perf-event.h"
 #include "sym.h"
 
-#define PERF_MAGIC		0x32454c4946524550ULL	/* "PERFILE2" */
-#define HEADER_FEAT_BITS	256
-#define HEADER_BUILD_ID		2
-#define HEADER_CPUID		9
-#define HEADER_AUXTRACE		18
-#define PERF_AUXTRACE_INTEL_PT	1
-#define PERF_RECORD_MISC_BUILD_ID_SIZE	BIT(15)
 /* perf pads names in its feature sections to this */
 #define NAME_ALIGN		64
 /* attr.size written: PERF_ATTR_SIZE_VER7, which every perf since 5.13 reads */
@@ -82,20 +76,6 @@ enum {
 	PT_MAX_NONTURBO_RATIO,
 	PT_FILTER_STR_LEN,
 	PT_PRIV_MAX,
-};
-
-struct file_section {
-	uint64_t	offset, size;
-};
-
-struct file_header {
-	uint64_t		magic;
-	uint64_t		size;
-	uint64_t		attr_size;
-	struct file_section	attrs;
-	struct file_section	data;
-	struct file_section	event_types;
-	uint64_t		features[HEADER_FEAT_BITS / 64];
 };
 
 /* The event id written in the attr's ids (perf's synthesized events need one). */
@@ -427,8 +407,8 @@ static int write_perf_data(struct conv *c, FILE *f)
 {
 	static const uint8_t zeros[8];
 	const struct itrace_data *d = c->d;
-	struct file_header fh;
-	struct file_section ids, sec[3];
+	struct perf_file_header fh;
+	struct perf_file_section ids, sec[3];
 	uint64_t id = EVENT_ID, pos, nr = 0, i;
 	struct pev_buf cpuid = { 0 }, index = { 0 };
 	const struct pev_buf *feat[3];

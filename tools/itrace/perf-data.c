@@ -31,28 +31,6 @@
 #include "perf-data.h"
 #include "perf-event.h"
 
-#define PERF_MAGIC		0x32454c4946524550ULL	/* "PERFILE2" */
-#define HEADER_BUILD_ID		2
-#define HEADER_CPUID		9
-#define HEADER_FEAT_BITS	256
-#define PERF_AUXTRACE_INTEL_PT	1
-#define PERF_AUXTRACE_INTEL_BTS	2
-#define PERF_RECORD_MISC_BUILD_ID_SIZE	BIT(15)
-
-struct file_section {
-	uint64_t	offset, size;
-};
-
-struct file_header {
-	uint64_t		magic;
-	uint64_t		size;
-	uint64_t		attr_size;
-	struct file_section	attrs;
-	struct file_section	data;
-	struct file_section	event_types;
-	uint64_t		features[HEADER_FEAT_BITS / 64];
-};
-
 static int fail(char *err, size_t errlen, const char *msg)
 {
 	snprintf(err, errlen, "%s", msg);
@@ -175,7 +153,7 @@ static void find_vdso(struct itrace_data *d, const uint8_t *p, uint64_t n, const
 int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 		    const char *buildid_dir, char *err, size_t errlen)
 {
-	struct file_header fh;
+	struct perf_file_header fh;
 	struct pev_iter it;
 	struct pev ev;
 	uint64_t end, fpos;
@@ -260,7 +238,7 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 	/* the features: one section descriptor per bit set, after the data */
 	fpos = fh.data.offset + fh.data.size;
 	for (bit = 0; bit < HEADER_FEAT_BITS; bit++) {
-		struct file_section fs;
+		struct perf_file_section fs;
 
 		if (!(fh.features[bit / 64] & (1ULL << (bit % 64))))
 			continue;

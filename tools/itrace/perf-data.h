@@ -7,7 +7,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "itrace-file.h"	/* BIT() */
+
 struct itrace_data;
+
+/*
+ * perf's file format, version 2 (tools/perf/Documentation/
+ * perf.data-file-format.txt): what perf-data.c reads and convert.c writes.
+ */
+#define PERF_MAGIC		0x32454c4946524550ULL	/* "PERFILE2" */
+#define HEADER_BUILD_ID		2
+#define HEADER_CPUID		9
+#define HEADER_AUXTRACE		18
+#define HEADER_FEAT_BITS	256
+#define PERF_AUXTRACE_INTEL_PT	1
+#define PERF_AUXTRACE_INTEL_BTS	2
+#define PERF_RECORD_MISC_BUILD_ID_SIZE	BIT(15)
+
+struct perf_file_section {
+	uint64_t	offset, size;
+};
+
+struct perf_file_header {
+	uint64_t			magic;
+	uint64_t			size;
+	uint64_t			attr_size;
+	struct perf_file_section	attrs;
+	struct perf_file_section	data;
+	struct perf_file_section	event_types;
+	uint64_t			features[HEADER_FEAT_BITS / 64];
+};
 
 bool perf_data_is(const uint8_t *buf, size_t size);
 /*
