@@ -33,22 +33,42 @@ struct task_struct;
  *	keep trace for RLIMIT_ITRACE core dumps and PERF_SAMPLE_ITRACE
  *	(pmu::snapshot_aux()); the trace they keep is fit for the user they
  *	are made for. Without it the PMU serves neither (EOPNOTSUPP).
+ * ITRACE_PMU_SECONDARY: with ITRACE_PMU_KEVENTS, serves core dumps by
+ *	default only while no other such PMU is registered (intel_bts beside
+ *	intel_pt: a trace without timing, at a memory store per branch).
  */
 #define ITRACE_PMU_KEVENTS	BIT(0)
+#define ITRACE_PMU_SECONDARY	BIT(1)
 
 /**
  * struct itrace_pmu_ops - what the itrace core asks of an itrace PMU
  * @features: ITRACE_PMU_* flags
+ * @record_size: for a trace of fixed-size records, the bytes of one record:
+ *	a core-dump note cut short for RLIMIT_CORE keeps whole records; 0 for
+ *	a byte stream a decoder synchronizes on (Intel PT's PSB)
  * @note_info: fill in what a decoder needs to know about the trace of
  *	@event in an NT_ITRACE note: the CPU identification and the clock
  *	and config parameters of struct itrace_note (cpu_*, tsc_ctc_*,
  *	nom_freq, mtc_freq, ...), which are 0 before the call. May be NULL.
  *	Called in process context, may sleep.
+ * @dump_trace: for a trace the core cannot write into a core dump as the
+ *	buffer holds it (records that carry kernel addresses, padding left
+ *	by wraps): rewrite, in place, the trace of the stopped kernel-owned
+ *	event @event in its AUX buffer @aux_priv (what pmu::setup_aux()
+ *	returned), which itrace_kevent_stop() found to end at @head (an
+ *	offset in bytes into the buffer) and to have @wrapped, so that
+ *	the buffer holds it from offset 0, oldest first, with nothing its
+ *	user may not see. Returns the bytes it then holds. May be NULL: the
+ *	trace is written as it is. Called in process context, may sleep; the
+ *	buffer is the core dump's alone, and is freed after it.
  */
 struct itrace_pmu_ops {
 	unsigned int	features;
+	unsigned int	record_size;
 	void		(*note_info)(struct perf_event *event,
 				     struct itrace_note *note);
+	unsigned long	(*dump_trace)(struct perf_event *event, void *aux_priv,
+				      unsigned long head, bool wrapped);
 };
 
 /**

@@ -99,7 +99,8 @@ static struct itrace_pmu *itrace_pmu_find(struct pmu *pmu)
  * perf_event_open(NULL, -1, -1, event_fd, PERF_FLAG_FD_ITRACE), their
  * trace kept for RLIMIT_ITRACE core dumps, and the PMU gets an itrace
  * directory in sysfs (see itrace_sysfs.c). The first itrace PMU with
- * ITRACE_PMU_KEVENTS serves core dumps until sysfs selects another.
+ * ITRACE_PMU_KEVENTS serves core dumps until sysfs selects another; one
+ * with ITRACE_PMU_SECONDARY only until another registers.
  *
  * Trace fds may be mapped in both modes, so the driver must count every
  * byte of an overwrite-mode buffer, wraps included, as its AUX head:
@@ -137,7 +138,8 @@ int itrace_pmu_register(struct pmu *pmu, const struct itrace_pmu_ops *ops)
 	pmu->capabilities |= PERF_PMU_CAP_ITRACE_FD;
 	list_add_tail_rcu(&ip->list, &itrace_pmus);
 	if (ops && (ops->features & ITRACE_PMU_KEVENTS))
-		itrace_coredump_pmu_default(pmu);
+		itrace_coredump_pmu_default(pmu, ops->features &
+					    ITRACE_PMU_SECONDARY);
 	ip = NULL;
 unlock:
 	mutex_unlock(&itrace_pmus_lock);
@@ -177,7 +179,7 @@ void itrace_pmu_unregister(struct pmu *pmu)
 	if (!ip)
 		return;
 
-	/* Readers of itrace_pmus (itrace_pmu_note_info()) are done with it */
+	/* Readers of itrace_pmus (itrace_event_ops()) are done with it */
 	synchronize_rcu();
 	kfree(ip);
 }
@@ -185,21 +187,28 @@ EXPORT_SYMBOL_GPL(itrace_pmu_unregister);
 
 /**
  * itrace_first_pmu() - the first registered itrace PMU that can serve
- *	core dumps (ITRACE_PMU_KEVENTS)
+ *	core dumps (ITRACE_PMU_KEVENTS), one without ITRACE_PMU_SECONDARY
+ *	if there is one
  *
  * Context: itrace_pmus_lock held.
  * Return: the PMU, or NULL if there is none.
  */
 struct pmu *itrace_first_pmu(void)
 {
+	struct pmu *secondary = NULL;
 	struct itrace_pmu *ip;
 
 	lockdep_assert_held(&itrace_pmus_lock);
-	list_for_each_entry(ip, &itrace_pmus, list)
-		if (ip->ops && (ip->ops->features & ITRACE_PMU_KEVENTS))
+	list_for_each_entry(ip, &itrace_pmus, list) {
+		if (!ip->ops || !(ip->ops->features & ITRACE_PMU_KEVENTS))
+			continue;
+		if (!(ip->ops->features & ITRACE_PMU_SECONDARY))
 			return ip->pmu;
+		if (!secondary)
+			secondary = ip->pmu;
+	}
 
-	return NULL;
+	return secondary;
 }
 
 /**
@@ -225,27 +234,24 @@ bool itrace_pmu_has(struct pmu *pmu, unsigned int features)
 }
 
 /**
- * itrace_pmu_note_info() - the PMU's decoder parameters for a note
- * @event: a kernel-owned trace event
- * @note: the note header, whose PMU fields are 0
+ * itrace_event_ops() - what the itrace core may ask of an event's PMU
+ * @event: an event of an itrace PMU, which holds the PMU's module
  *
- * Calls the itrace_pmu_ops::note_info of @event's PMU, if it has one.
- *
- * Context: process context, may sleep.
+ * Context: any; lockless (RCU).
+ * Return: the itrace_pmu_ops of @event's PMU, NULL if it has none or left
+ * itrace. They live as long as the PMU's module, so as long as @event.
  */
-void itrace_pmu_note_info(struct perf_event *event, struct itrace_note *note)
+const struct itrace_pmu_ops *itrace_event_ops(struct perf_event *event)
 {
-	void (*note_info)(struct perf_event *event, struct itrace_note *note);
+	const struct itrace_pmu_ops *ops;
 	struct itrace_pmu *ip;
 
 	rcu_read_lock();
 	ip = itrace_pmu_find(event->pmu);
-	note_info = ip && ip->ops ? ip->ops->note_info : NULL;
+	ops = ip ? ip->ops : NULL;
 	rcu_read_unlock();
 
-	/* The event holds the PMU's module, which holds note_info */
-	if (note_info)
-		note_info(event, note);
+	return ops;
 }
 
 /**

@@ -31,12 +31,15 @@
  * @rb: its event's buffer, stopped
  * @note: the header of the note
  * @from: offset in the AUX buffer of the oldest byte to write
+ * @record_size: bytes of a trace record, 0 for a byte stream
+ *	(itrace_pmu_ops::record_size)
  */
 struct itrace_coredump {
 	struct itrace_dump	*dump;
 	struct perf_buffer	*rb;
 	struct itrace_note	note;
 	unsigned long		from;
+	unsigned int		record_size;
 };
 
 /**
@@ -44,7 +47,9 @@ struct itrace_coredump {
  * @tsk: a thread of the dumping process: current, or one waiting for the
  *	dump to end (coredump_task_exit())
  *
- * Takes the thread's trace, stops it and fills in the note's header.
+ * Takes the thread's trace, stops it and fills in the note's header. A
+ * PMU with itrace_pmu_ops::dump_trace makes its trace fit for the note
+ * first (whole records, oldest first, no kernel address).
  *
  * Context: process context, the core dump's fill_note_info().
  * Return: the note, for itrace_coredump_free(); NULL if @tsk has no trace
@@ -52,6 +57,7 @@ struct itrace_coredump {
  */
 struct itrace_coredump *itrace_coredump_prepare(struct task_struct *tsk)
 {
+	const struct itrace_pmu_ops *ops;
 	struct itrace_coredump *cd;
 	struct itrace_note *n;
 	unsigned long head;
@@ -78,8 +84,18 @@ struct itrace_coredump *itrace_coredump_prepare(struct task_struct *tsk)
 	strscpy(n->pmu_name, d->event->pmu->name, sizeof(n->pmu_name));
 	n->config = d->event->attr.config;
 	n->buf_size = (u64)cd->rb->aux_nr_pages << PAGE_SHIFT;
-	cd->from = wrapped ? head : 0;
-	n->trace_size = wrapped ? n->buf_size : head;
+	ops = itrace_event_ops(d->event);
+	if (ops && ops->dump_trace) {
+		cd->from = 0;
+		n->trace_size = min_t(u64, n->buf_size,
+				      ops->dump_trace(d->event,
+						      cd->rb->aux_priv, head,
+						      wrapped));
+	} else {
+		cd->from = wrapped ? head : 0;
+		n->trace_size = wrapped ? n->buf_size : head;
+	}
+	cd->record_size = ops ? ops->record_size : 0;
 	if (wrapped)
 		n->flags |= ITRACE_NOTE_WRAPPED;
 	pauses = itrace_kevent_pauses(d->event);
@@ -90,7 +106,8 @@ struct itrace_coredump *itrace_coredump_prepare(struct task_struct *tsk)
 	if (READ_ONCE(cd->rb->aux_truncated))
 		n->flags |= ITRACE_NOTE_ERROR;
 	n->tid = task_pid_vnr(tsk);
-	itrace_pmu_note_info(d->event, n);
+	if (ops && ops->note_info)
+		ops->note_info(d->event, n);
 
 	return cd;
 
@@ -130,7 +147,8 @@ size_t itrace_coredump_trace_size(const struct itrace_coredump *cd)
  * @trace_max: bytes of trace the note may hold at most
  *
  * For RLIMIT_CORE: the older trace is left out, and the note says so
- * (ITRACE_NOTE_CLAMPED); a decoder synchronizes on the first PSB.
+ * (ITRACE_NOTE_CLAMPED); a decoder synchronizes on the first PSB. A trace
+ * of records keeps whole ones.
  */
 void itrace_coredump_clamp(struct itrace_coredump *cd, size_t trace_max)
 {
@@ -138,6 +156,9 @@ void itrace_coredump_clamp(struct itrace_coredump *cd, size_t trace_max)
 
 	if (n->trace_size <= trace_max)
 		return;
+
+	if (cd->record_size)
+		trace_max -= trace_max % cd->record_size;
 
 	cd->from = (cd->from + n->trace_size - trace_max) & (n->buf_size - 1);
 	n->trace_size = trace_max;

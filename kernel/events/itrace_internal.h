@@ -23,12 +23,12 @@ struct user_struct;
 extern struct mutex itrace_pmus_lock;
 struct pmu *itrace_first_pmu(void);
 bool itrace_pmu_has(struct pmu *pmu, unsigned int features);
-void itrace_pmu_note_info(struct perf_event *event, struct itrace_note *note);
+const struct itrace_pmu_ops *itrace_event_ops(struct perf_event *event);
 
 /* itrace_sysfs.c */
 int itrace_sysfs_add(struct pmu *pmu, const struct attribute_group ***saved);
 void itrace_sysfs_remove(struct pmu *pmu, const struct attribute_group **saved);
-void itrace_coredump_pmu_default(struct pmu *pmu);
+void itrace_coredump_pmu_default(struct pmu *pmu, bool secondary);
 void itrace_coredump_pmu_gone(struct pmu *pmu, struct pmu *next);
 int itrace_coredump_pmu(u32 *type, u64 *config);
 

@@ -88,13 +88,23 @@ itrace_sampler_create(struct perf_event *event, struct task_struct *task,
 					nr_pages);
 	if (IS_ERR(s->trace)) {
 		ret = PTR_ERR(s->trace);
-		itrace_kowner_put(&s->owner);
-		kfree(s);
-		return ERR_PTR(ret);
+		goto free;
+	}
+	/* Samples copy the trace through pmu::snapshot_aux() */
+	if (!s->trace->pmu->snapshot_aux) {
+		itrace_kevent_release(&s->owner, s->trace);
+		ret = -EOPNOTSUPP;
+		goto free;
 	}
 	perf_event_enable(s->trace);
 
 	return s;
+
+free:
+	itrace_kowner_put(&s->owner);
+	kfree(s);
+
+	return ERR_PTR(ret);
 }
 
 /**
@@ -114,6 +124,8 @@ itrace_sampler_create(struct perf_event *event, struct task_struct *task,
  * itself is an event of an itrace PMU;
  * -EACCES or the LSM's error if current may not trace @task (and the
  * kernel, unless @event excludes it);
+ * -EOPNOTSUPP if that PMU makes no kernel-owned events or cannot copy its
+ * trace into samples (pmu::snapshot_aux());
  * -EPERM if the buffer exceeds current's perf_event_mlock_kb allowance
  * without CAP_IPC_LOCK, -ENOMEM, or the itrace PMU's error for the event.
  */

@@ -30,18 +30,20 @@
  * @rcu: frees it after the readers of the one that replaced it
  * @pmu: an itrace PMU; it stays registered while it is selected
  * @config: perf_event_attr::config of the events
+ * @by_default: selected by registration, not by sysfs
  */
 struct itrace_dump_sel {
 	struct rcu_head		rcu;
 	struct pmu		*pmu;
 	u64			config;
+	bool			by_default;
 };
 
 /* Written under itrace_pmus_lock */
 static struct itrace_dump_sel __rcu *itrace_dump_sel;
 
 /* Under itrace_pmus_lock: select @pmu (NULL: none) with @config. */
-static int itrace_dump_select(struct pmu *pmu, u64 config)
+static int itrace_dump_select(struct pmu *pmu, u64 config, bool by_default)
 {
 	struct itrace_dump_sel *sel = NULL, *old;
 
@@ -53,6 +55,7 @@ static int itrace_dump_select(struct pmu *pmu, u64 config)
 			return -ENOMEM;
 		sel->pmu = pmu;
 		sel->config = config;
+		sel->by_default = by_default;
 	}
 
 	old = rcu_replace_pointer(itrace_dump_sel, sel,
@@ -105,18 +108,24 @@ int itrace_coredump_pmu(u32 *type, u64 *config)
 
 /**
  * itrace_coredump_pmu_default() - a new itrace PMU serves core dumps if
- *	none does yet
+ *	none does yet, or in place of a secondary one selected by default
  * @pmu: the PMU being registered
+ * @secondary: it has ITRACE_PMU_SECONDARY
  *
  * Context: itrace_pmus_lock held.
  */
-void itrace_coredump_pmu_default(struct pmu *pmu)
+void itrace_coredump_pmu_default(struct pmu *pmu, bool secondary)
 {
-	if (rcu_access_pointer(itrace_dump_sel))
+	struct itrace_dump_sel *sel;
+
+	sel = rcu_dereference_protected(itrace_dump_sel,
+					lockdep_is_held(&itrace_pmus_lock));
+	if (sel && (secondary || !sel->by_default ||
+		    !itrace_pmu_has(sel->pmu, ITRACE_PMU_SECONDARY)))
 		return;
 
-	/* Without memory for it, no PMU serves core dumps until sysfs says */
-	if (itrace_dump_select(pmu, 0))
+	/* Without memory for it, the selection stays as it is */
+	if (itrace_dump_select(pmu, 0, true))
 		pr_warn("itrace: %s does not serve core dumps: out of memory\n",
 			pmu->name);
 }
@@ -135,8 +144,8 @@ void itrace_coredump_pmu_gone(struct pmu *pmu, struct pmu *next)
 		return;
 
 	/* Dropping the selection never fails: fall back to none */
-	if (!next || itrace_dump_select(next, 0))
-		itrace_dump_select(NULL, 0);
+	if (!next || itrace_dump_select(next, 0, true))
+		itrace_dump_select(NULL, 0, false);
 }
 
 static ssize_t coredump_show(struct device *dev,
@@ -177,7 +186,7 @@ static ssize_t coredump_store(struct device *dev,
 		goto unlock;
 	ret = 0;
 	if (!itrace_dump_selected(pmu, NULL))
-		ret = itrace_dump_select(pmu, 0);
+		ret = itrace_dump_select(pmu, 0, false);
 unlock:
 	mutex_unlock(&itrace_pmus_lock);
 
@@ -248,7 +257,7 @@ static ssize_t coredump_config_store(struct device *dev,
 	mutex_lock(&itrace_pmus_lock);
 	ret = -EINVAL;
 	if (itrace_dump_selected(pmu, NULL))
-		ret = itrace_dump_select(pmu, config);
+		ret = itrace_dump_select(pmu, config, false);
 	mutex_unlock(&itrace_pmus_lock);
 
 	return ret ?: count;

@@ -263,7 +263,9 @@ static void emit(struct bts_walker *w, const struct itrace_image *im, uint64_t i
 void bts_record(struct bts_walker *w, const struct itrace_image *im, struct bts_pos *pos,
 		uint64_t off, const struct bts_record *r)
 {
-	bool from_k = r->from >= BTS_KERNEL_START, to_k = r->to >= BTS_KERNEL_START;
+	/* 0: a kernel address a core dump removed (no user code is at 0) */
+	bool from_k = r->from >= BTS_KERNEL_START || !r->from;
+	bool to_k = r->to >= BTS_KERNEL_START || !r->to;
 	struct pt_insn in;
 	char why[160];
 	const char *err;

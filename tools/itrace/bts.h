@@ -11,7 +11,8 @@
  * the instructions between the to of one record and the from of the next
  * are found by walking the code, instruction by instruction (the lengths and
  * classes from libipt's instruction decoder, bts_ild()).  Addresses of the upper half are the
- * kernel's: a record into it is an entry (system call, interrupt,
+ * kernel's, as is 0 (the core dump's NT_ITRACE notes turn kernel addresses
+ * into 0): a record into it is an entry (system call, interrupt,
  * exception), one out of it a return to user mode; kernel code is never
  * walked.  All-zero bytes are padding (stop mode: up to 23 bytes at the end
  * of a physically contiguous chunk; overwrite mode: the zeroed tail of the

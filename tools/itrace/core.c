@@ -28,6 +28,7 @@
 #include <sys/user.h>
 #include <unistd.h>
 
+#include "bts.h"
 #include "itrace.h"
 #include "json.h"
 #include "sym.h"
@@ -69,6 +70,7 @@ struct ent {
 	uint64_t	to;		/* branch target; 0: unknown */
 	uint64_t	off;		/* trace offset of an error or overflow */
 	int		err;		/* libipt error code of E_ERROR */
+	const char	*msg;		/* E_ERROR: what happened, if not err */
 	uint8_t		size;
 	uint8_t		raw[15];
 };
@@ -100,6 +102,7 @@ struct core_thread {
 	enum end_how	how;
 	uint64_t	end_ip;
 	int		walk;		/* itrace_pt_walk()'s result */
+	bool		bts;		/* an intel_bts trace: records */
 	uint64_t	from;		/* trace offset the decode started at */
 	uint64_t	hidden;		/* branches in the dynamic linker left out */
 
@@ -772,6 +775,98 @@ static int decode_thread(struct ctx *x, struct core_thread *t)
 	return t->walk < 0 ? -1 : 0;
 }
 
+/* ---- intel_bts notes: records { from, to, flags }, oldest first -------- */
+
+static void bts_tail_insn(void *ctx, const struct pt_insn *in)
+{
+	tail_insn(ctx, NULL, in);
+}
+
+/* An interrupt or exception (a system call is in the flow already) */
+static void bts_tail_kernel(void *ctx, uint64_t off, uint64_t from, uint64_t to, bool entry)
+{
+	struct ctx *x = ctx;
+	struct core_thread *t = x->t;
+
+	if (!entry)
+		return;
+	/* the instruction at from did not complete */
+	resolve(x, from);
+	t->how = END_ASYNC;
+	t->end_ip = from;
+}
+
+static void bts_tail_gap(void *ctx, uint64_t off, uint64_t last_ip, const char *why)
+{
+	struct ctx *x = ctx;
+	struct core_thread *t = x->t;
+	struct ent e = {
+		.kind = E_ERROR, .ip = last_ip, .off = off,
+		.msg = "the code does not lead to this BTS record",
+	};
+
+	t->pend = false;
+	t->how = END_NONE;
+	t->lost_end = true;
+	if (t->errors < NR_ERR_MSGS)
+		snprintf(t->errmsg[t->errors], MSG_LEN,
+			 "gap at trace offset 0x%llx (last ip 0x%llx): %s",
+			 (unsigned long long)off, (unsigned long long)last_ip, why);
+	t->errors++;
+	push(x, &e);
+}
+
+/*
+ * As decode_thread(), for the whole records of an intel_bts note, which
+ * need no synchronization: from the record CORE_WINDOW bytes before the
+ * end, then twice as far back, until the tail is full.
+ */
+static int decode_bts_thread(struct ctx *x, struct core_thread *t)
+{
+	static const struct bts_ops ops = {
+		.insn = bts_tail_insn, .kernel = bts_tail_kernel, .gap = bts_tail_gap,
+	};
+	uint64_t size = t->note.trace_size - t->note.trace_size % BTS_RECORD_SIZE;
+	uint64_t window = CORE_WINDOW, off;
+	struct bts_walker *w;
+	struct bts_record r;
+	struct bts_pos pos;
+
+	t->ring = calloc(x->o->n, sizeof(*t->ring));
+	w = bts_walker_new(&ops, x);
+	if (!t->ring || !w) {
+		bts_walker_free(w);
+		return -1;
+	}
+	x->t = t;
+	t->rip_start = t->rip;
+	for (;;) {
+		t->from = size > window ? size - window : 0;
+		t->from -= t->from % BTS_RECORD_SIZE;
+		reset_thread(t, x->o->n);
+		memset(&pos, 0, sizeof(pos));
+		for (off = t->from; off < size; off += BTS_RECORD_SIZE) {
+			memcpy(&r, t->trace + off, sizeof(r));
+			bts_record(w, &x->im, &pos, off, &r);
+		}
+		/* a thread in a system call: its trace ends with it */
+		if (t->how == END_NONE && t->have_last &&
+		    kind_of(&t->last) == E_SYSCALL) {
+			t->how = END_SYSCALL;
+			t->end_ip = t->last.ip;
+		}
+		if (t->pend)		/* the trace ends on a branch */
+			resolve(x, t->how == END_ASYNC ? t->end_ip : 0);
+		if (t->how == END_NONE && t->have_last)
+			t->end_ip = t->last.ip;
+		if (!t->from || t->nr_ents >= x->o->n)
+			break;
+		window *= 2;
+	}
+	bts_walker_free(w);
+	return 0;
+}
+
 /* ---- output ---------------------------------------------------------- */
 
 /* "name+0xoff [module]" (the module outside the program), or "?" */
@@ -826,7 +921,8 @@ static void print_ent(struct ctx *x, const struct ent *e)
 	if (e->kind == E_ERROR || e->kind == E_OVERFLOW) {
 		fprintf(x->out, "    [%s at trace offset 0x%llx: %s]\n", ent_name[e->kind],
 			(unsigned long long)e->off,
-			e->kind == E_ERROR ? pt_errstr(e->err) : "hardware lost trace");
+			e->kind == E_OVERFLOW ? "hardware lost trace" :
+			e->msg ? e->msg : pt_errstr(e->err));
 		return;
 	}
 	fprintf(x->out, "    %-7s ", ent_kind(e));
@@ -851,7 +947,8 @@ static struct json_object *json_ent(struct ctx *x, const struct ent *e)
 	if (e->kind == E_ERROR || e->kind == E_OVERFLOW) {
 		json_object_object_add(o, "kind", json_object_new_string(ent_name[e->kind]));
 		json_object_object_add(o, "offset", json_object_new_uint64(e->off));
-		msg = e->kind == E_ERROR ? pt_errstr(e->err) : "trace overflow";
+		msg = e->kind == E_OVERFLOW ? "trace overflow" :
+		      e->msg ? e->msg : pt_errstr(e->err);
 		json_object_object_add(o, "message", json_object_new_string(msg));
 		return o;
 	}
@@ -1049,7 +1146,8 @@ static void print_thread(struct ctx *x, struct core_thread *t, bool crashed)
 	if (h->flags & ITRACE_NOTE_ERROR)
 		fprintf(f, "  the PMU reported lost trace\n");
 	if (h->flags & ITRACE_NOTE_CLAMPED)
-		fprintf(f, "  RLIMIT_CORE cut the older trace: decoded from its first PSB\n");
+		fprintf(f, "  RLIMIT_CORE cut the older trace: decoded from its first %s\n",
+			t->bts ? "record" : "PSB");
 	if (t->walk == 1)
 		fprintf(f, "  no PSB in the trace: nothing to decode\n");
 	fprintf(f, "  decoded %llu instructions, %llu errors\n", (unsigned long long)t->insns,
@@ -1171,12 +1269,14 @@ static int run_core(struct ctx *x)
 			fprintf(stderr,
 				"itrace: %s: warning: NT_ITRACE note of tid %u follows NT_PRSTATUS of %u\n",
 				c->path, t->note.tid, t->tid);
-		if (strcmp(t->note.pmu_name, "intel_pt")) {
+		t->bts = !strcmp(t->note.pmu_name, "intel_bts");
+		if (!t->bts && strcmp(t->note.pmu_name, "intel_pt")) {
 			snprintf(t->bad, sizeof(t->bad),
-				 "trace of PMU '%s': only intel_pt is decoded", t->note.pmu_name);
+				 "trace of PMU '%s': only intel_pt and intel_bts are decoded",
+				 t->note.pmu_name);
 			continue;
 		}
-		if (decode_thread(x, t)) {
+		if (t->bts ? decode_bts_thread(x, t) : decode_thread(x, t)) {
 			fprintf(stderr, "itrace: out of memory\n");
 			return 1;
 		}

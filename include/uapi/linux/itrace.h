@@ -26,13 +26,15 @@
 
 /*
  * struct itrace_note::flags
- * WRAPPED: older trace was overwritten; decode from the first PSB.
+ * WRAPPED: older trace was overwritten; decode from the first PSB (intel_bts:
+ *	from the first record, all are whole).
  * PAUSED: tracing paused at least once (a user's own event of the same
  *	PMU ran while the thread did): the trace has gaps.
  * ERROR: the PMU reported lost trace (an AUX transaction of the buffer
  *	ended PERF_AUX_FLAG_TRUNCATED or PERF_AUX_FLAG_PARTIAL).
  * CLAMPED: RLIMIT_CORE left no room for all of the trace: only the newest
- *	trace_size bytes are here; decode from the first PSB.
+ *	trace_size bytes are here; decode from the first PSB (intel_bts:
+ *	whole records).
  */
 #define ITRACE_NOTE_WRAPPED	(1U << 0)
 #define ITRACE_NOTE_PAUSED	(1U << 1)
@@ -48,8 +50,10 @@
  * @hdr_size: bytes of this header; the trace starts at this offset into
  *	the note's descriptor. Later versions only append fields.
  * @version: ITRACE_NOTE_VERSION
- * @pmu_name: name of the PMU that wrote the trace ("intel_pt"), NUL
- *	terminated; the trace format follows from it
+ * @pmu_name: name of the PMU that wrote the trace ("intel_pt",
+ *	"intel_bts"), NUL terminated; the trace format follows from it:
+ *	Intel PT packets, or whole 24-byte BTS records { from, to, flags },
+ *	oldest first, with every kernel address 0
  * @config: perf_event_attr::config of the trace event, as given (for
  *	intel_pt the IA32_RTIT_CTL bits TSCEn, MTCFreq, ...; 0 is the
  *	driver's default: control flow only, BranchEn)

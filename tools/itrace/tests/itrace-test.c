@@ -2097,6 +2097,16 @@ static void test_core(const char *itrace, const char *ptsim)
 	sim_crash(itrace, ptsim, "crashabort", "", "crashabort");
 	sim_crash(itrace, ptsim, "crashstack", "", "crashstack");
 	sim_crash(itrace, ptsim, "crashplt", "", "crashplt");
+	/* intel_bts notes as Linux writes them: the same tails, crashes, stacks */
+	sim_crash(itrace, ptsim, "crashnull", "--bts", "bts-crashnull");
+	sim_crash(itrace, ptsim, "crashabort", "--bts", "bts-crashabort");
+	sim_crash(itrace, ptsim, "crashplt", "--bts", "bts-crashplt");
+	/* the newest 3000 bytes: 125 whole records */
+	sim_crash(itrace, ptsim, "crashnull", "--bts -w 3000", "bts-wrapped");
+	snprintf(cmd, sizeof(cmd),
+		 "grep -q '^  trace: 3000 bytes (buffer 3000), flags wrapped, intel_bts config 0x0$' %s",
+		 tmp("bts-wrapped.txt"));
+	ok(run(cmd) == 0, "core bts-wrapped: the report says wrapped, intel_bts");
 	/* the newest 3000 bytes only, cut mid-packet: decoded from the first PSB */
 	sim_crash(itrace, ptsim, "crashnull", "-w 3000", "wrapped");
 	snprintf(cmd, sizeof(cmd),

@@ -4,7 +4,7 @@
  *
  *   ptsim [-R] -o FILE -- CMD [ARGS...]
  *   ptsim --bts -o FILE -- CMD [ARGS...]
- *   ptsim [-R] -c CORE [-w BYTES] [-t TRUTH] -- CMD [ARGS...]
+ *   ptsim [-R|--bts] -c CORE [-w BYTES] [-t TRUTH] -- CMD [ARGS...]
  *
  * Runs CMD under ptrace, single-stepping every user instruction from the
  * first one after exec to exit, and writes what Intel PT would have recorded
@@ -35,6 +35,9 @@
  * not have (its flow starts at the first branch target), so that the
  * decoder can count every instruction.  Records never straddle a page: the
  * end of each page is zero padding, as in stop mode with one-page chunks.
+ * With -c the core's NT_ITRACE note (PMU intel_bts) holds the records as
+ * Linux writes them: no padding, kernel addresses 0, the fault a record
+ * { faulting instruction, 0 }; -w keeps whole records.
  *
  * Only what the test programs do is modelled: conditional and indirect
  * branches, returns, syscalls, a fatal signal; no signal handlers, no threads.
@@ -94,19 +97,26 @@ struct sim {
 	uint64_t	ret[RETSTACK];
 	unsigned int	ret_top, ret_n;
 	int		bts;		/* --bts: BTS records in bbuf */
+	int		bts_note;	/* --bts -c: as in a core note */
 	uint8_t		*bbuf;
 	size_t		bts_len;
 };
 
 /*
  * --bts: append a record { from, to, 0 }, padding the page's end before
- * one that would straddle it.
+ * one that would straddle it; for a core note (-c) no padding, and kernel
+ * addresses are 0, as Linux writes its NT_ITRACE notes.
  */
 static void bts_rec(struct sim *s, uint64_t from, uint64_t to)
 {
 	uint64_t r[3] = { from, to, 0 };
 	size_t room = 4096 - s->bts_len % 4096;
 
+	if (s->bts_note) {
+		r[0] = from >= BTS_KERNEL_START ? 0 : from;
+		r[1] = to >= BTS_KERNEL_START ? 0 : to;
+		room = sizeof(r);
+	}
 	if (room < sizeof(r)) {
 		memset(s->bbuf + s->bts_len, 0, room);
 		s->bts_len += room;
@@ -369,7 +379,7 @@ static size_t read_all(const char *path, uint8_t *buf, size_t len)
 
 static int write_core(const char *path, pid_t pid, int memfd, const char *cmd,
 		      const struct user_regs_struct *regs, const siginfo_t *si,
-		      const uint8_t *trace, uint64_t size, uint64_t keep)
+		      const uint8_t *trace, uint64_t size, uint64_t keep, int bts)
 {
 	static struct vma v[MAX_VMAS];
 	static uint8_t aux[4096];
@@ -432,11 +442,13 @@ static int write_core(const char *path, pid_t pid, int memfd, const char *cmd,
 	note = calloc(1, sizeof(*note) + size);
 	note->hdr_size = sizeof(*note);
 	note->version = ITRACE_NOTE_VERSION;
-	snprintf(note->pmu_name, sizeof(note->pmu_name), "intel_pt");
-	note->config = 1 | 1 << 13;	/* pt, branch */
+	snprintf(note->pmu_name, sizeof(note->pmu_name), bts ? "intel_bts" : "intel_pt");
+	note->config = bts ? 0 : 1 | 1 << 13;	/* pt, branch */
 	note->buf_size = 4096;
 	while (note->buf_size < size)
 		note->buf_size *= 2;
+	if (bts)		/* whole records: the newest that fit */
+		keep -= keep % BTS_RECORD_SIZE;
 	if (keep && keep < size) {
 		trace += size - keep;
 		size = keep;
@@ -558,13 +570,14 @@ int main(int argc, char **argv)
 	}
 	if (argi < argc && !strcmp(argv[argi], "--"))
 		argi++;
-	if (!!out == !!core || argi >= argc || (s.bts && core)) {
+	if (!!out == !!core || argi >= argc) {
 		fprintf(stderr,
 			"usage: ptsim [-R] -o FILE -- CMD [ARGS...]\n"
 			"       ptsim --bts -o FILE -- CMD [ARGS...]\n"
-			"       ptsim [-R] -c CORE [-w BYTES] [-t TRUTH] -- CMD [ARGS...]\n");
+			"       ptsim [-R|--bts] -c CORE [-w BYTES] [-t TRUTH] -- CMD [ARGS...]\n");
 		return 2;
 	}
+	s.bts_note = s.bts && core;
 
 	pid = fork();
 	if (!pid) {
@@ -651,6 +664,9 @@ int main(int argc, char **argv)
 			if (!pending_pge) {
 				ip_pkt(&s, ppt_fup, ip, 0);
 				ip_pkt(&s, ppt_tip_pgd, 0, 1);
+				/* the exception: from the faulting instruction */
+				if (s.bts)
+					bts_rec(&s, ip, BTS_SIM_KENTRY);
 			}
 			ptrace(PTRACE_GETREGS, pid, NULL, &regs);
 			ptrace(PTRACE_GETSIGINFO, pid, NULL, &si);
@@ -746,7 +762,8 @@ int main(int argc, char **argv)
 	pt_enc_get_offset(s.enc, &off);
 
 	if (core) {
-		if (write_core(core, pid, memfd, argv[argi], &regs, &si, s.buf, off, keep)) {
+		if (write_core(core, pid, memfd, argv[argi], &regs, &si,
+			       s.bts ? s.bbuf : s.buf, s.bts ? s.bts_len : off, keep, s.bts)) {
 			perror(core);
 			return 1;
 		}

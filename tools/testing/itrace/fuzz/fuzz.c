@@ -387,16 +387,36 @@ static int write_str(const char *path, const char *s)
 	return n < 0 ? -errno : 0;
 }
 
+/* The PMU that served core dumps when the fuzzer started (index), or -1 */
+static int boot_dump_pmu = -1;
+
+/* Select PMU @j for core dumps with config 0, as at boot */
+static void select_dump_pmu(int j)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path),
+		 "/sys/bus/event_source/devices/%s/itrace/coredump",
+		 sh->pmus[j].name);
+	write_str(path, "1");
+	snprintf(path, sizeof(path),
+		 "/sys/bus/event_source/devices/%s/itrace/coredump_config",
+		 sh->pmus[j].name);
+	write_str(path, "0");
+}
+
 /*
  * Which itrace PMUs serve core dumps: "EOPNOTSUPP the PMU makes no
- * kernel-owned trace events" (intel_bts) when "1" is written to its
- * coredump. The first that does is selected again with config 0, as at
- * boot; restore_machine() does the same at the end.
+ * kernel-owned trace events" when "1" is written to its coredump. The one
+ * selected at the start (the boot's choice: intel_pt before intel_bts) is
+ * selected again with config 0; restore_machine() does the same at the
+ * end.
  */
 static void probe_kevents(void)
 {
-	char path[512];
-	int j, first = -1;
+	char path[512], val[8];
+	int j, fd;
+	ssize_t n;
 
 	for (j = 0; j < sh->nr_pmus; j++) {
 		if (!sh->pmus[j].itrace)
@@ -404,20 +424,23 @@ static void probe_kevents(void)
 		snprintf(path, sizeof(path),
 			 "/sys/bus/event_source/devices/%s/itrace/coredump",
 			 sh->pmus[j].name);
-		sh->pmus[j].kevents = write_str(path, "1") != -EOPNOTSUPP;
-		if (sh->pmus[j].kevents && first < 0)
-			first = j;
+		fd = open(path, O_RDONLY);
+		n = fd < 0 ? -1 : read(fd, val, sizeof(val) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (n > 0 && val[0] == '1' && boot_dump_pmu < 0)
+			boot_dump_pmu = j;
 	}
-	if (first < 0)
-		return;
-	snprintf(path, sizeof(path),
-		 "/sys/bus/event_source/devices/%s/itrace/coredump",
-		 sh->pmus[first].name);
-	write_str(path, "1");
-	snprintf(path, sizeof(path),
-		 "/sys/bus/event_source/devices/%s/itrace/coredump_config",
-		 sh->pmus[first].name);
-	write_str(path, "0");
+	for (j = 0; j < sh->nr_pmus; j++) {
+		if (!sh->pmus[j].itrace)
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/bus/event_source/devices/%s/itrace/coredump",
+			 sh->pmus[j].name);
+		sh->pmus[j].kevents = write_str(path, "1") != -EOPNOTSUPP;
+	}
+	if (boot_dump_pmu >= 0)
+		select_dump_pmu(boot_dump_pmu);
 }
 
 static void save_machine(void)
@@ -439,29 +462,16 @@ static void save_machine(void)
 static void restore_machine(void)
 {
 	struct rlimit off = { 0, RLIM_INFINITY };
-	char path[512];
 	size_t i;
-	int j;
 
 	for (i = 0; i < ARRAY_SIZE(saved_files); i++)
 		if (saved[i][0])
 			write_str(saved_files[i], saved[i]);
 	/* ops set init's RLIMIT_ITRACE too */
 	syscall(SYS_prlimit64, 1, RLIMIT_ITRACE, &off, NULL);
-	/* the core-dump PMU: the first that serves them, with config 0 */
-	for (j = 0; j < sh->nr_pmus; j++) {
-		if (!sh->pmus[j].kevents)
-			continue;
-		snprintf(path, sizeof(path),
-			 "/sys/bus/event_source/devices/%s/itrace/coredump",
-			 sh->pmus[j].name);
-		write_str(path, "1");
-		snprintf(path, sizeof(path),
-			 "/sys/bus/event_source/devices/%s/itrace/coredump_config",
-			 sh->pmus[j].name);
-		write_str(path, "0");
-		break;
-	}
+	/* the core-dump PMU of the start, with config 0 */
+	if (boot_dump_pmu >= 0)
+		select_dump_pmu(boot_dump_pmu);
 }
 
 /*

@@ -379,6 +379,37 @@ static size_t itrace_buf_size(rlim_t bytes)
 }
 
 /*
+ * An intel_bts note holds whole 24-byte records { from, to, flags }, none
+ * empty, and no kernel address: the core dump scrubs them to 0.
+ */
+#define USER_END	(1ULL << 47)	/* x86-64, 4-level paging */
+
+static void check_bts_note(struct ctx *c, const unsigned char *trace,
+			   uint64_t size)
+{
+	uint64_t i, rec[3];
+
+	if (size % sizeof(rec)) {
+		finding(c, "core: intel_bts note",
+			"trace_size %llu, not whole records",
+			(unsigned long long)size);
+		return;
+	}
+	for (i = 0; i < size; i += sizeof(rec)) {
+		memcpy(rec, trace + i, sizeof(rec));
+		if ((!rec[0] && !rec[1]) || rec[0] >= USER_END ||
+		    rec[1] >= USER_END) {
+			finding(c, "core: intel_bts note",
+				"record %llu: from %#llx to %#llx",
+				(unsigned long long)(i / sizeof(rec)),
+				(unsigned long long)rec[0],
+				(unsigned long long)rec[1]);
+			return;
+		}
+	}
+}
+
+/*
  * The NT_ITRACE notes of a core file.  Returns how many, or -1 if the
  * file is not a complete ELF core (a core limit cut it, say).
  */
@@ -455,6 +486,10 @@ static int core_notes(struct ctx *c, const char *path,
 					(unsigned long long)in->buf_size,
 					(unsigned long long)bytes,
 					itrace_buf_size(bytes));
+			if (!strncmp(in->pmu_name, "intel_bts",
+				     sizeof(in->pmu_name)))
+				check_bts_note(c, core + desc + in->hdr_size,
+					       in->trace_size);
 			for (k = 0; k < rep->nr_tids; k++)
 				if ((pid_t)in->tid == rep->tids[k])
 					break;

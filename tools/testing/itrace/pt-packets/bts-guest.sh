@@ -47,8 +47,32 @@ echo "rc $?" >> "$OUT/itrace-pt.log"
 # intel_bts with itrace: the kselftest of its trace fds
 timeout 300 "$ITRACE_BUILD/selftests/itrace/bts" > "$OUT/kselftest-bts.tap" 2>&1
 echo "# exit status $?" >> "$OUT/kselftest-bts.tap"
-# a user's intel_bts event beside the core-dump (kernel-owned PT) trace
+# a user's intel_bts event beside the core-dump (kernel-owned PT) trace;
+# intel_bts serving core dumps, and a user's PT event beside it
 timeout 300 "$ITRACE_BUILD/selftests/itrace/rlimit_itrace" \
-	-t bts_event_beside_core_trace > "$OUT/kselftest-rlimit.tap" 2>&1
+	-t bts_event_beside_core_trace -t bts_core_note -t bts_core_note_wrapped \
+	-t bts_core_limit_clamps_records -t pt_event_beside_bts_core_trace \
+	> "$OUT/kselftest-rlimit.tap" 2>&1
 echo "# exit status $?" >> "$OUT/kselftest-rlimit.tap"
+
+# Core dumps through intel_bts, decoded by itrace core (bts.sh matches them
+# against the same expectations as intel_pt's)
+crash=$ITRACE_BUILD/tools/itrace/crash
+bts_dir=/sys/bus/event_source/devices/intel_bts/itrace
+pt_dir=/sys/bus/event_source/devices/intel_pt/itrace
+pattern=$(cat /proc/sys/kernel/core_pattern)
+mkdir -p /tmp/bts-cores
+echo "/tmp/bts-cores/core.%p" > /proc/sys/kernel/core_pattern
+echo 1 > "$bts_dir/coredump"
+cat "$bts_dir/coredump" > "$OUT/bts-coredump-selected.txt"
+for p in crashnull crashabort crashplt; do
+	rm -f /tmp/bts-cores/core.*
+	(ulimit -c unlimited; "$crash/$p") > /dev/null 2>&1
+	core=$(ls /tmp/bts-cores/core.* 2>/dev/null | head -n 1)
+	"$ITRACE_BUILD/tools/itrace/itrace" core -n 64 "${core:-/nonexistent}" \
+		> "$OUT/core-bts-$p.txt" 2>&1
+	echo "rc $?" >> "$OUT/core-bts-$p.txt"
+done
+echo 1 > "$pt_dir/coredump"
+echo "$pattern" > /proc/sys/kernel/core_pattern
 dmesg > "$OUT/dmesg-end.txt"

@@ -9,7 +9,10 @@
 #  - the same with kernel branches; the kernel's log stays clean;
 #  - the kselftest of intel_bts's trace fds (selftests/itrace/bts.c), and
 #    rlimit_itrace's bts_event_beside_core_trace (a user's BTS event is
-#    never refused because of the kernel-owned PT event of a core dump).
+#    never refused because of the kernel-owned PT event of a core dump),
+#    its tests of intel_bts core notes and of a user's PT event beside them;
+#  - itrace core of the intel_bts cores of crashnull, crashabort, crashplt:
+#    the known paths of their .core-expect files, as with intel_pt.
 #
 #   tools/testing/itrace/pt-packets/bts.sh [BUILD]
 set -uo pipefail
@@ -128,9 +131,25 @@ check "BTS and PT decodes agree: ${ib:-?} and ${ip:-?} instructions, same totals
 retap "kselftest bts: " "$vm/kselftest-bts.tap"
 check "kselftest bts: ran to the end, nothing skipped" \
 	bash -c "grep -qx '# exit status 0' '$vm/kselftest-bts.tap' && ! grep -q SKIP '$vm/kselftest-bts.tap'"
-# a user's BTS event is never refused because of the core-dump trace
+# a user's BTS event is never refused because of the core-dump trace;
+# intel_bts notes; a user's PT event beside them
 retap "kselftest rlimit_itrace: " "$vm/kselftest-rlimit.tap"
-check "kselftest rlimit_itrace: bts_event_beside_core_trace ran, nothing skipped" \
-	bash -c "grep -qx '# exit status 0' '$vm/kselftest-rlimit.tap' && grep -q '^ok .*bts_event_beside_core_trace' '$vm/kselftest-rlimit.tap' && ! grep -q SKIP '$vm/kselftest-rlimit.tap'"
+for t in bts_event_beside_core_trace bts_core_note bts_core_note_wrapped \
+	bts_core_limit_clamps_records pt_event_beside_bts_core_trace; do
+	check "kselftest rlimit_itrace: $t ran and passed" \
+		grep -q "^ok .* rlimit\.$t\$" "$vm/kselftest-rlimit.tap"
+done
+check "kselftest rlimit_itrace: exit 0, nothing skipped" \
+	bash -c "grep -qx '# exit status 0' '$vm/kselftest-rlimit.tap' && ! grep -q SKIP '$vm/kselftest-rlimit.tap'"
+# itrace core of intel_bts notes: the known paths, as with intel_pt
+check "intel_bts selected for core dumps (itrace/coredump reads 1)" \
+	grep -qx 1 "$vm/bts-coredump-selected.txt"
+for p in crashnull crashabort crashplt; do
+	why=$("$top/tools/testing/itrace/guest/coredump.sh" --match \
+		"$top/tools/testing/itrace/progs/$p.core-expect" "$vm/core-bts-$p.txt")
+	mrc=$?
+	check "itrace core of the intel_bts core of $p: exit 0, the known path${why:+ ($why)}" \
+		bash -c "grep -qx 'rc 0' '$vm/core-bts-$p.txt' && grep -q ', intel_bts config 0x0\$' '$vm/core-bts-$p.txt' && [ $mrc = 0 ]"
+done
 echo "1..$n"
 [ $fail -eq 0 ]

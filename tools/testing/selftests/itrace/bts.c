@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Intel BTS through a trace fd (stop mode), the first part of intel_bts
- * with itrace: the driver registers with no ITRACE_PMU_* features.
+ * with itrace.
  *
  *  - the records of a traced loop, 24 bytes each ({ from, to, flags }):
  *    exactly one per indirect call to each target, every "from" a user
@@ -13,9 +13,10 @@
  *    whole laps of the buffer plus the newest lap, consistent with the
  *    records of the same loop in stop mode to within a lap, and the
  *    newest lap holds the loop's records;
- *  - what the driver does not do yet fails with EOPNOTSUPP: serving core
- *    dumps (sysfs itrace/coredump, itrace/coredump_config),
- *    PERF_SAMPLE_ITRACE with itrace_sample_type intel_bts.
+ *  - core dumps: served when sysfs selects intel_bts (intel_pt is the
+ *    default); the notes are tested in rlimit_itrace;
+ *  - PERF_SAMPLE_ITRACE with itrace_sample_type intel_bts: whole records
+ *    without kernel addresses, the newest one the sampled page fault.
  *
  * Needs intel_bts (the emulated CPU's "+ds") and root: BTS asks for
  * kernel tracing permission even for user-only events. Skipped otherwise.
@@ -23,6 +24,8 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +35,7 @@
 
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include <linux/perf_event.h>
 
@@ -39,6 +43,7 @@
 #include "itrace_test.h"
 
 #define BTS_DIR		"/sys/bus/event_source/devices/intel_bts"
+#define PT_DIR		"/sys/bus/event_source/devices/intel_pt"
 #define RB_PAGES	16	/* perf stream */
 #define BIG_PAGES	256	/* 1 MiB of records: the loop fits */
 #define LOOP_CALLS	5000
@@ -288,41 +293,165 @@ TEST_F(bts, overwrite_counts_every_byte)
 }
 
 /*
- * No kernel-owned BTS events yet: their records of system calls would
- * hand kernel addresses to users in core dumps and samples.
+ * Core dumps: intel_bts serves them when sysfs selects it, not by default
+ * where intel_pt is there (ITRACE_PMU_SECONDARY); selecting it moves the
+ * selection. (The notes are tested in rlimit_itrace.)
  */
-TEST(no_core_dumps_nor_samples)
+TEST(core_dumps_on_request)
+{
+	bool pt = access(PT_DIR, F_OK) == 0;
+	char sel[8], cfg[32];
+
+	if (bts_type() < 0)
+		SKIP(return, NO_BTS);
+	if (geteuid())
+		SKIP(return, "needs root (sysfs writes)");
+
+	EXPECT_EQ(0, read_file(BTS_DIR "/itrace/coredump", sel, sizeof(sel)));
+	EXPECT_EQ(pt ? '0' : '1', sel[0]);
+	if (pt)
+		ASSERT_EQ(0, read_file(PT_DIR "/itrace/coredump_config", cfg,
+				       sizeof(cfg)));
+	EXPECT_EQ(0, write_file(BTS_DIR "/itrace/coredump", "1"));
+	EXPECT_EQ(0, read_file(BTS_DIR "/itrace/coredump", sel, sizeof(sel)));
+	EXPECT_EQ('1', sel[0]);
+	EXPECT_EQ(0, write_file(BTS_DIR "/itrace/coredump_config", "0"));
+	EXPECT_EQ(-EINVAL, write_file(BTS_DIR "/itrace/coredump_config",
+				      "zz"));
+	if (pt) {
+		EXPECT_EQ(0, read_file(PT_DIR "/itrace/coredump", sel,
+				       sizeof(sel)));
+		EXPECT_EQ('0', sel[0]);
+		/* back to the boot's choice */
+		EXPECT_EQ(0, write_file(PT_DIR "/itrace/coredump", "1"));
+		EXPECT_EQ(0, write_file(PT_DIR "/itrace/coredump_config", cfg));
+		EXPECT_EQ(0, read_file(BTS_DIR "/itrace/coredump", sel,
+				       sizeof(sel)));
+		EXPECT_EQ('0', sel[0]);
+	}
+}
+
+#define NR_FAULTS	32
+#define SAMPLE_SIZE	4096	/* 170 records and 16 bytes of padding */
+#define SAMPLE_RB_PAGES	128	/* perf stream: room for ~120 samples */
+
+/* NR_FAULTS page faults, each after a loop of taken branches */
+static void fault_pages(void)
+{
+	char *p = mmap(NULL, NR_FAULTS * page_size(), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned long i, sum = 0;
+	int k;
+
+	if (p == MAP_FAILED)
+		_exit(20);
+	for (k = 0; k < NR_FAULTS; k++) {
+		for (i = 0; i < 300; i++) {
+			if ((i * 2654435761u) & 0x100)
+				sum += i;
+			else
+				sum ^= i;
+			asm volatile("" : "+r" (sum));
+		}
+		p[k * page_size()] = sum;
+	}
+	_exit(0);
+}
+
+/*
+ * PERF_SAMPLE_ITRACE of intel_bts on a user-mode page-fault event: every
+ * sample holds SAMPLE_SIZE bytes, whole records (the last 16 bytes
+ * padding), none with a kernel address; the newest record is the fault:
+ * from the sample's IP, to 0 (the kernel's entry, removed). No permission
+ * to trace the kernel is needed: the sampled event excludes it.
+ */
+TEST(samples_end_at_the_fault)
 {
 	struct perf_event_attr attr = {
 		.size			= sizeof(attr),
 		.type			= PERF_TYPE_SOFTWARE,
 		.config			= PERF_COUNT_SW_PAGE_FAULTS,
 		.sample_period		= 1,
-		.sample_type		= PERF_SAMPLE_IP | PERF_SAMPLE_ITRACE,
+		.sample_type		= PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+					  PERF_SAMPLE_ITRACE,
 		.exclude_kernel		= 1,
 		.exclude_hv		= 1,
 		.disabled		= 1,
-		.itrace_sample_size	= 4096,
+		.itrace_sample_size	= SAMPLE_SIZE,
 	};
-	char sel[8];
-	int type = bts_type();
+	size_t len = (1 + SAMPLE_RB_PAGES) * page_size();
+	int fd, status, nr = 0, bad = 0, at_fault = 0, full = 0;
+	struct perf_event_mmap_page *rb;
+	unsigned char *data, rec[16384];
+	__u64 head, pos;
+	pid_t pid;
 
-	if (type < 0)
+	if (bts_type() < 0)
 		SKIP(return, NO_BTS);
-	if (geteuid())
-		SKIP(return, "needs root (sysfs writes)");
+	attr.itrace_sample_type = bts_type();
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		raise(SIGSTOP);
+		fault_pages();
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
+	fd = sys_perf_event_open(&attr, pid, -1, -1, 0);
+	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
+	rb = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, rb);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	kill(pid, SIGCONT);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
-	EXPECT_EQ(0, read_file(BTS_DIR "/itrace/coredump", sel, sizeof(sel)));
-	EXPECT_EQ('0', sel[0]);
-	EXPECT_EQ(-EOPNOTSUPP, write_file(BTS_DIR "/itrace/coredump", "1"));
-	EXPECT_EQ(-EOPNOTSUPP, write_file(BTS_DIR "/itrace/coredump_config",
-					  "0"));
-	EXPECT_EQ(0, read_file(BTS_DIR "/itrace/coredump", sel, sizeof(sel)));
-	EXPECT_EQ('0', sel[0]);
+	data = (unsigned char *)rb + rb->data_offset;
+	head = __atomic_load_n(&rb->data_head, __ATOMIC_ACQUIRE);
+	ASSERT_GE(rb->data_size, head) TH_LOG("the stream wrapped");
+	for (pos = 0; pos < head; ) {
+		struct perf_event_header hdr;
+		__u64 ip, tsize, i, last = 0;
+		struct bts_record r;
 
-	attr.itrace_sample_type = type;
-	EXPECT_EQ(-1, sys_perf_event_open(&attr, 0, -1, -1, 0));
-	EXPECT_EQ(EOPNOTSUPP, errno);
+		memcpy(&hdr, data + pos % rb->data_size, sizeof(hdr));
+		ASSERT_LE(sizeof(hdr), hdr.size);
+		ASSERT_GE(sizeof(rec), hdr.size);
+		for (i = 0; i < hdr.size; i++)
+			rec[i] = data[(pos + i) % rb->data_size];
+		pos += hdr.size;
+		if (hdr.type != PERF_RECORD_SAMPLE)
+			continue;
+		nr++;
+		/* header, ip, pid + tid, size, trace */
+		memcpy(&ip, rec + sizeof(hdr), 8);
+		memcpy(&tsize, rec + sizeof(hdr) + 16, 8);
+		if (hdr.size != sizeof(hdr) + 24 + tsize || tsize != SAMPLE_SIZE) {
+			bad++;
+			continue;
+		}
+		for (i = 0; i + sizeof(r) <= tsize; i += sizeof(r)) {
+			memcpy(&r, rec + sizeof(hdr) + 24 + i, sizeof(r));
+			if (!r.from && !r.to)
+				continue;
+			bad += !is_user(r.from) || !is_user(r.to);
+			last = i;
+		}
+		/* the padding after the last whole record */
+		for (; i < tsize; i++)
+			bad += rec[sizeof(hdr) + 24 + i] != 0;
+		memcpy(&r, rec + sizeof(hdr) + 24 + last, sizeof(r));
+		at_fault += r.from == ip && r.to == 0;
+		full += last == SAMPLE_SIZE / sizeof(r) * sizeof(r) - sizeof(r);
+	}
+	TH_LOG("%d samples, %d end at the fault, %d full of records",
+	       nr, at_fault, full);
+	EXPECT_EQ(0, bad);
+	EXPECT_LE(NR_FAULTS, nr);
+	EXPECT_EQ(nr, at_fault);
+	/* the loop before each fault gives 300 records: the sample is full */
+	EXPECT_LE(NR_FAULTS, full);
+	munmap(rb, len);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

@@ -16,6 +16,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,7 @@
 #endif
 
 #define PT_DIR		"/sys/bus/event_source/devices/intel_pt"
+#define BTS_DIR		"/sys/bus/event_source/devices/intel_bts"
 #define CORE_PATTERN	"/proc/sys/kernel/core_pattern"
 #define CORE_DIR	"/tmp/itrace-rlimit"
 #define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
@@ -104,7 +106,7 @@ static void work(unsigned long n)
 	}
 }
 
-static void crash(void)
+static __attribute__((noinline)) void crash(void)
 {
 	int *p = NULL;
 
@@ -260,6 +262,8 @@ FIXTURE(rlimit) {
 	char pattern[256];
 	char paranoid[32];
 	char suid_dumpable[32];
+	char pt_dump[8];	/* intel_pt's itrace/coredump */
+	char pt_dump_config[32];
 };
 
 FIXTURE_SETUP(rlimit)
@@ -272,6 +276,12 @@ FIXTURE_SETUP(rlimit)
 			       sizeof(self->suid_dumpable)));
 	mkdir(CORE_DIR, 0777);
 	ASSERT_EQ(0, write_file(CORE_PATTERN, CORE_DIR "/core.%p"));
+	/* tests of intel_bts notes select it */
+	if (have_pt() &&
+	    read_file(PT_DIR "/itrace/coredump", self->pt_dump,
+		      sizeof(self->pt_dump)) == 0 && self->pt_dump[0] == '1')
+		read_file(PT_DIR "/itrace/coredump_config", self->pt_dump_config,
+			  sizeof(self->pt_dump_config));
 }
 
 FIXTURE_TEARDOWN(rlimit)
@@ -282,6 +292,11 @@ FIXTURE_TEARDOWN(rlimit)
 		write_file(PARANOID, self->paranoid);
 	if (self->suid_dumpable[0])
 		write_file(SUID_DUMPABLE, self->suid_dumpable);
+	if (self->pt_dump[0] == '1') {
+		write_file(PT_DIR "/itrace/coredump", "1");
+		write_file(PT_DIR "/itrace/coredump_config",
+			   self->pt_dump_config);
+	}
 }
 
 /* The fields of the "Max itrace size" line of /proc/self/limits */
@@ -1412,6 +1427,208 @@ TEST_F(rlimit, root_bounded_no_oom)
 	if (ret == 10)
 		SKIP(return, "less memory available than the test needs");
 	EXPECT_EQ(0, ret);
+}
+
+/*
+ * intel_bts serving core dumps (selected in sysfs: intel_pt is the default
+ * where both exist). Its note holds whole 24-byte records { from, to,
+ * flags }, oldest first, none empty, and no kernel address: entries to the
+ * kernel (the fault, system calls, interrupts) end at 0.
+ */
+struct bts_record {
+	uint64_t from, to, flags;
+};
+
+#define USER_END	(1ull << 47)
+
+static bool select_bts_dumps(void)
+{
+	char sel[8];
+
+	return write_file(BTS_DIR "/itrace/coredump", "1") == 0 &&
+	       read_file(BTS_DIR "/itrace/coredump", sel, sizeof(sel)) == 0 &&
+	       sel[0] == '1';
+}
+
+static void syscall_then_crash(void *arg)
+{
+	work((unsigned long)arg);
+	syscall(SYS_getppid);
+	crash();
+}
+
+/*
+ * Check the records of a BTS note: whole, none empty, user addresses or 0;
+ * the newest is the fault in crash(), the one before it the branch there.
+ * Returns the number of records whose target is 0 (entries to the kernel).
+ */
+static int check_bts_note(struct __test_metadata *_metadata,
+			  const struct itrace_note *n)
+{
+	const unsigned char *trace = (const unsigned char *)n + n->hdr_size;
+	size_t i, nr = n->trace_size / sizeof(struct bts_record);
+	uint64_t crash_at = (uintptr_t)crash;
+	struct bts_record r, prev;
+	int bad = 0, entries = 0;
+
+	EXPECT_STREQ("intel_bts", n->pmu_name);
+	EXPECT_EQ(ITRACE_CPU_INTEL, n->cpu_vendor);
+	EXPECT_EQ(0, n->trace_size % sizeof(struct bts_record));
+	EXPECT_LE(2, nr);
+	if (nr < 2)
+		return -1;
+	for (i = 0; i < nr; i++) {
+		memcpy(&r, trace + i * sizeof(r), sizeof(r));
+		bad += (!r.from && !r.to) || r.from >= USER_END ||
+		       r.to >= USER_END;
+		entries += !r.to;
+	}
+	EXPECT_EQ(0, bad);
+	memcpy(&r, trace + (nr - 1) * sizeof(r), sizeof(r));
+	memcpy(&prev, trace + (nr - 2) * sizeof(r), sizeof(r));
+	/* the store that faults, a few bytes into crash() */
+	EXPECT_LE(crash_at, r.from);
+	EXPECT_GT(crash_at + 32, r.from);
+	EXPECT_EQ(0, r.to);
+	EXPECT_EQ(crash_at, prev.to);
+	return entries;
+}
+
+/* A crash with intel_bts selected: whole records, the crash last. */
+TEST_F(rlimit, bts_core_note)
+{
+	const struct itrace_note *n;
+	struct core c;
+	pid_t pid;
+
+	if (bts_type() < 0)
+		SKIP(return, NO_BTS);
+	ASSERT_TRUE(select_bts_dumps());
+	ASSERT_EQ(0, crash_child(syscall_then_crash, (void *)100, 65536, &c,
+				 &pid));
+	EXPECT_EQ(1, count_itrace(&c));
+	n = find_note(&c, pid);
+	ASSERT_NE(NULL, n);
+	EXPECT_EQ(65536, n->buf_size);
+	EXPECT_EQ(0, n->flags & (ITRACE_NOTE_WRAPPED | ITRACE_NOTE_CLAMPED));
+	/* the loop's 100 iterations: a taken branch each at least */
+	EXPECT_LE(100 * sizeof(struct bts_record), n->trace_size);
+	/* the system call and the fault, at least */
+	EXPECT_LE(2, check_bts_note(_metadata, n));
+	core_free(&c);
+}
+
+/*
+ * More records than the buffer holds: the newest lap, oldest first, every
+ * slot a record (8 KiB hold 341).
+ */
+TEST_F(rlimit, bts_core_note_wrapped)
+{
+	const struct itrace_note *n;
+	struct core c;
+	pid_t pid;
+
+	if (bts_type() < 0)
+		SKIP(return, NO_BTS);
+	ASSERT_TRUE(select_bts_dumps());
+	ASSERT_EQ(0, crash_child(work_then_crash, (void *)100000, 8192, &c,
+				 &pid));
+	n = find_note(&c, pid);
+	ASSERT_NE(NULL, n);
+	EXPECT_EQ(ITRACE_NOTE_WRAPPED, n->flags & ITRACE_NOTE_WRAPPED);
+	EXPECT_EQ(8192 / 24 * 24, n->trace_size);
+	EXPECT_LE(1, check_bts_note(_metadata, n));
+	core_free(&c);
+}
+
+/* RLIMIT_CORE cuts a BTS note at a record boundary, keeping the newest. */
+TEST_F(rlimit, bts_core_limit_clamps_records)
+{
+	const struct itrace_note *n;
+	size_t size_without;
+	struct core c;
+	int loads;
+	pid_t pid;
+
+	if (bts_type() < 0)
+		SKIP(return, NO_BTS);
+	ASSERT_TRUE(select_bts_dumps());
+	core_limit = 0;
+	ASSERT_EQ(0, crash_child(limited_then_crash, (void *)300000, 0, &c,
+				 &pid));
+	size_without = c.size;
+	core_free(&c);
+
+	core_limit = size_without + 16384 + 8192;
+	ASSERT_EQ(0, crash_child(limited_then_crash, (void *)300000, 1 << 20,
+				 &c, &pid));
+	EXPECT_LE(c.size, core_limit);
+	EXPECT_TRUE(loads_whole(&c, &loads));
+	n = find_note(&c, pid);
+	ASSERT_NE(NULL, n);
+	EXPECT_EQ(ITRACE_NOTE_CLAMPED, n->flags & ITRACE_NOTE_CLAMPED);
+	EXPECT_GE(16384 + 8192, n->trace_size);
+	EXPECT_LE(1, check_bts_note(_metadata, n));
+	core_free(&c);
+}
+
+/*
+ * The other way round: a user's intel_pt event beside a core-dump trace of
+ * intel_bts opens (no EBUSY because of the kernel-owned BTS event, which
+ * gives way to it) and traces; the BTS trace pauses meanwhile, which its
+ * note says, and goes on once the PT event is gone.
+ */
+static void pt_event_then_crash(void *arg)
+{
+	size_t len = (1 + 16) * page_size();
+	struct perf_event_mmap_page *rb, *pg;
+	int fd, tfd;
+
+	work(100);
+	fd = open_pt(0, -1);
+	if (fd < 0)
+		_exit(errno == EBUSY ? 140 : 141);
+	if (stream_and_trace_fd(fd, 4, &rb, &tfd))
+		_exit(142);
+	pg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, tfd, 0);
+	if (pg == MAP_FAILED)
+		_exit(143);
+	if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0))
+		_exit(144);
+	work(1000);
+	if (ioctl(fd, PERF_EVENT_IOC_DISABLE, 0))
+		_exit(145);
+	if (!__atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE))
+		_exit(146);
+	munmap(pg, len);
+	munmap(rb, (1 + 4) * page_size());
+	close(tfd);
+	close(fd);
+	/* the BTS trace goes on at the next sched-in */
+	usleep(10000);
+	work_then_crash(arg);
+}
+
+TEST_F(rlimit, pt_event_beside_bts_core_trace)
+{
+	const struct itrace_note *n;
+	struct core c;
+	pid_t pid;
+
+	if (!have_pt())
+		SKIP(return, NO_PT);
+	if (bts_type() < 0)
+		SKIP(return, NO_BTS);
+	ASSERT_TRUE(select_bts_dumps());
+	/* child exit 140: the PT event got EBUSY; 146: it traced nothing */
+	ASSERT_EQ(0, crash_child(pt_event_then_crash, (void *)100, 65536, &c,
+				 &pid));
+	n = find_note(&c, pid);
+	ASSERT_NE(NULL, n);
+	EXPECT_EQ(ITRACE_NOTE_PAUSED, n->flags & ITRACE_NOTE_PAUSED);
+	EXPECT_LT(0, n->pauses);
+	EXPECT_LE(1, check_bts_note(_metadata, n));
+	core_free(&c);
 }
 
 int main(int argc, char **argv)
