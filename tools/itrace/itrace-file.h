@@ -83,6 +83,12 @@
  * then intel_bts's type, config 0.  Without the flag: Intel PT packets.
  * Readers that do not know the flag would take the records for PT packets
  * and report decode errors; the layout is unchanged, so no new version.
+ * With ITRACE_FLAG_SAMPLES (record --pmu intel_bts -e EVENT): there are no
+ * TRACE sections; the trace of each sample is BTS records (the newest whole
+ * ones, oldest first, then zeros), pmu_type and the ATTR's
+ * itrace_sample_type are intel_bts's type.  The flag, not the type, says
+ * so: PMU type numbers are dynamic, different from one machine (or boot)
+ * to the next.
  */
 #define ITRACE_FLAG_BTS		BIT(4)
 

@@ -941,7 +941,8 @@ static void usage_record(FILE *f)
 		"  --sample-trace BYTES  -e: trace bytes per sample (default 4096, a\n"
 		"                  multiple of 8, at most 61440)\n"
 		"  --pmu PMU       intel_pt (default) or intel_bts: Intel BTS branch records\n"
-		"                  (not with --cyc, --no-timing, --filter, --kcore, -e)\n"
+		"                  (not with --cyc, --no-timing, --filter, --kcore); with -e\n"
+		"                  each sample holds the newest whole BTS records\n"
 		"  -q, --quiet     no summary on stderr\n"
 		"exit status: CMD's (killed by a signal: itrace ends by the same signal, as\n"
 		"perf record does); without CMD 0; 1 recording failed, 2 usage, 126/127 CMD\n"
@@ -982,7 +983,7 @@ struct rstate {
 	/* -e EVENT: the sampled events, writing into the buffers' streams */
 	struct evspec	ev;
 	union itrace_attr sattr;
-	long		pt_type;	/* intel_pt: the PMU of the samples' trace */
+	long		pt_type;	/* intel_pt or intel_bts: the PMU of the samples' trace */
 	size_t		perf_pages;	/* data pages of each perf stream */
 	size_t		nr_sampled;
 };
@@ -1369,7 +1370,8 @@ static int check_breakpoints(struct rstate *st)
  * for clocks and counters, every event for the others), each sample with
  * the ip, tid, time, cpu, period and the newest --sample-trace bytes of
  * the thread's trace, from an intel_pt event the kernel makes for it (and
- * for each inherited copy).  It writes into the perf stream of its CPU's
+ * for each inherited copy); with --pmu intel_bts, an intel_bts event, whose
+ * samples hold the newest whole BTS records.  It writes into the perf stream of its CPU's
  * buffer, whose dummy event carries the sideband.
  */
 static void setup_sampled(struct rstate *st, bool on_exec)
@@ -1426,6 +1428,9 @@ static void report_sampled_error(struct rstate *st, pid_t pid, int cpu, int err)
 			"itrace: the trace buffers exceed the locked memory allowance (perf_event_mlock_kb); a smaller --sample-trace?\n");
 	else if (err == ENOSPC)
 		fprintf(stderr, "itrace: no free debug register for the breakpoint\n");
+	else if (err == EBUSY && st->o.bts)
+		fprintf(stderr,
+			"itrace: the BTS hardware is taken (an intel_pt or LBR event of this CPU model excludes intel_bts)\n");
 }
 
 static int open_sampled(struct rstate *st, pid_t pid, int cpu)
@@ -2026,11 +2031,11 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		fprintf(stderr, "itrace: --cyc and --no-timing exclude each other\n");
 		return EXIT_USAGE;
 	}
-	if (o->bts && (o->cyc || !o->timing || o->filter || o->kcore || o->event)) {
+	if (o->bts && (o->cyc || !o->timing || o->filter || o->kcore)) {
 		fprintf(stderr,
-			"itrace: --pmu intel_bts: %s is for Intel PT (BTS records have no timing packets, address filters or samples, and its decode never reads kernel code)\n",
+			"itrace: --pmu intel_bts: %s is for Intel PT (BTS records have no timing packets or address filters, and its decode never reads kernel code)\n",
 			o->cyc ? "--cyc" : !o->timing ? "--no-timing" : o->filter ? "--filter" :
-			o->kcore ? "--kcore" : "-e");
+			"--kcore");
 		return EXIT_USAGE;
 	}
 	if ((o->pids || o->tids) && (o->cmd || o->all_cpus || o->cpu_list)) {
@@ -2191,7 +2196,17 @@ int cmd_record(int argc, char **argv)
 				BTS_SYSFS, strerror(errno));
 			goto out;
 		}
-		snprintf(what, sizeof(what), "BTS branch records");
+		if (o->event) {
+			/* samples with BTS records: as for intel_pt below */
+			st->pt_type = st->pmu_type;
+			st->pmu_type = PERF_TYPE_SOFTWARE;
+			rec->sideband_only = 1;
+			rec->samples = 1;
+			snprintf(what, sizeof(what), "samples of %s with %lu bytes of BTS records",
+				 o->event, o->sample_trace);
+		} else {
+			snprintf(what, sizeof(what), "BTS branch records");
+		}
 	} else if (access(PT_SYSFS, F_OK)) {
 		fprintf(stderr,
 			"itrace: no intel_pt PMU (%s missing): this CPU or kernel has no Intel PT\n",

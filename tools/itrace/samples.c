@@ -10,6 +10,13 @@
  *    --path branches) and the call chains the traces show.
  * A sample whose trace is missing (no PERF_SAMPLE_ITRACE field, size 0),
  * holds no PSB or cannot be decoded is counted and said, never dropped.
+ *
+ * A recording of record --pmu intel_bts -e EVENT (ITRACE_FLAG_BTS with
+ * ITRACE_FLAG_SAMPLES) has Intel BTS records in its samples: the newest
+ * whole 24-byte records, oldest first, then zeros (bts.h).  They are walked
+ * with bts_record() in the same address space, into the same outputs; a
+ * trace of zeros only is "empty", a record cut short or with an address
+ * that is not canonical is said on stderr and makes the exit status 3.
  */
 #include <intel-pt.h>
 #include <search.h>
@@ -20,6 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bts.h"
 #include "events.h"
 #include "itrace.h"
 #include "itrace-file.h"
@@ -72,6 +80,8 @@ struct sample {
 	unsigned int	depth;
 	struct pt_insn	last;
 	bool		have_last;
+	uint64_t	nr_records;	/* BTS: the records (not padding) */
+	bool		malformed;	/* BTS: a record cut short or not one */
 };
 
 struct agg {
@@ -91,6 +101,10 @@ struct srep {
 	struct sample		*cur;
 	unsigned long		counts[S_ERROR + 1];
 	unsigned long		nr, ends_at_ip, lost_records, bad_records;
+	bool			bts;		/* the samples' trace is BTS records */
+	struct bts_walker	*bw;
+	unsigned long		idx;		/* the sample being decoded, from 1 */
+	unsigned long		malformed;	/* BTS samples with malformed records */
 	void			*locs, *paths, *chains;	/* tsearch trees of struct agg */
 	struct agg		**vec;
 	size_t			nr_vec, cap_vec;
@@ -269,6 +283,134 @@ static void on_error(void *ctx, struct pt_insn_decoder *dec, int err, uint64_t l
 	s->errors++;
 }
 
+/* ---- Intel BTS samples: whole records, oldest first, then zeros -------- */
+
+static void bts_insn(void *ctx, const struct pt_insn *in)
+{
+	on_insn(ctx, NULL, in);
+}
+
+/* An entry to the kernel (an interrupt, an exception: the sample's), or the return */
+static void bts_kernel(void *ctx, uint64_t off, uint64_t from, uint64_t to, bool entry)
+{
+	struct srep *r = ctx;
+	struct sample *s = r->cur;
+
+	if (!entry) {
+		/* back in user mode: the flow goes on at to */
+		s->have_end = false;
+		return;
+	}
+	/*
+	 * The instruction at from did not complete: a branch there (a call
+	 * faulting on the stack) was walked as run, and is taken back.
+	 */
+	if (s->pend && s->pend_br.from == from) {
+		s->pend = false;
+		s->insns--;
+		if (s->pend_br.kind == B_CALL && s->depth)
+			s->depth--;
+	}
+	resolve(r, from);
+	s->have_end = true;
+	s->end = from;
+}
+
+static void bts_gap(void *ctx, uint64_t off, uint64_t last_ip, const char *why)
+{
+	struct srep *r = ctx;
+	struct sample *s = r->cur;
+
+	s->pend = false;
+	if (!s->errors)
+		snprintf(s->errmsg, sizeof(s->errmsg), "gap at trace offset 0x%llx: %s",
+			 (unsigned long long)off, why);
+	s->errors++;
+}
+
+/* A canonical x86-64 address: bits 63 to 47 all the same. */
+static bool canonical(uint64_t a)
+{
+	return !(a >> 47) || (a >> 47) == 0x1ffff;
+}
+
+/* Bytes that are no BTS record: said on stderr, in the sample, in the exit status. */
+static void bts_malformed(struct srep *r, struct sample *s, uint64_t off, const char *why)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "trace offset 0x%llx: %s", (unsigned long long)off, why);
+	fprintf(stderr, "itrace: %s: sample %lu (tid %u, time %llu): %s\n", r->o->name, r->idx,
+		s->ps.tid, (unsigned long long)s->ps.time, msg);
+	if (!s->errors)
+		snprintf(s->errmsg, sizeof(s->errmsg), "%s", msg);
+	s->errors++;
+	s->malformed = true;
+}
+
+/*
+ * The sample's records with bts_record(): the flow from the first record's
+ * branch (when its code is there, else from its target) to the last one.
+ */
+static void decode_bts_sample(struct srep *r, struct sample *s)
+{
+	static const struct bts_ops ops = {
+		.insn = bts_insn, .kernel = bts_kernel, .gap = bts_gap,
+	};
+	const uint8_t *p = s->ps.trace;
+	uint64_t off, size = s->ps.trace_size;
+	struct bts_pos pos = { 0 };
+	struct bts_record rec;
+	char why[96];
+	size_t len;
+	uint8_t byte;
+
+	if (!r->bw) {
+		r->bw = bts_walker_new(&ops, r);
+		if (!r->bw)
+			exit(1);
+	}
+	for (off = 0; off < size; off += len) {
+		enum bts_item it = bts_next(p + off, size - off, off, 0, &rec, &len);
+
+		if (it == BTS_ITEM_PAD)
+			continue;
+		if (it == BTS_ITEM_CUT) {
+			snprintf(why, sizeof(why), "a BTS record cut short: %zu of its %d bytes",
+				 len, BTS_RECORD_SIZE);
+			bts_malformed(r, s, off, why);
+			break;
+		}
+		if (!canonical(rec.from) || !canonical(rec.to)) {
+			snprintf(why, sizeof(why),
+				 "not a BTS record (from 0x%llx, to 0x%llx: not canonical)",
+				 (unsigned long long)rec.from, (unsigned long long)rec.to);
+			bts_malformed(r, s, off, why);
+			continue;
+		}
+		/* the first record's branch is the first of the flow, if its code is there */
+		if (!s->nr_records++ && rec.from && rec.from < BTS_KERNEL_START &&
+		    itrace_image_read(&s->as->im, &byte, 1, rec.from) == 1) {
+			pos.ip = rec.from;
+			pos.have = true;
+		}
+		bts_record(r->bw, &s->as->im, &pos, off, &rec);
+	}
+	/* the last branch went to the last record's target (?: into the kernel) */
+	if (s->pend)
+		resolve(r, pos.have && !pos.in_kernel ? pos.ip : s->have_end ? s->end : 0);
+	if (!s->have_end && pos.have) {
+		s->have_end = true;
+		s->end = pos.ip;
+	}
+	if (!s->nr_records && !s->malformed)
+		s->status = S_EMPTY;
+	else if (!s->nr_records || (!s->insns && s->errors))
+		s->status = S_ERROR;
+	else
+		s->status = S_DECODED;
+}
+
 static void decode_sample(struct srep *r, struct sample *s)
 {
 	static const struct pt_walk_ops ops = {
@@ -291,6 +433,10 @@ static void decode_sample(struct srep *r, struct sample *s)
 	}
 	s->as = tl_aspace_of(r->tl, s->ps.pid, s->ps.time);
 	r->cur = s;
+	if (r->bts) {
+		decode_bts_sample(r, s);
+		return;
+	}
 	itrace_pt_config(&cfg, s->ps.trace, s->ps.trace_size, h->cpu_vendor, h->cpu_family,
 			 h->cpu_model, h->cpu_stepping);
 	tl_pt_config(r->tl, &cfg);
@@ -381,12 +527,19 @@ static void print_sample(struct srep *r, struct sample *s, unsigned long idx)
 		fprintf(r->out, "  trace: missing (the sample has no PERF_SAMPLE_ITRACE field)\n");
 		return;
 	}
+	if (s->status == S_EMPTY && s->ps.trace_size) {
+		fprintf(r->out, "  trace: empty (%llu bytes of zeros: no BTS record)\n",
+			(unsigned long long)s->ps.trace_size);
+		return;
+	}
 	if (s->status == S_EMPTY) {
 		fprintf(r->out, "  trace: empty (size 0: no trace could be taken)\n");
 		return;
 	}
-	fprintf(r->out, "  trace: %llu bytes, %s", (unsigned long long)s->ps.trace_size,
-		status_name[s->status]);
+	fprintf(r->out, "  trace: %llu bytes", (unsigned long long)s->ps.trace_size);
+	if (r->bts)
+		fprintf(r->out, " (%llu BTS records)", (unsigned long long)s->nr_records);
+	fprintf(r->out, ", %s", status_name[s->status]);
 	if (s->status == S_NO_PSB) {
 		fprintf(r->out, " (no PSB to start decoding from)\n");
 		return;
@@ -693,7 +846,8 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 	};
 	uint64_t stype = itrace_sample_type(d);
 	uint32_t tsize = itrace_attr_sample_size(d->attr, d->attr_size);
-	struct srep r = { .d = d, .o = o, .out = out, .vdso_fd = -1 };
+	struct srep r = { .d = d, .o = o, .out = out, .vdso_fd = -1,
+			  .bts = !!(d->hdr.flags & ITRACE_FLAG_BTS) };
 	struct json_object *doc = NULL, *jsamples = NULL, *c;
 	struct pev_iter it;
 	struct pev ev;
@@ -722,7 +876,8 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 		doc = jdoc("itrace-report-samples");
 		jsamples = json_object_new_array();
 	} else {
-		fprintf(out, "samples of event %s, up to %u bytes of trace each", ename, tsize);
+		fprintf(out, "samples of event %s, up to %u bytes of %s each", ename, tsize,
+			r.bts ? "BTS records" : "trace");
 		if (d->cmdline_size)
 			fprintf(out, ", command %s", d->cmdline);
 		fputc('\n', out);
@@ -768,9 +923,11 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 			r.nr++;
 			continue;
 		}
+		r.idx = idx + 1;
 		decode_sample(&r, &s);
 		r.nr++;
 		r.counts[s.status]++;
+		r.malformed += s.malformed;
 		if (s.status == S_DECODED && s.have_end && s.end == s.ps.ip)
 			r.ends_at_ip++;
 		idx++;
@@ -781,7 +938,7 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 		aggregate(&r, &s);
 		free(s.br);
 	}
-	if (r.counts[S_ERROR] || r.bad_records)
+	if (r.counts[S_ERROR] || r.bad_records || r.malformed)
 		ret = EXIT_DECODE_ERRORS;
 	if (o->json) {
 		json_object_object_add(doc, "file", jstr(o->name));
@@ -830,6 +987,7 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 	tdestroy(r.paths, free_agg);
 	tdestroy(r.chains, free_agg);
 	free(r.vec);
+	bts_walker_free(r.bw);
 	tl_free(r.tl);
 	if (r.vdso_fd >= 0)
 		close(r.vdso_fd);

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bts.h"
 #include "itrace.h"
 #include "itrace-file.h"
 #include "events.h"
@@ -2412,18 +2413,32 @@ static void test_bts_tiny(const char *itrace)
 
 	/* record: the options of PT alone are refused with intel_bts */
 	snprintf(cmd, sizeof(cmd),
-		 "for o in --cyc --no-timing '--filter filter_main' --kcore '-e cpu-clock'; do\n"
+		 "for o in --cyc --no-timing '--filter filter_main' --kcore; do\n"
 		 "  %s record --pmu intel_bts $o -o %s -- true 2>&1; echo \"exit $?\"; done;\n"
 		 "%s record --pmu intel_xx -o %s -- true 2>&1; echo \"exit $?\"",
 		 itrace, tmp("never.data"), itrace, tmp("never.data"));
 	ret = run_out(cmd, &out);
 	ok(ret == 0 && strstr(out, "--cyc is for Intel PT") &&
 	   strstr(out, "--no-timing is for Intel PT") && strstr(out, "--filter is for Intel PT") &&
-	   strstr(out, "--kcore is for Intel PT") && strstr(out, "-e is for Intel PT") &&
+	   strstr(out, "--kcore is for Intel PT") &&
 	   strstr(out, "--pmu intel_xx: intel_pt or intel_bts") && !strstr(out, "exit 0") &&
 	   !strstr(out, "exit 1") && access(tmp("never.data"), F_OK),
-	   "bts: record --pmu intel_bts with --cyc, --no-timing, --filter, --kcore, -e, or an unknown PMU: usage, exit 2");
+	   "bts: record --pmu intel_bts with --cyc, --no-timing, --filter, --kcore, or an unknown PMU: usage, exit 2");
 	free(out);
+	/* -e: samples with BTS records, past the options to the PMU */
+	if (access("/sys/bus/event_source/devices/intel_bts", F_OK)) {
+		snprintf(cmd, sizeof(cmd),
+			 "%s record --pmu intel_bts -e cpu-clock -o %s -- true 2>&1", itrace,
+			 tmp("never.data"));
+		ret = run_out(cmd, &out);
+		ok(ret == 1 && strstr(out, "no intel_bts PMU") && access(tmp("never.data"), F_OK),
+		   "bts: record --pmu intel_bts -e cpu-clock without intel_bts: said, exit %d",
+		   ret);
+		free(out);
+	} else {
+		printf("ok %d bts: record --pmu intel_bts -e # SKIP: intel_bts is here\n",
+		       ++nr_test);
+	}
 	/* and one cut in its header */
 	snprintf(cmd, sizeof(cmd), "head -c 40 %s > %s && %s decode --stats %s 2>&1",
 		 tmp("tiny.bts"), tmp("hdr.bts"), itrace, tmp("hdr.bts"));
@@ -2521,6 +2536,9 @@ static void put_sample(struct pev_buf *b, uint64_t ip, uint32_t tid, uint64_t ti
 	pev_put(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, body, len);
 }
 
+/* The flags of the next write_samples() beside PER_CPU and SAMPLES (ITRACE_FLAG_BTS) */
+static uint32_t samples_flags;
+
 static void write_samples(const char *path, uint64_t sample_type, const struct pev_buf *sb)
 {
 	union itrace_attr a;
@@ -2540,7 +2558,7 @@ static void write_samples(const char *path, uint64_t sample_type, const struct p
 	hdr.cpu_vendor = ITRACE_CPU_INTEL;
 	hdr.cpu_family = 6;
 	hdr.cpu_model = 0x55;
-	hdr.flags = ITRACE_FLAG_PER_CPU | ITRACE_FLAG_SAMPLES;
+	hdr.flags = ITRACE_FLAG_PER_CPU | ITRACE_FLAG_SAMPLES | samples_flags;
 	hdr.pid = 42;
 	itrace_write_header(f, &hdr);
 	itrace_write_section(f, ITRACE_SEC_ATTR, 0, &a, sizeof(a));
@@ -2652,6 +2670,187 @@ static void test_samples(const char *itrace)
 		 tmp("threads.itrace"));
 	ok(run(cmd) == 2,
 	   "samples: report --samples of a recording of the whole trace: usage, exit 2");
+	free(sb.buf);
+	free(sb2.buf);
+}
+
+/* BTS records {from, to, 0} of pairs into buf (zeros: a record scrubbed to nothing); bytes */
+static size_t bts_recs(uint8_t *buf, const uint64_t (*rec)[2], size_t nr, size_t pad)
+{
+	size_t i;
+
+	memset(buf, 0, nr * BTS_RECORD_SIZE + pad);
+	for (i = 0; i < nr; i++) {
+		memcpy(buf + i * BTS_RECORD_SIZE, &rec[i][0], 8);
+		memcpy(buf + i * BTS_RECORD_SIZE + 8, &rec[i][1], 8);
+	}
+	return nr * BTS_RECORD_SIZE + pad;
+}
+
+/* "0x401005 _start+0x5": an address of tiny as report prints it */
+static const char *tiny_loc(uint64_t a, char *buf, size_t len)
+{
+	const char *name = a >= sym_g ? "g" : a >= sym_f ? "f" : "_start";
+	uint64_t base = a >= sym_g ? sym_g : a >= sym_f ? sym_f : sym_start;
+
+	snprintf(buf, len, "0x%llx %s+0x%llx", (unsigned long long)a, name,
+		 (unsigned long long)(a - base));
+	return buf;
+}
+
+/*
+ * Recordings of samples with Intel BTS records (record --pmu intel_bts -e,
+ * ITRACE_FLAG_BTS), as the kernel writes them: whole records, oldest first,
+ * then zeros.  Good ones: tiny's run cut by an interrupt at g (kernel
+ * addresses scrubbed to 0, a record scrubbed to zeros, 16 bytes of
+ * padding); the same run with the kernel's addresses to its exit syscall;
+ * a page fault at the call of f (the stack); zeros only.  Bad ones: a
+ * record cut short, a record that is none.
+ */
+static void test_bts_samples(const char *itrace)
+{
+	const uint64_t S = sym_start, F = sym_f, G = sym_g;
+	const uint64_t irq[][2] = {
+		{ 0, S }, { S + 5, F }, { F, S + 10 }, { S + 12, S + 5 },
+		{ S + 5, F }, { F, S + 10 }, { 0, 0 }, { S + 12, S + 5 },
+		{ S + 5, F }, { F, S + 10 }, { S + 21, G }, { G, 0 },
+	};
+	static const char * const irq_kind[] = {
+		"call", "ret", "jcc", "call", "ret", "jcc", "call", "ret", "call",
+	};
+	const uint64_t sys[][2] = {
+		{ S + 21, G }, { G, T_KIRQ }, { T_KIRQ + 0x10, T_KIRQ + 0x40 }, { T_KIRET, G },
+		{ G + 2, G + 5 }, { G + 5, S + 23 }, { S + 30, T_KENTRY },
+	};
+	const uint64_t fault[][2] = { { 0, S }, { S + 5, 0 } };
+	const uint64_t bad[][2] = { { S + 5, F }, { 0x4141414141414141ULL, F } };
+	struct pev_buf sb = { 0 }, sb2 = { 0 };
+	uint8_t tr[1024];
+	char cmd[2048], want[2048], l1[64], l2[64], *out = NULL;
+	size_t n, i, k, len;
+	int ret;
+
+	put_task(&sb, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 42, 0, 42, 1);
+	put_mmap(&sb, 42, text_vaddr, 2);
+	sb2 = sb;
+	sb2.buf = malloc(sb.cap);
+	if (!sb2.buf) {
+		ok(0, "bts samples: out of memory");
+		return;
+	}
+	memcpy(sb2.buf, sb.buf, sb.len);
+	n = bts_recs(tr, irq, ARRAY_SIZE(irq), 16);
+	put_sample(&sb, G, 42, 10, true, n, tr, n);
+	n = bts_recs(tr, sys, ARRAY_SIZE(sys), 0);
+	put_sample(&sb, S + 30, 42, 11, true, n, tr, n);
+	n = bts_recs(tr, fault, ARRAY_SIZE(fault), 8);
+	put_sample(&sb, S + 5, 42, 12, true, n, tr, n);
+	memset(tr, 0, 64);
+	put_sample(&sb, G, 42, 13, true, 64, tr, 64);
+	/* a record, then 16 bytes that are not zeros: a record cut short */
+	n = bts_recs(tr, irq + 1, 2, 0);
+	memset(tr + n, 0x55, 16);
+	put_sample(&sb2, G, 42, 14, true, n + 16, tr, n + 16);
+	n = bts_recs(tr, bad, ARRAY_SIZE(bad), 0);
+	put_sample(&sb2, F, 42, 15, true, n, tr, n);
+	samples_flags = ITRACE_FLAG_BTS;
+	write_samples(tmp("bts-samples.itrace"), ST_SAMPLE | PERF_SAMPLE_ITRACE, &sb);
+	write_samples(tmp("bts-bad.itrace"), ST_SAMPLE | PERF_SAMPLE_ITRACE, &sb2);
+	samples_flags = 0;
+
+	snprintf(cmd, sizeof(cmd), "%s report %s 2>&1", itrace, tmp("bts-samples.itrace"));
+	ret = run_out(cmd, &out);
+	ok(ret == 0 &&
+	   strstr(out, "up to 4096 bytes of BTS records each, command tiny\n") &&
+	   strstr(out, "4 samples: 3 decoded, 0 trace missing, 1 trace empty, 0 no PSB, ") &&
+	   strstr(out, "0 undecodable, 0 unreadable; 2 end at the sample ip; 0 records lost\n"),
+	   "bts samples: report: 4 samples, 3 decoded, 1 empty, 2 end at the sample ip, exit %d",
+	   ret);
+	ok(!!strstr(out, "  g (2 samples):\n         1  (trace empty)\n"
+		    "         1  call _start+0x5 -> f+0x0 ; "
+		    "ret f+0x0 -> _start+0xa ; call _start+0x15 -> g+0x0\n"),
+	   "bts samples: report: the path into g: the last 3 branches of the records");
+	ok(!!strstr(out, "         1  jcc g+0x2 -> g+0x5 ; ret g+0x5 -> _start+0x17 ; "
+		    "syscall _start+0x1e -> ?\n"),
+	   "bts samples: with the kernel's addresses: the same path as Intel PT's to the syscall");
+	ok(!!strstr(out, "         1  _start -> g\n"),
+	   "bts samples: the call chain of the interrupted g: _start -> g");
+	if (nr_fail)
+		fprintf(stderr, "# report:\n%s", out);
+	free(out);
+
+	snprintf(cmd, sizeof(cmd), "%s report --samples -n 16 %s 2>&1", itrace,
+		 tmp("bts-samples.itrace"));
+	ret = run_out(cmd, &out);
+	/* sample 1: every user branch of the records, in order; it ends at the sample ip */
+	len = snprintf(want, sizeof(want),
+		       "  trace: 304 bytes (11 BTS records), decoded, 15 instructions\n"
+		       "  last 9 branches (oldest first):\n");
+	for (i = 0, k = 0; i < ARRAY_SIZE(irq); i++) {
+		if (!irq[i][0] || !irq[i][1])
+			continue;
+		len += snprintf(want + len, sizeof(want) - len, "    %-7s %s -> %s\n",
+				irq_kind[k++], tiny_loc(irq[i][0], l1, sizeof(l1)),
+				tiny_loc(irq[i][1], l2, sizeof(l2)));
+	}
+	snprintf(want + len, sizeof(want) - len,
+		 "  end: %s  = sample ip\n  stack (calls the trace saw, innermost first): _start+0x15\n",
+		 tiny_loc(G, l1, sizeof(l1)));
+	ok(ret == 0 && k == ARRAY_SIZE(irq_kind) && strstr(out, want),
+	   "bts samples: --samples: the branches are the records', padding and zero records ignored, the end {g, 0} is the sample ip, g's call not returned");
+	if (nr_fail)
+		fprintf(stderr, "# want:\n%s# report --samples:\n%s", want, out);
+	snprintf(want, sizeof(want),
+		 "  trace: 168 bytes (7 BTS records), decoded, 7 instructions\n"
+		 "  last 4 branches (oldest first):\n"
+		 "    call    %s -> 0x%llx g+0x0\n", tiny_loc(S + 21, l1, sizeof(l1)),
+		 (unsigned long long)G);
+	ok(!!strstr(out, want) && strstr(out, "    syscall 0x"),
+	   "bts samples: --samples: kernel records walked past (interrupt, its return), the syscall last");
+	snprintf(want, sizeof(want),
+		 "  trace: 56 bytes (2 BTS records), decoded, 1 instructions\n"
+		 "  last 0 branches (oldest first):\n  end: %s  = sample ip\nsample 4 ",
+		 tiny_loc(S + 5, l1, sizeof(l1)));
+	ok(!!strstr(out, want),
+	   "bts samples: --samples: a fault at a call: the call did not run, no stack, ends at the sample ip");
+	ok(!!strstr(out, "  trace: empty (64 bytes of zeros: no BTS record)\n"),
+	   "bts samples: --samples: a trace of zeros: said empty, not dropped");
+	if (nr_fail)
+		fprintf(stderr, "# report --samples:\n%s", out);
+	free(out);
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s report --samples --json %s 2>/dev/null | grep -c '\"trace\": \"decoded\"\\|\"ends_at_ip\": 2\\|\"empty\": 1\\|\"kind\": \"call\"\\|\"format\": \"itrace-report-samples\"' | grep -qx 11",
+		 itrace, tmp("bts-samples.itrace"));
+	ok(run(cmd) == 0, "bts samples: report --samples --json: the same counts and branches");
+	if (getenv("ITRACE_SRC") && !access("/usr/bin/python3", X_OK)) {
+		const char *src = getenv("ITRACE_SRC");
+		char f[256], s1[256];
+
+		snprintf(f, sizeof(f), "%s", tmp("bts-samples.itrace"));
+		snprintf(s1, sizeof(s1), "%s", tmp("bts-s1.json"));
+		snprintf(cmd, sizeof(cmd), "%s report --samples --json %s > %s && %s",
+			 itrace, f, s1, "/usr/bin/python3 ");
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd),
+			 "%s/tests/check-json.py %s/itrace.schema.json %s >/dev/null", src, src,
+			 s1);
+		ok(run(cmd) == 0, "bts samples: report --json: valid against itrace.schema.json");
+	}
+
+	snprintf(cmd, sizeof(cmd), "%s report --samples %s 2>&1", itrace, tmp("bts-bad.itrace"));
+	ret = run_out(cmd, &out);
+	ok(ret == 3 &&
+	   strstr(out, ": sample 1 (tid 42, time 14): trace offset 0x30: a BTS record cut") &&
+	   strstr(out, ": trace offset 0x30: a BTS record cut short: 16 of its 24 bytes\n") &&
+	   strstr(out, ": sample 2 (tid 42, time 15): trace offset 0x18: not a BTS record") &&
+	   strstr(out, ": not a BTS record (from 0x4141414141414141, to ") &&
+	   strstr(out, "  trace: 64 bytes (2 BTS records), decoded, 2 instructions, 1 errors: ") &&
+	   strstr(out, "2 samples: 2 decoded, "),
+	   "bts samples: a record cut short, a record that is none: said, the records before them decoded, exit 3 (%d)",
+	   ret);
+	if (nr_fail)
+		fprintf(stderr, "# report --samples:\n%s", out);
+	free(out);
 	free(sb.buf);
 	free(sb2.buf);
 }
@@ -3048,6 +3247,7 @@ int main(int argc, char **argv)
 	test_cli(argv[2]);
 	test_threads(argv[2]);
 	test_samples(argv[2]);
+	test_bts_samples(argv[2]);
 	test_event_cli(argv[2]);
 	test_record_cli(argv[2]);
 	test_conventions(argv[2]);
@@ -3069,7 +3269,7 @@ int main(int argc, char **argv)
 		/* seeds for the fuzzers (make fuzz): files these tests made */
 		snprintf(cmd, sizeof(cmd),
 			 "d=%s && mkdir -p $d/decode $d/core && cd %s &&\n"
-			 "cp tiny.itrace gap.itrace lost.itrace aux.itrace tiny.perf.data samples.itrace $d/decode/ 2>/dev/null;\n"
+			 "cp tiny.itrace gap.itrace lost.itrace aux.itrace tiny.perf.data samples.itrace bts-samples.itrace $d/decode/ 2>/dev/null;\n"
 			 "cp crashnull.core wrapped.core $d/core/ 2>/dev/null; true",
 			 getenv("ITRACE_FUZZ_SEEDS"), tmpdir);
 		if (system(cmd))
