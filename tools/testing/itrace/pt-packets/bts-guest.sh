@@ -75,4 +75,15 @@ for p in crashnull crashabort crashplt; do
 done
 echo 1 > "$pt_dir/coredump"
 echo "$pattern" > /proc/sys/kernel/core_pattern
+
+# PERF_SAMPLE_ITRACE of intel_bts: samples of page faults and of an execute
+# breakpoint, each with the newest BTS records (bts.sh reports them)
+mkdir -p "$OUT/bts-samples"
+for t in "pf page-faults" "bp mem:target:x"; do
+	set -- $t
+	"$ITRACE_BUILD/tools/itrace/itrace" record --pmu intel_bts \
+		-o "$OUT/bts-samples/$1.itrace" -e "$2" -- "$ITRACE_BUILD/progs/callers" \
+		> "$OUT/bts-samples/$1.out" 2> "$OUT/bts-samples/$1.log"
+	echo $? > "$OUT/bts-samples/$1.rc"
+done
 dmesg > "$OUT/dmesg-end.txt"

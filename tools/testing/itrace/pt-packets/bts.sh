@@ -12,7 +12,10 @@
 #    never refused because of the kernel-owned PT event of a core dump),
 #    its tests of intel_bts core notes and of a user's PT event beside them;
 #  - itrace core of the intel_bts cores of crashnull, crashabort, crashplt:
-#    the known paths of their .core-expect files, as with intel_pt.
+#    the known paths of their .core-expect files, as with intel_pt;
+#  - itrace record --pmu intel_bts -e page-faults / mem:target:x of
+#    progs/callers: every fault and every call sampled, each sample's BTS
+#    records decoded by itrace report up to the sample's ip.
 #
 #   tools/testing/itrace/pt-packets/bts.sh [BUILD]
 set -uo pipefail
@@ -151,5 +154,33 @@ for p in crashnull crashabort crashplt; do
 	check "itrace core of the intel_bts core of $p: exit 0, the known path${why:+ ($why)}" \
 		bash -c "grep -qx 'rc 0' '$vm/core-bts-$p.txt' && grep -q ', intel_bts config 0x0\$' '$vm/core-bts-$p.txt' && [ $mrc = 0 ]"
 done
+# itrace record --pmu intel_bts -e: samples with BTS records, reported on
+# the host: every page fault in toucher() (32) and every call of target()
+# (71) sampled, each trace decoded and ending at the sample's ip
+for name in pf bp; do
+	"$it" report --samples --json "$vm/bts-samples/$name.itrace" \
+		> "$out/bts-samples-$name.json" 2> "$out/bts-samples-$name.err"
+	echo $? > "$out/bts-samples-$name.rc"
+done
+samp=$(python3 - "$vm/bts-samples" "$out" <<'PY'
+import json, sys
+vm, out = sys.argv[1], sys.argv[2]
+def sym(loc):
+    return loc.get("symbol") if loc else None
+for name, where, want in (("pf", "toucher", 32), ("bp", "target", 71)):
+    try:
+        rc = open(f"{vm}/{name}.rc").read().strip()
+        d = json.load(open(f"{out}/bts-samples-{name}.json"))
+    except (OSError, ValueError) as e:
+        print(f"{name}: no report ({e})")
+        continue
+    ss = [s for s in d["samples"] if sym(s["ip"]) == where]
+    ends = [s for s in ss if s["trace"] == "decoded" and s.get("end_is_ip")]
+    print(f"{name}: record exit {rc}, {len(ss)} samples in {where}, {len(ends)} end at the ip"
+          + ("" if rc == "0" and len(ss) == want == len(ends) else f" BAD (want {want})"))
+PY
+)
+check "itrace report of BTS samples: $(echo $samp)" \
+	bash -c "[ -n '$samp' ] && ! echo '$samp' | grep -q 'BAD\|no report' && [ \$(echo '$samp' | wc -l) = 2 ]"
 echo "1..$n"
 [ $fail -eq 0 ]
