@@ -39,6 +39,7 @@
 #define NR_PROG		40	/* calls into the program kept for it */
 #define NR_JSON_ERRORS	100	/* errors listed in a JSON report */
 #define NR_FS_CACHE	1024	/* per-function counters by symbol, direct mapped */
+#define NR_LINE_CACHE	16384	/* --insn lines by address, direct mapped */
 
 struct fstat {
 	char		*key;		/* name, or module:name outside the program */
@@ -49,6 +50,40 @@ struct fstat {
 
 enum pending { P_NONE, P_COND, P_CALL, P_RET, P_JUMP };
 
+/*
+ * --insn: the text of an instruction's line after its count ("address
+ * symbol+offset bytes  disassembly  # class"), by address.  A loop prints
+ * the same lines millions of times, and disassembling and formatting each
+ * one anew was most of the view's time.  The key is all that the text
+ * depends on: the address; the bytes, mode and class (what capstone and
+ * libipt saw); the symbol, whose name and module are pointers that stay
+ * valid until the decode ends; and whether the module is the program's
+ * (s->exe, set once: the cache is emptied then, add_mapping()).  The
+ * texts are in one buffer (struct line_cache), each after LINE_PRE bytes
+ * where the count is written before the line is.
+ */
+struct insn_line {
+	uint64_t	ip, start;
+	const char	*name, *module;	/* s->cur when the text was made */
+	uint32_t	off, len;	/* in the buffer; len 0: an empty slot */
+	uint8_t		raw[pt_max_insn_size];
+	uint8_t		size, mode, iclass;
+};
+
+/* Room before the text of an insn_line for the count: 20 digits and ' '. */
+#define LINE_PRE	21
+/* The texts' buffer is emptied, and the cache with it, past this size. */
+#define LINE_BUF_MAX	(64 << 20)
+
+struct line_cache {
+	struct insn_line lines[NR_LINE_CACHE];
+	char		*buf;		/* the texts */
+	size_t		used, cap;
+	FILE		*m;		/* where a text is made: */
+	char		*mbuf;		/* its open_memstream() buffer */
+	size_t		mlen;
+};
+
 struct dstate {
 	const struct decode_opts *o;
 	FILE		*out;
@@ -56,6 +91,11 @@ struct dstate {
 	struct symtab	*st;
 	struct itrace_image im;
 	struct disasm	*dis;		/* --insn: capstone, if it is there */
+	struct line_cache *lc;		/* --insn */
+	bool		no_lines;	/* ITRACE_NO_LINE_CACHE: made every time */
+	char		cnt[LINE_PRE - 1];	/* s->insns of the last line, */
+	uint64_t	cnt_v;			/* right-aligned, in cnt_n digits */
+	int		cnt_n;
 	char		*exe;		/* module name of the program */
 	char		*exe_path;	/* its path in the recording */
 	int		vdso_fd;
@@ -553,8 +593,148 @@ bool itrace_is_syscall(const uint8_t *raw, size_t size)
 	       (raw[0] == 0xcd && raw[1] == 0x80);
 }
 
+/* The text of an --insn line after the count, as printf makes it. */
+static void insn_text(struct dstate *s, FILE *f, const struct pt_insn *in)
+{
+	static const char dig[] = "0123456789abcdef";
+	char hex[1 + 2 * sizeof(in->raw)];
+	uint8_t i;
+
+	fprintf(f, "%016llx ", (unsigned long long)in->ip);
+	print_sym(s, f, in->ip, &s->cur);
+	hex[0] = ' ';
+	for (i = 0; i < in->size; i++) {
+		hex[1 + 2 * i] = dig[in->raw[i] >> 4];
+		hex[2 + 2 * i] = dig[in->raw[i] & 15];
+	}
+	fwrite(hex, 1, 1 + 2 * in->size, f);
+	if (s->dis) {
+		const char *text = disasm_insn(s->dis, in->raw, in->size, in->ip, in->mode);
+
+		fprintf(f, "  %s", text ? text : "(bad)");
+	}
+	fprintf(f, "%s%s\n", *iclass_name(in->iclass) ? "  # " : "", iclass_name(in->iclass));
+}
+
+static void flush_lines(struct dstate *s)
+{
+	if (!s->lc)
+		return;
+	memset(s->lc->lines, 0, sizeof(s->lc->lines));
+	s->lc->used = 0;
+}
+
+static void free_lines(struct dstate *s)
+{
+	if (!s->lc)
+		return;
+	if (s->lc->m)
+		fclose(s->lc->m);
+	free(s->lc->mbuf);
+	free(s->lc->buf);
+	free(s->lc);
+	s->lc = NULL;
+}
+
+/* The cached line of in (insn_text() after LINE_PRE bytes), made on a miss. */
+static char *insn_line(struct dstate *s, const struct pt_insn *in, size_t *len)
+{
+	struct line_cache *c = s->lc;
+	struct insn_line *l;
+	size_t n;
+
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			oom();
+		c->m = open_memstream(&c->mbuf, &c->mlen);
+		if (!c->m)
+			oom();
+		s->lc = c;
+	}
+	l = &c->lines[((in->ip * 0x9e3779b97f4a7c15ULL) >> 32) % NR_LINE_CACHE];
+	if (l->len && l->ip == in->ip && l->name == s->cur.name && l->start == s->cur.start &&
+	    l->module == s->cur.module && l->size == in->size && l->mode == in->mode &&
+	    l->iclass == in->iclass) {
+		/* a few bytes: a loop, not a call of memcmp() */
+		for (n = 0; n < in->size && l->raw[n] == in->raw[n]; n++)
+			;
+		if (n == in->size) {
+			*len = l->len;
+			return c->buf + l->off;
+		}
+	}
+	/* the stream's size is its position when flushed (POSIX) */
+	rewind(c->m);
+	fprintf(c->m, "%*s", LINE_PRE, "");
+	insn_text(s, c->m, in);
+	if (fflush(c->m))
+		oom();
+	n = c->mlen;
+	if (c->used + n > c->cap) {
+		if (c->used + n > LINE_BUF_MAX) {
+			flush_lines(s);
+		} else {
+			char *b;
+
+			c->cap = c->cap ? 2 * c->cap : 1 << 16;
+			while (c->cap < c->used + n)
+				c->cap *= 2;
+			b = realloc(c->buf, c->cap);
+			if (!b)
+				oom();
+			c->buf = b;
+		}
+	}
+	*len = n;
+	if (c->used + n > c->cap)	/* no room for it (longer than LINE_BUF_MAX): not kept */
+		return c->mbuf;
+	memcpy(c->buf + c->used, c->mbuf, n);
+	l->ip = in->ip;
+	l->name = s->cur.name;
+	l->start = s->cur.start;
+	l->module = s->cur.module;
+	l->off = c->used;
+	l->len = n;
+	memcpy(l->raw, in->raw, in->size);
+	l->size = in->size;
+	l->mode = in->mode;
+	l->iclass = in->iclass;
+	c->used += n;
+	return c->buf + l->off;
+}
+
+/* s->cnt: s->insns in decimal, counted up from the last line's when it can be */
+static void count_digits(struct dstate *s)
+{
+	uint64_t v = s->insns;
+	int i = sizeof(s->cnt) - 1;
+
+	if (s->cnt_n && v == s->cnt_v + 1) {
+		while (i > 0 && s->cnt[i] == '9')
+			s->cnt[i--] = '0';
+		if (s->cnt[i] == ' ') {
+			s->cnt[i] = '1';
+			s->cnt_n++;
+		} else {
+			s->cnt[i]++;
+		}
+	} else {
+		memset(s->cnt, ' ', sizeof(s->cnt));
+		i++;
+		do {
+			s->cnt[--i] = '0' + v % 10;
+			v /= 10;
+		} while (v && i > 0);
+		s->cnt_n = sizeof(s->cnt) - i;
+	}
+	s->cnt_v = s->insns;
+}
+
 static void print_insn(struct dstate *s, const struct pt_insn *in)
 {
+	size_t len, n;
+	char *l;
 	uint8_t i;
 
 	if (s->o->json) {
@@ -578,20 +758,20 @@ static void print_insn(struct dstate *s, const struct pt_insn *in)
 		json_object_put(o);
 		return;
 	}
-	context_line(s);
-	fprintf(s->out, "%10llu %016llx ", (unsigned long long)s->insns,
-		(unsigned long long)in->ip);
-	print_sym(s, s->out, in->ip, &s->cur);
-	fputc(' ', s->out);
-	for (i = 0; i < in->size; i++)
-		fprintf(s->out, "%02x", in->raw[i]);
-	if (s->dis) {
-		const char *text = disasm_insn(s->dis, in->raw, in->size, in->ip, in->mode);
-
-		fprintf(s->out, "  %s", text ? text : "(bad)");
+	if (!s->ctx_shown)
+		context_line(s);
+	if (s->no_lines) {
+		fprintf(s->out, "%10llu ", (unsigned long long)s->insns);
+		insn_text(s, s->out, in);
+		return;
 	}
-	fprintf(s->out, "%s%s\n", *iclass_name(in->iclass) ? "  # " : "",
-		iclass_name(in->iclass));
+	/* "%10llu " and the cached rest, in one piece: no printf in the common case */
+	count_digits(s);
+	l = insn_line(s, in, &len);
+	memcpy(l, s->cnt, sizeof(s->cnt));
+	l[LINE_PRE - 1] = ' ';
+	n = LINE_PRE - 1 - (s->cnt_n > 10 ? s->cnt_n : 10);
+	fwrite_unlocked(l + n, 1, len - n, s->out);
 }
 
 /* --time: is the decoder's position outside the range? */
@@ -609,7 +789,8 @@ static void on_insn(void *ctx, struct pt_insn_decoder *dec, const struct pt_insn
 {
 	struct dstate *s = ctx;
 
-	if (s->skip || out_of_time(s))
+	/* the cheap tests first: this runs for every instruction */
+	if (s->skip || ((s->o->time_from || s->o->time_to) && out_of_time(s)))
 		return;
 	if (s->pend)
 		resolve(s, in->ip);
@@ -1176,6 +1357,8 @@ static void add_mapping(struct dstate *s, struct itrace_image *im, struct symtab
 	if (!s->exe && path != s->vdso_path && file[0] == '/') {
 		s->exe = strdup(name);
 		s->exe_path = strdup(file);
+		/* the lines printed so far took no module as the program's */
+		flush_lines(s);
 	}
 out:
 	free(alt);
@@ -1929,8 +2112,11 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	clock_gettime(CLOCK_MONOTONIC_COARSE, &s->start);
 	if (o->json)
 		s->jerrors = json_object_new_array();
-	if (o->mode == DECODE_INSN)
+	if (o->mode == DECODE_INSN) {
 		s->dis = disasm_open();
+		/* the tests compare the cached lines with these */
+		s->no_lines = !!getenv("ITRACE_NO_LINE_CACHE");
+	}
 	if (d->truncated) {
 		fprintf(stderr, "itrace: %s: warning: %s: decoding what is there\n", o->name,
 			d->truncated_why);
@@ -2022,6 +2208,7 @@ out:
 	if (s->vdso_fd >= 0)
 		close(s->vdso_fd);
 	disasm_close(s->dis);
+	free_lines(s);
 	save_thread(s);
 	free_threads(s);
 	/* a thread's table, if merge_threads() did not run */
@@ -2162,6 +2349,7 @@ int cmd_report(int argc, char **argv)
 
 static int decode_main(int argc, char **argv, enum decode_mode mode)
 {
+	static char outbuf[1 << 20];	/* stdout's, until the exit */
 	enum { O_SYSROOT = 256, O_EXE, O_NO_DEMANGLE, O_PROGRESS, O_NO_PROGRESS, O_BUILDID_DIR,
 	       O_TID, O_TIME, O_SNAPSHOT, O_SAMPLES, O_PATHLEN, O_TOPN };
 	static const struct option opts[] = {
@@ -2328,8 +2516,13 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 	}
 	if (!strcmp(o.name, "-"))
 		o.name = "<stdin>";
-	/* the flow and --insn write lines by the million: write in big blocks */
-	setvbuf(stdout, NULL, _IOFBF, 1 << 20);
+	/*
+	 * The flow and --insn write lines by the million: write in big
+	 * blocks.  glibc takes the size only with a buffer; given none, it
+	 * allocates one of the file's st_blksize (4 KiB for a pipe or
+	 * /dev/null).
+	 */
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	if (report && (d.hdr.flags & ITRACE_FLAG_SAMPLES)) {
 		ret = itrace_report_samples(&d, &o, stdout);
 	} else if (sample_opts) {

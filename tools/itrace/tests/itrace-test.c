@@ -1736,6 +1736,26 @@ static void test_sim(const char *itrace, const char *ptsim, const char *progs,
 		pclose(p);
 
 	/*
+	 * --insn prints the text of a line from a cache (by address, bytes
+	 * and symbol): the same bytes as making each line anew, in the flow of
+	 * programs that loop, call through the PLT, the vDSO and pointers,
+	 * from the itrace file and from perf.data.
+	 */
+	for (i = 0; i < ARRAY_SIZE(runs); i++) {
+		snprintf(cmd, sizeof(cmd),
+			 "f=%s/%s.itrace && %s convert -o $f.data $f 2>/dev/null &&\n"
+			 "for g in $f $f.data; do\n"
+			 "  %s decode --insn $g > $g.insn 2>&1 &&\n"
+			 "  ITRACE_NO_LINE_CACHE=1 %s decode --insn $g > $g.insn0 2>&1 &&\n"
+			 "  [ $(grep -c '^ *[0-9]* [0-9a-f]\\{16\\} ' $g.insn) -gt 1000 ] &&\n"
+			 "  cmp -s $g.insn $g.insn0 || exit 1\n"
+			 "done",
+			 tmpdir, runs[i][0], itrace, itrace, itrace);
+		ok(run(cmd) == 0, "sim %s: --insn: the cached lines are the lines made anew",
+		   runs[i][0]);
+	}
+
+	/*
 	 * record's perf stream side on this kernel: a software dummy event
 	 * stands in for intel_pt (test hook), the sideband must let decode
 	 * rebuild the address space.
