@@ -33,6 +33,23 @@ struct plt_tab {
 	size_t		nr;
 };
 
+/*
+ * The allocated sections of one module, as dwfl_module_address_section()
+ * keeps them (by address, then in file order), without the DWARF that it
+ * loads first: that decompresses every debug section of the module.
+ */
+struct sec_ent {
+	uint64_t	start, end;	/* run-time addresses */
+	uint64_t	size;
+	const char	*name;		/* in the module's ELF file */
+};
+
+struct sec_tab {
+	Dwfl_Module	*mod;
+	struct sec_ent	*ents;
+	size_t		nr;
+};
+
 /* A demangled name, by the address of the mangled one (stable in libdwfl). */
 struct dname {
 	const char	*mangled;
@@ -43,6 +60,8 @@ struct symtab {
 	Dwfl		*dwfl;
 	struct plt_tab	*plts;
 	size_t		nr_plts;
+	struct sec_tab	*secs;
+	size_t		nr_secs;
 	void		*dnames;	/* tsearch() tree of struct dname */
 	int		demangle;
 	char		**paths;	/* files already reported */
@@ -429,6 +448,97 @@ static int ksym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si)
 	return 0;
 }
 
+static int cmp_sec(const void *a, const void *b)
+{
+	const struct sec_ent *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void sec_build(struct sec_tab *t, Dwfl_Module *mod)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, cap = 0;
+	GElf_Shdr sh;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		struct sec_ent *e;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			break;
+		if (!(sh.sh_flags & SHF_ALLOC))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name)
+			break;
+		if (t->nr == cap) {
+			cap = cap ? 2 * cap : 32;
+			e = realloc(t->ents, cap * sizeof(*e));
+			if (!e)
+				break;
+			t->ents = e;
+		}
+		e = &t->ents[t->nr++];
+		e->start = sh.sh_addr + bias;
+		e->end = e->start + sh.sh_size;
+		e->size = sh.sh_size;
+		e->name = name;
+	}
+	/* glibc's qsort() merges: sections at one address stay in file order */
+	if (t->nr)
+		qsort(t->ents, t->nr, sizeof(*t->ents), cmp_sec);
+}
+
+/*
+ * No symbol at ip in mod: the section holding it, found as libdwfl's
+ * dwfl_module_address_section() finds it (a section's end counts as in
+ * it, unless the next one starts there).
+ */
+static int sec_lookup(struct symtab *st, Dwfl_Module *mod, uint64_t ip, struct sym_info *si)
+{
+	struct sec_tab *t = NULL;
+	size_t i, lo = 0, hi;
+
+	for (i = 0; i < st->nr_secs; i++)
+		if (st->secs[i].mod == mod)
+			t = &st->secs[i];
+	if (!t) {
+		struct sec_tab *n = realloc(st->secs, (st->nr_secs + 1) * sizeof(*n));
+
+		if (!n)
+			return -1;
+		st->secs = n;
+		t = &st->secs[st->nr_secs++];
+		memset(t, 0, sizeof(*t));
+		t->mod = mod;
+		sec_build(t, mod);
+	}
+	hi = t->nr;
+	while (lo < hi) {
+		i = (lo + hi) / 2;
+		if (ip < t->ents[i].start) {
+			hi = i;
+		} else if (ip > t->ents[i].end) {
+			lo = i + 1;
+		} else {
+			if (ip == t->ents[i].end && i + 1 < t->nr && ip == t->ents[i + 1].start)
+				i++;
+			si->name = t->ents[i].name;
+			si->start = t->ents[i].start;
+			si->end = si->start + t->ents[i].size;
+			if (si->end <= ip)
+				si->end = ip + 1;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 void sym_done(struct symtab *st)
 {
 	dwfl_report_end(st->dwfl, NULL, NULL);
@@ -467,22 +577,9 @@ void sym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si)
 		st->cache[h] = *si;
 		return;
 	}
-	if (!name && mod) {
+	if (!name && mod)
 		/* no symbol (PLT stubs...): name the section instead */
-		Dwarf_Addr a = ip, bias;
-		Elf_Scn *scn = dwfl_module_address_section(mod, &a, &bias);
-		Elf *elf = dwfl_module_getelf(mod, &bias);
-		size_t shstrndx;
-		GElf_Shdr sh;
-
-		if (scn && elf && gelf_getshdr(scn, &sh) && !elf_getshdrstrndx(elf, &shstrndx)) {
-			si->name = elf_strptr(elf, shstrndx, sh.sh_name);
-			si->start = ip - a;
-			si->end = si->start + sh.sh_size;
-			if (si->end <= ip)
-				si->end = ip + 1;
-		}
-	}
+		sec_lookup(st, mod, ip, si);
 	if (name) {
 		si->name = demangled(st, name);
 		si->start = ip - off;
@@ -554,6 +651,9 @@ void sym_free(struct symtab *st)
 		free(st->plts[i].ents);
 	}
 	free(st->plts);
+	for (i = 0; i < st->nr_secs; i++)
+		free(st->secs[i].ents);
+	free(st->secs);
 	while (st->dnames) {
 		struct dname *d = *(struct dname **)st->dnames;
 
