@@ -11,20 +11,53 @@
 #   decode_vs_perf_script        perf script --itrace=i0ns -F ip,sym /
 #                                itrace decode --insn on the same perf.data
 #                                (every instruction with its symbol; goal
-#                                >= 5); only with PERF.DATA
+#                                >= 5); only with PERF.DATA or ptsim, runs
+#                                interleaved, min / min
 #
-# usage: decode.sh RECORDING [PERF.DATA]    (BENCH_DECODE_REPS, default 3)
-# bench.sh runs it on the workload recorded by its first step.
+# usage: decode.sh RECORDING [PERF.DATA | ptsim]   (BENCH_DECODE_REPS, default 3)
+# bench.sh runs it on the workload recorded by its first step, with
+# "ptsim": that recording (hundreds of millions of instructions) is too
+# large for perf script, which prints about 2.5 million lines a second.
+# ptsim stands for it: tools/itrace/tests/ptsim single-steps the test
+# program spin for BENCH_SPIN_ROUNDS rounds (default 200000: 4.3 million
+# instructions, 150 KB of trace, about 3 minutes of ptrace on the host;
+# kept in BUILD/bench-decode and made again only when spin or ptsim.c
+# changes), and `itrace convert` writes it as perf.data.
 set -euo pipefail
 : "${BUILD:?}"
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../../.." && pwd)
 rec=$1 pdata=${2:-}
 reps=${BENCH_DECODE_REPS:-3}
+rounds=${BENCH_SPIN_ROUNDS:-200000}
 it=$BUILD/tools/itrace/itrace
 loop=$BUILD/itrace-test/ptloop
+sim=$BUILD/itrace-test/ptsim spin=$BUILD/itrace-test/progs/spin
 make -s -C "$top/tools/itrace" O="$BUILD/tools/itrace" TEST_O="$BUILD/itrace-test" \
-	"$loop" "$it" >&2
+	"$loop" "$it" $([ "$pdata" = ptsim ] && echo "$sim" progs) >&2
+
+if [ "$pdata" = ptsim ]; then
+	if ! command -v perf > /dev/null; then
+		pdata=
+	else
+		pd=$BUILD/bench-decode
+		mkdir -p "$pd"
+		pdata=$pd/spin-$rounds.data
+		src=$top/tools/itrace/tests/ptsim.c
+		if [ ! -s "$pdata" ] || [ "$spin" -nt "$pdata" ] || [ "$src" -nt "$pdata" ]; then
+			echo "  PTSIM   spin $rounds -> $pdata (single-stepped: minutes)" >&2
+			rm -f "$pdata"
+			"$sim" -o "$pd/spin.itrace" -- "$spin" "$rounds" \
+				> /dev/null 2> "$pd/ptsim.log" || {
+				echo "bench: ptsim failed:" >&2
+				cat "$pd/ptsim.log" >&2
+				exit 1
+			}
+			"$it" convert -o "$pdata.tmp" "$pd/spin.itrace" >&2
+			mv "$pdata.tmp" "$pdata"
+		fi
+	fi
+fi
 
 t() {	# t CMD...: wall seconds of one run, output to /dev/null
 	local s e
@@ -51,8 +84,19 @@ echo "# decode: $rec, $size bytes, $insns instructions; $reps runs each, interle
 echo "bench decode_vs_libipt_insn = $(r "$base" "$stats") x (goal >= 0.9)"
 echo "bench decode_flow_vs_libipt_insn = $(r "$base" "$flow") x (goal >= 2.0)"
 if [ -n "$pdata" ] && command -v perf > /dev/null; then
-	p=$(t perf script -i "$pdata" --itrace=i0ns -F ip,sym)
-	i=$(t "$it" decode --no-progress --insn "$pdata")
-	echo "# decode_vs_perf_script: $pdata: perf script --itrace=i0ns -F ip,sym $p s / itrace decode --insn $i s, one run each"
+	for _ in $(seq "$reps"); do
+		echo "perf $(t perf script -i "$pdata" --itrace=i0ns -F ip,sym)"
+		echo "insn $(t "$it" decode --no-progress --insn "$pdata")"
+	done > "$BUILD/bench-perf-script.txt"
+	p=$(awk '$1 == "perf" { print $2 }' "$BUILD/bench-perf-script.txt" | min)
+	i=$(awk '$1 == "insn" { print $2 }' "$BUILD/bench-perf-script.txt" | min)
+	pins=$("$it" decode --summary "$pdata" 2> /dev/null |
+		sed -n 's/^ *instructions: *\([0-9]*\).*/\1/p')
+	cs="with capstone's disassembly"
+	{ ldconfig -p || /sbin/ldconfig -p; } 2> /dev/null | grep -q 'libcapstone\.so' ||
+		cs="without disassembly: no libcapstone"
+	echo "# decode_vs_perf_script: $pdata, $(stat -c %s "$pdata") bytes," \
+		"$pins instructions; $reps runs each, interleaved, min: perf script" \
+		"--itrace=i0ns -F ip,sym $p s / itrace decode --insn $i s ($cs)"
 	echo "bench decode_vs_perf_script = $(r "$p" "$i") x (goal >= 5)"
 fi

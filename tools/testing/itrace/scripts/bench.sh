@@ -50,6 +50,13 @@
 #   decode_flow_vs_libipt_insn against a bare libipt pt_insn loop with an
 #                              image section cache, on step 1's recording
 #                              (tools/testing/itrace/bench/decode.sh)
+#   decode_vs_perf_script      host only: Debian's perf script
+#                              --itrace=i0ns -F ip,sym / itrace decode
+#                              --insn on one perf.data: a recording of the
+#                              test program spin made on the host by ptsim
+#                              (4.3 million instructions; step 1's is too
+#                              large for perf script), converted by `itrace
+#                              convert`; runs interleaved, min / min
 #   pmu_count_on_vs_off        workload time with the emulated CPU's
 #                              performance counters counting (instructions,
 #                              branches, cycles, ref-cycles, user and
@@ -323,6 +330,7 @@ echo "bench fork_exec_p99_beside_vs_alone = $(n "$fbeside" "$falone") x (goal no
 cat "$b/tfd.out" "$b/tfd-threads.out" "$b/pmu.out" "$b/sample.out" "$b/bts.out"
 
 # 8. decoding on the host (no guest): the workload's recording of step 1
-# against a bare libipt loop (tools/testing/itrace/bench/decode.sh; run it
-# alone on any recording, and with a perf.data for decode_vs_perf_script)
-"$t/bench/decode.sh" "$b/onoff/work.itrace"
+# against a bare libipt loop, and perf script against itrace decode --insn
+# on a ptsim recording made here (tools/testing/itrace/bench/decode.sh; run
+# it alone on any recording, with a perf.data or "ptsim")
+"$t/bench/decode.sh" "$b/onoff/work.itrace" ptsim
