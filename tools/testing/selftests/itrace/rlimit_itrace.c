@@ -1439,7 +1439,7 @@ struct bts_record {
 	uint64_t from, to, flags;
 };
 
-#define USER_END	(1ull << 47)
+static const uint64_t bts_user_end = 1ull << 47;	/* 4-level paging */
 
 static bool select_bts_dumps(void)
 {
@@ -1479,8 +1479,8 @@ static int check_bts_note(struct __test_metadata *_metadata,
 		return -1;
 	for (i = 0; i < nr; i++) {
 		memcpy(&r, trace + i * sizeof(r), sizeof(r));
-		bad += (!r.from && !r.to) || r.from >= USER_END ||
-		       r.to >= USER_END;
+		bad += (!r.from && !r.to) || r.from >= bts_user_end ||
+		       r.to >= bts_user_end;
 		entries += !r.to;
 	}
 	EXPECT_EQ(0, bad);
