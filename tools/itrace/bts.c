@@ -289,10 +289,13 @@ void bts_record(struct bts_walker *w, const struct itrace_image *im, struct bts_
 			/*
 			 * A branch (or a system call, a trap) ran; an instruction
 			 * that is none (an interrupt's next one, an exception's
-			 * faulting one) did not yet.
+			 * faulting one) did not yet.  Nor did a branch whose
+			 * record goes into the kernel other than as a system
+			 * call or trap: an exception at it (a call whose push
+			 * faults), or an interrupt before it.
 			 */
 			insn_at(w, im, r->from, &in);
-			ran = in.iclass != ptic_other;
+			ran = to_k ? in.iclass == ptic_far_call : in.iclass != ptic_other;
 			emit(w, im, pos->ip, r->from, ran);
 		}
 	}

@@ -301,16 +301,7 @@ static void bts_kernel(void *ctx, uint64_t off, uint64_t from, uint64_t to, bool
 		s->have_end = false;
 		return;
 	}
-	/*
-	 * The instruction at from did not complete: a branch there (a call
-	 * faulting on the stack) was walked as run, and is taken back.
-	 */
-	if (s->pend && s->pend_br.from == from) {
-		s->pend = false;
-		s->insns--;
-		if (s->pend_br.kind == B_CALL && s->depth)
-			s->depth--;
-	}
+	/* the instruction at from did not complete (bts_record() ran none) */
 	resolve(r, from);
 	s->have_end = true;
 	s->end = from;

@@ -2122,6 +2122,8 @@ static void test_core(const char *itrace, const char *ptsim)
 	sim_crash(itrace, ptsim, "crashnull", "--bts", "bts-crashnull");
 	sim_crash(itrace, ptsim, "crashabort", "--bts", "bts-crashabort");
 	sim_crash(itrace, ptsim, "crashplt", "--bts", "bts-crashplt");
+	/* the call whose push faults did not run */
+	sim_crash(itrace, ptsim, "crashstack", "--bts", "bts-crashstack");
 	/* the newest 3000 bytes: 125 whole records */
 	sim_crash(itrace, ptsim, "crashnull", "--bts -w 3000", "bts-wrapped");
 	snprintf(cmd, sizeof(cmd),

@@ -632,6 +632,16 @@ static const struct pmu_info *itrace_sysfs(struct ctx *c, const char *file,
 #define SYSFS_CONFIG	1
 #define SYSFS_NO_KEVENTS 2
 
+/* How many itrace PMUs serve core dumps (one of them at a time) */
+static int nr_kevents_pmus(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < sh->nr_pmus; i++)
+		n += sh->pmus[i].itrace && sh->pmus[i].kevents;
+	return n;
+}
+
 static int write_fd(int fd, const char *s)
 {
 	return err_of(write(fd, s, strlen(s)));
@@ -727,9 +737,20 @@ void op_sysfs(struct ctx *c)
 		err = write_fd(fd, val);
 	switch (v) {
 	case 0:
-	case 5:
 		/* "EOPNOTSUPP the PMU makes no kernel-owned trace events" */
 		STRICT(c, err, pi->kevents ? 0 : EOPNOTSUPP);
+		break;
+	case 5:
+		/*
+		 * config 0: "EINVAL ... this PMU does not serve core dumps"
+		 * when another that can is selected (by another worker)
+		 */
+		if (!pi->kevents)
+			STRICT(c, err, EOPNOTSUPP);
+		else if (nr_kevents_pmus() == 1)
+			STRICT(c, err, 0);
+		else
+			LOOSE(c, err, 0, EINVAL);
 		break;
 	case 1:		/* "coredump: anything but 1" */
 		if (*val)
