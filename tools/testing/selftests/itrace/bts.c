@@ -16,7 +16,8 @@
  *  - core dumps: served when sysfs selects intel_bts (intel_pt is the
  *    default); the notes are tested in rlimit_itrace;
  *  - PERF_SAMPLE_ITRACE with itrace_sample_type intel_bts: whole records
- *    without kernel addresses, the newest one the sampled page fault.
+ *    without kernel addresses, the newest one the sampled page fault;
+ *  - mainline's PERF_SAMPLE_AUX with an intel_bts group leader.
  *
  * Needs intel_bts (the emulated CPU's "+ds") and root: BTS asks for
  * kernel tracing permission even for user-only events. Skipped otherwise.
@@ -456,6 +457,117 @@ TEST(samples_end_at_the_fault)
 	EXPECT_EQ(nr, at_fault);
 	/* the loop before each fault gives 300 records: the sample is full */
 	EXPECT_LE(NR_FAULTS, full);
+	munmap(rb, len);
+	close(fd);
+}
+
+/*
+ * Mainline's PERF_SAMPLE_AUX with a user's intel_bts event leading the
+ * group (classic AUX area, read-only: overwrite mode): each page-fault
+ * sample carries all aux_sample_size bytes, the newest whole records then
+ * zeros, and the last record is the fault with its kernel target (a
+ * user's BTS event has kernel tracing permission: nothing is removed). No
+ * kernel warning (perf_aux_sample_output() warns when a PMU copies more
+ * than the alignment short of the size; the health check of the boot
+ * looks).
+ */
+TEST(aux_sampling_of_bts_leader)
+{
+	struct perf_event_attr attr = {
+		.size		= sizeof(attr),
+		.disabled	= 1,
+		.exclude_kernel	= 1,
+		.exclude_hv	= 1,
+	};
+	struct perf_event_attr sattr = {
+		.size		= sizeof(attr),
+		.type		= PERF_TYPE_SOFTWARE,
+		.config		= PERF_COUNT_SW_PAGE_FAULTS,
+		.sample_period	= 1,
+		.sample_type	= PERF_SAMPLE_IP | PERF_SAMPLE_AUX,
+		.aux_sample_size = SAMPLE_SIZE,
+		.exclude_kernel	= 1,
+	};
+	size_t len = (1 + RB_PAGES) * page_size(), aux_len = 16 * page_size();
+	size_t slen = (1 + SAMPLE_RB_PAGES) * page_size();
+	struct perf_event_mmap_page *rb, *srb;
+	int fd, sfd, status, nr = 0, bad = 0, at_fault = 0;
+	unsigned char *data;
+	__u64 head, pos;
+	void *aux;
+	pid_t pid;
+
+	if (bts_type() < 0)
+		SKIP(return, NO_BTS);
+	if (geteuid())
+		SKIP(return, "intel_bts needs kernel tracing permission: run as root");
+	attr.type = bts_type();
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		raise(SIGSTOP);
+		fault_pages();
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
+	fd = sys_perf_event_open(&attr, pid, -1, -1, 0);
+	ASSERT_LE(0, fd) TH_LOG("intel_bts event: %s", strerror(errno));
+	rb = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, rb);
+	rb->aux_offset = len;
+	rb->aux_size = aux_len;
+	aux = mmap(NULL, aux_len, PROT_READ, MAP_SHARED, fd, len);
+	ASSERT_NE(MAP_FAILED, aux) TH_LOG("AUX area: %s", strerror(errno));
+	sfd = sys_perf_event_open(&sattr, pid, -1, fd, 0);
+	ASSERT_LE(0, sfd) TH_LOG("AUX sampling event: %s", strerror(errno));
+	srb = mmap(NULL, slen, PROT_READ | PROT_WRITE, MAP_SHARED, sfd, 0);
+	ASSERT_NE(MAP_FAILED, srb);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP));
+	kill(pid, SIGCONT);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+
+	data = (unsigned char *)srb + srb->data_offset;
+	head = __atomic_load_n(&srb->data_head, __ATOMIC_ACQUIRE);
+	ASSERT_GE(srb->data_size, head) TH_LOG("the stream wrapped");
+	for (pos = 0; pos < head; ) {
+		struct perf_event_header hdr;
+		__u64 ip, size, i, last = 0;
+		struct bts_record r;
+
+		memcpy(&hdr, data + pos, sizeof(hdr));
+		ASSERT_LE(sizeof(hdr), hdr.size);
+		ASSERT_GE(head, pos + hdr.size);
+		if (hdr.type != PERF_RECORD_SAMPLE) {
+			pos += hdr.size;
+			continue;
+		}
+		nr++;
+		/* header, ip, size, data */
+		memcpy(&ip, data + pos + sizeof(hdr), 8);
+		memcpy(&size, data + pos + sizeof(hdr) + 8, 8);
+		if (size != SAMPLE_SIZE ||
+		    hdr.size != sizeof(hdr) + 16 + SAMPLE_SIZE) {
+			bad++;
+			pos += hdr.size;
+			continue;
+		}
+		for (i = 0; i + sizeof(r) <= size; i += sizeof(r)) {
+			memcpy(&r, data + pos + sizeof(hdr) + 16 + i, sizeof(r));
+			if (r.from || r.to)
+				last = i;
+		}
+		for (; i < size; i++)
+			bad += data[pos + sizeof(hdr) + 16 + i] != 0;
+		memcpy(&r, data + pos + sizeof(hdr) + 16 + last, sizeof(r));
+		at_fault += r.from == ip && !is_user(r.to);
+		pos += hdr.size;
+	}
+	TH_LOG("%d samples, %d end at the fault", nr, at_fault);
+	EXPECT_EQ(0, bad);
+	EXPECT_LE(NR_FAULTS, nr);
+	EXPECT_EQ(nr, at_fault);
+	munmap(srb, slen);
+	close(sfd);
+	munmap(aux, aux_len);
 	munmap(rb, len);
 	close(fd);
 }
