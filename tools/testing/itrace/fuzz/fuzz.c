@@ -390,19 +390,21 @@ static int write_str(const char *path, const char *s)
 /* The PMU that served core dumps when the fuzzer started (index), or -1 */
 static int boot_dump_pmu = -1;
 
+/* The path of PMU @j's itrace sysfs file @file */
+static const char *dump_file(int j, const char *file, char *buf, size_t len)
+{
+	snprintf(buf, len, "/sys/bus/event_source/devices/%s/itrace/%s",
+		 sh->pmus[j].name, file);
+	return buf;
+}
+
 /* Select PMU @j for core dumps with config 0, as at boot */
 static void select_dump_pmu(int j)
 {
 	char path[512];
 
-	snprintf(path, sizeof(path),
-		 "/sys/bus/event_source/devices/%s/itrace/coredump",
-		 sh->pmus[j].name);
-	write_str(path, "1");
-	snprintf(path, sizeof(path),
-		 "/sys/bus/event_source/devices/%s/itrace/coredump_config",
-		 sh->pmus[j].name);
-	write_str(path, "0");
+	write_str(dump_file(j, "coredump", path, sizeof(path)), "1");
+	write_str(dump_file(j, "coredump_config", path, sizeof(path)), "0");
 }
 
 /*
@@ -410,7 +412,7 @@ static void select_dump_pmu(int j)
  * kernel-owned trace events" when "1" is written to its coredump. The one
  * selected at the start (the boot's choice: intel_pt before intel_bts) is
  * selected again with config 0; restore_machine() does the same at the
- * end.
+ * end. All are read before any is written: a write moves the selection.
  */
 static void probe_kevents(void)
 {
@@ -418,27 +420,21 @@ static void probe_kevents(void)
 	int j, fd;
 	ssize_t n;
 
-	for (j = 0; j < sh->nr_pmus; j++) {
+	for (j = 0; j < sh->nr_pmus && boot_dump_pmu < 0; j++) {
 		if (!sh->pmus[j].itrace)
 			continue;
-		snprintf(path, sizeof(path),
-			 "/sys/bus/event_source/devices/%s/itrace/coredump",
-			 sh->pmus[j].name);
-		fd = open(path, O_RDONLY);
+		fd = open(dump_file(j, "coredump", path, sizeof(path)), O_RDONLY);
 		n = fd < 0 ? -1 : read(fd, val, sizeof(val) - 1);
 		if (fd >= 0)
 			close(fd);
-		if (n > 0 && val[0] == '1' && boot_dump_pmu < 0)
+		if (n > 0 && val[0] == '1')
 			boot_dump_pmu = j;
 	}
-	for (j = 0; j < sh->nr_pmus; j++) {
-		if (!sh->pmus[j].itrace)
-			continue;
-		snprintf(path, sizeof(path),
-			 "/sys/bus/event_source/devices/%s/itrace/coredump",
-			 sh->pmus[j].name);
-		sh->pmus[j].kevents = write_str(path, "1") != -EOPNOTSUPP;
-	}
+	for (j = 0; j < sh->nr_pmus; j++)
+		if (sh->pmus[j].itrace)
+			sh->pmus[j].kevents =
+				write_str(dump_file(j, "coredump", path,
+						    sizeof(path)), "1") != -EOPNOTSUPP;
 	if (boot_dump_pmu >= 0)
 		select_dump_pmu(boot_dump_pmu);
 }

@@ -365,6 +365,48 @@ static void fault_pages(void)
 	_exit(0);
 }
 
+/* A child that stops, then runs fault_pages() when continued; or -1 */
+static pid_t stopped_faulter(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (!pid) {
+		raise(SIGSTOP);
+		fault_pages();
+	}
+	if (pid < 0 || waitpid(pid, &status, WUNTRACED) != pid)
+		return -1;
+	return pid;
+}
+
+/*
+ * The @size bytes of BTS trace of a sample at @t: whole records, then
+ * zeros. Returns the newest non-empty record and its offset in *last;
+ * adds to *bad the non-zero bytes after the last whole record and, with
+ * @user_only, the records with a kernel address.
+ */
+static struct bts_record sample_records(const unsigned char *t, __u64 size,
+					bool user_only, int *bad, __u64 *last)
+{
+	struct bts_record r;
+	__u64 i;
+
+	*last = 0;
+	for (i = 0; i + sizeof(r) <= size; i += sizeof(r)) {
+		memcpy(&r, t + i, sizeof(r));
+		if (!r.from && !r.to)
+			continue;
+		if (user_only)
+			*bad += !is_user(r.from) || !is_user(r.to);
+		*last = i;
+	}
+	for (; i < size; i++)
+		*bad += t[i] != 0;
+	memcpy(&r, t + *last, sizeof(r));
+	return r;
+}
+
 /*
  * PERF_SAMPLE_ITRACE of intel_bts on a user-mode page-fault event: every
  * sample holds SAMPLE_SIZE bytes, whole records (the last 16 bytes
@@ -396,13 +438,8 @@ TEST(samples_end_at_the_fault)
 	if (bts_type() < 0)
 		SKIP(return, NO_BTS);
 	attr.itrace_sample_type = bts_type();
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		raise(SIGSTOP);
-		fault_pages();
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
+	pid = stopped_faulter();
+	ASSERT_LT(0, pid);
 	fd = sys_perf_event_open(&attr, pid, -1, -1, 0);
 	ASSERT_LE(0, fd) TH_LOG("open: %s", strerror(errno));
 	rb = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -417,7 +454,7 @@ TEST(samples_end_at_the_fault)
 	ASSERT_GE(rb->data_size, head) TH_LOG("the stream wrapped");
 	for (pos = 0; pos < head; ) {
 		struct perf_event_header hdr;
-		__u64 ip, tsize, i, last = 0;
+		__u64 ip, tsize, i, last;
 		struct bts_record r;
 
 		memcpy(&hdr, data + pos % rb->data_size, sizeof(hdr));
@@ -436,17 +473,8 @@ TEST(samples_end_at_the_fault)
 			bad++;
 			continue;
 		}
-		for (i = 0; i + sizeof(r) <= tsize; i += sizeof(r)) {
-			memcpy(&r, rec + sizeof(hdr) + 24 + i, sizeof(r));
-			if (!r.from && !r.to)
-				continue;
-			bad += !is_user(r.from) || !is_user(r.to);
-			last = i;
-		}
-		/* the padding after the last whole record */
-		for (; i < tsize; i++)
-			bad += rec[sizeof(hdr) + 24 + i] != 0;
-		memcpy(&r, rec + sizeof(hdr) + 24 + last, sizeof(r));
+		r = sample_records(rec + sizeof(hdr) + 24, tsize, true, &bad,
+				   &last);
 		at_fault += r.from == ip && r.to == 0;
 		full += last == SAMPLE_SIZE / sizeof(r) * sizeof(r) - sizeof(r);
 	}
@@ -502,13 +530,8 @@ TEST(aux_sampling_of_bts_leader)
 	if (geteuid())
 		SKIP(return, "intel_bts needs kernel tracing permission: run as root");
 	attr.type = bts_type();
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		raise(SIGSTOP);
-		fault_pages();
-	}
-	ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
+	pid = stopped_faulter();
+	ASSERT_LT(0, pid);
 	fd = sys_perf_event_open(&attr, pid, -1, -1, 0);
 	ASSERT_LE(0, fd) TH_LOG("intel_bts event: %s", strerror(errno));
 	rb = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -530,7 +553,7 @@ TEST(aux_sampling_of_bts_leader)
 	ASSERT_GE(srb->data_size, head) TH_LOG("the stream wrapped");
 	for (pos = 0; pos < head; ) {
 		struct perf_event_header hdr;
-		__u64 ip, size, i, last = 0;
+		__u64 ip, size, last;
 		struct bts_record r;
 
 		memcpy(&hdr, data + pos, sizeof(hdr));
@@ -550,14 +573,8 @@ TEST(aux_sampling_of_bts_leader)
 			pos += hdr.size;
 			continue;
 		}
-		for (i = 0; i + sizeof(r) <= size; i += sizeof(r)) {
-			memcpy(&r, data + pos + sizeof(hdr) + 16 + i, sizeof(r));
-			if (r.from || r.to)
-				last = i;
-		}
-		for (; i < size; i++)
-			bad += data[pos + sizeof(hdr) + 16 + i] != 0;
-		memcpy(&r, data + pos + sizeof(hdr) + 16 + last, sizeof(r));
+		r = sample_records(data + pos + sizeof(hdr) + 16, size, false,
+				   &bad, &last);
 		at_fault += r.from == ip && !is_user(r.to);
 		pos += hdr.size;
 	}
