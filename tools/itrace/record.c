@@ -941,8 +941,9 @@ static void usage_record(FILE *f)
 		"  --sample-trace BYTES  -e: trace bytes per sample (default 4096, a\n"
 		"                  multiple of 8, at most 61440)\n"
 		"  --pmu PMU       intel_pt (default) or intel_bts: Intel BTS branch records\n"
-		"                  (not with --cyc, --no-timing, --filter, --kcore); with -e\n"
-		"                  each sample holds the newest whole BTS records\n"
+		"                  (not with --cyc, --no-timing, --filter, --kcore, nor -a, -C:\n"
+		"                  no timestamps to split them by thread); with -e each\n"
+		"                  sample holds the newest whole BTS records\n"
 		"  -q, --quiet     no summary on stderr\n"
 		"exit status: CMD's (killed by a signal: itrace ends by the same signal, as\n"
 		"perf record does); without CMD 0; 1 recording failed, 2 usage, 126/127 CMD\n"
@@ -2067,6 +2068,20 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 	if (o->event && (!o->cmd || o->pids || o->tids || o->all_cpus || o->cpu_list)) {
 		fprintf(stderr,
 			"itrace: -e: samples of a command (-- CMD); -p, -t, -a, -C are not supported with it yet\n");
+		return EXIT_USAGE;
+	}
+	/*
+	 * A BTS record is { from, to, flags }: no time, no thread.  Per-task
+	 * events end an output transaction at each switch-out, so their
+	 * PERF_RECORD_AUX records say which bytes each thread wrote; a
+	 * CPU-wide event runs through context switches, and nothing could
+	 * split its records by thread (perf refuses it too: "intel_bts does
+	 * not support per-cpu recording").  -e is refused above.
+	 */
+	if (o->bts && !o->event && (o->all_cpus || o->cpu_list)) {
+		fprintf(stderr,
+			"itrace: --pmu intel_bts: %s: BTS records have no timestamps, so a CPU-wide trace cannot be split by thread; record a command (-- CMD) or threads (-p, -t) instead\n",
+			o->all_cpus ? "-a" : "-C");
 		return EXIT_USAGE;
 	}
 	if (o->event && (o->snapshot || o->filter || o->kcore || o->cyc)) {

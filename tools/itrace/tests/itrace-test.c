@@ -801,6 +801,10 @@ static void test_record_cli(const char *itrace)
 			{ "-m 3 -- true", "not a power of two" },
 			{ "--cyc --no-timing -- true", "exclude each other" },
 			{ "--no-inherit -a", "inherit nothing" },
+			/* BTS: no time to split a CPU-wide trace by thread; -e unchanged */
+			{ "--pmu intel_bts -a", "-a: BTS records have no timestamps, so a CPU-wide trace cannot be split by thread" },
+			{ "--pmu intel_bts -C 0 -- true", "-C: BTS records have no timestamps" },
+			{ "--pmu intel_bts -e cpu-clock -a -- true", "-e: samples of a command" },
 			{ "--filter 'start f @ TINY' -- true", "ranges only" },
 			{ "--filter 'filter nosuch @ TINY' -- true", "no symbol nosuch" },
 			{ "--filter 'filter 0x0 @ TINY' -- true", "needs a size" },
