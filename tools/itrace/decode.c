@@ -2100,6 +2100,21 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 
 	if (o->mode == DECODE_SIDEBAND)
 		return dump_sideband(d, o, out);
+	/*
+	 * A BTS record is { from, to, flags }: no time (perf's intel_bts
+	 * decoder synthesizes its samples without PERF_SAMPLE_TIME too).  The
+	 * PERF_RECORD_AUX records only say when a whole chunk ended, so a
+	 * range could only take or leave whole runs of a thread, not the
+	 * branches of those seconds: refuse rather than select nothing.
+	 * (Samples have their time; decode says they are report's below.)
+	 */
+	if ((o->time_from || o->time_to) && (d->hdr.flags & ITRACE_FLAG_BTS) &&
+	    !(d->hdr.flags & ITRACE_FLAG_SAMPLES)) {
+		fprintf(stderr,
+			"itrace: %s: --time: an Intel BTS recording (record --pmu intel_bts): BTS records have no timestamps, so its trace cannot be selected by time (--tid selects threads)\n",
+			o->name);
+		return EXIT_USAGE;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return 1;
@@ -2152,6 +2167,19 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	if (!s->exe && !(d->hdr.flags & ITRACE_FLAG_CPU_WIDE))
 		fprintf(stderr, "itrace: %s: warning: no executable mapping in the sideband\n",
 			o->name);
+	/*
+	 * record --pmu intel_bts -a/-C of an itrace before it refused them:
+	 * the events ran through context switches and the records have no
+	 * time to match with them, so tl_decode_bts() gives each CPU's records
+	 * to the first thread switched in there.  Say so, and count it.
+	 */
+	if ((d->hdr.flags & ITRACE_FLAG_BTS) && (d->hdr.flags & ITRACE_FLAG_CPU_WIDE) &&
+	    !(d->hdr.flags & ITRACE_FLAG_SAMPLES)) {
+		fprintf(stderr,
+			"itrace: %s: warning: a CPU-wide Intel BTS recording (record --pmu intel_bts -a/-C of an older itrace): BTS records have no timestamps, so they cannot be split by thread; all of a CPU's records are shown as those of the first thread that ran there, in its address space, and --tid cannot select\n",
+			o->name);
+		s->errors++;
+	}
 	if (!d->trace_size && (d->hdr.flags & ITRACE_FLAG_SAMPLES)) {
 		fprintf(stderr,
 			"itrace: %s: a recording of samples (record -e): their traces are read by itrace report\n",
@@ -2258,7 +2286,8 @@ static void usage_decode(FILE *f)
 		"              or counted)\n"
 		"  --snapshot N  only the Nth snapshot of a record --snapshot recording\n"
 		"  --time START,STOP  only trace between these times (seconds, as printed;\n"
-		"              either may be left out: \"12.5,\" from 12.5 s on)\n"
+		"              either may be left out: \"12.5,\" from 12.5 s on); not for\n"
+		"              Intel BTS recordings: their records have no time\n"
 		"  --buildid-dir DIR  perf's build-id cache, for the [vdso] of a perf.data\n"
 		"              (default $PERF_BUILDID_DIR, ~/.debug)\n"
 		"  --progress, --no-progress  progress on stderr (default: when it is a\n"

@@ -284,6 +284,18 @@ static int has_line(const char *text, const char *line)
 	return 0;
 }
 
+/* How many times str occurs in text (NULL: 0) */
+static int count_str(const char *text, const char *str)
+{
+	int n = 0;
+
+	while (text && (text = strstr(text, str))) {
+		n++;
+		text += strlen(str);
+	}
+	return n;
+}
+
 /* The contents of a file as a string (NULL if unreadable); free() it. */
 static char *slurp(const char *path)
 {
@@ -2265,8 +2277,12 @@ static void test_core(const char *itrace, const char *ptsim)
 #define T_KIRQ		0xffffffff81e00100ULL
 #define T_KIRET		0xffffffff81e00200ULL
 
-/* Write a BTS recording of tiny (ITRACE_FLAG_BTS) with trace [tr, tr + size); 0 or -1. */
-static int write_bts_file(const char *path, const void *tr, size_t size, int with_end)
+/*
+ * Write a BTS recording of tiny (ITRACE_FLAG_BTS, and the header flags
+ * flags) with trace [tr, tr + size); 0 or -1.
+ */
+static int write_bts_file(const char *path, const void *tr, size_t size, int with_end,
+			  uint32_t flags)
 {
 	struct itrace_file_header hdr;
 	uint8_t perf[512];
@@ -2280,7 +2296,7 @@ static int write_bts_file(const char *path, const void *tr, size_t size, int wit
 	itrace_header_init(&hdr);
 	hdr.page_size = 4096;
 	hdr.cpu_vendor = ITRACE_CPU_INTEL;
-	hdr.flags = ITRACE_FLAG_BTS;
+	hdr.flags = ITRACE_FLAG_BTS | flags;
 	itrace_write_header(f, &hdr);
 	itrace_write_section(f, ITRACE_SEC_CMDLINE, 0, "tiny", 5);
 	itrace_write_section(f, ITRACE_SEC_PERF, 0, perf, perf_size);
@@ -2337,7 +2353,7 @@ static void test_bts_tiny(const char *itrace)
 	int ret, good;
 
 	n = tiny_bts(recs, -1);
-	ok(!write_bts_file(tmp("tiny.bts"), recs, n, 1), "bts: write a BTS recording of tiny");
+	ok(!write_bts_file(tmp("tiny.bts"), recs, n, 1, 0), "bts: write a BTS recording of tiny");
 	snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1", itrace, tmp("tiny.bts"));
 	ret = run_out(cmd, &out);
 	for (i = 0, good = 1; i < ARRAY_SIZE(want); i++)
@@ -2373,9 +2389,30 @@ static void test_bts_tiny(const char *itrace)
 	ok(ret == 0 && atoi(out) == 21, "bts: --insn: 21 instruction lines (%d)", atoi(out));
 	free(out);
 
+	/*
+	 * CPU-wide (ITRACE_FLAG_CPU_WIDE), as record --pmu intel_bts -a of an
+	 * older itrace wrote: decoded, but the thread cannot be known: a
+	 * warning, counted as an error
+	 */
+	n = tiny_bts(recs, -1);
+	write_bts_file(tmp("cpuwide.bts"), recs, n, 1, ITRACE_FLAG_PER_CPU | ITRACE_FLAG_CPU_WIDE);
+	snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1", itrace, tmp("cpuwide.bts"));
+	ret = run_out(cmd, &out);
+	ok(ret == 3 && has_line(out, "total insns 21") && has_line(out, "total errors 1") &&
+	   strstr(out, "warning: a CPU-wide Intel BTS recording") &&
+	   strstr(out, "BTS records have no timestamps, so they cannot be split by thread"),
+	   "bts: a CPU-wide BTS recording (an older itrace's -a): decoded with a warning that the records cannot be split by thread, exit 3 (%d)",
+	   ret);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1", itrace, tmp("tiny.bts"));
+	ret = run_out(cmd, &out);
+	ok(ret == 0 && !strstr(out, "CPU-wide"),
+	   "bts: a per-task BTS recording: no CPU-wide warning (exit %d)", ret);
+	free(out);
+
 	/* leave out the return of f's second call: a gap */
 	n = tiny_bts(recs, 5);
-	write_bts_file(tmp("gap.bts"), recs, n, 1);
+	write_bts_file(tmp("gap.bts"), recs, n, 1, 0);
 	snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1", itrace, tmp("gap.bts"));
 	ret = run_out(cmd, &out);
 	ok(ret == 3 && has_line(out, "total insns 18") && has_line(out, "total gaps 1") &&
@@ -2387,7 +2424,7 @@ static void test_bts_tiny(const char *itrace)
 
 	/* cut in the last record, no END section */
 	n = tiny_bts(recs, -1) - 16 - 10;
-	write_bts_file(tmp("cut.bts"), recs, n, 0);
+	write_bts_file(tmp("cut.bts"), recs, n, 0, 0);
 	snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1", itrace, tmp("cut.bts"));
 	ret = run_out(cmd, &out);
 	ok(ret == 3 && has_line(out, "total insns 18") && strstr(out, "truncated") &&
@@ -2531,6 +2568,25 @@ static void test_bts_sim(const char *itrace, const char *ptsim, const char *prog
 		 "cmp -s a b && %2$s decode fib.bts > c && %2$s decode fib-bts.itrace > d && cmp -s c d",
 		 tmpdir, itrace);
 	ok(run(cmd) == 0, "bts sim fib: --stats per function and the flow are the PT recording's");
+	/*
+	 * --time: BTS records have no time; refused (usage) whatever the range
+	 * and the view, with nothing on stdout; the PT recording of the same
+	 * run still takes it
+	 */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && for a in '--time 0.5,' '--time ,2' '--time 1,2' '--stats --json --time 1,'; do\n"
+		 "  %2$s decode $a fib.bts 2>&1 > out.$$; echo \"exit $? stdout $(wc -c < out.$$)\"; done;\n"
+		 "%2$s report --time 1, fib.bts 2>&1 > out.$$; echo \"exit $? stdout $(wc -c < out.$$)\";\n"
+		 "%2$s decode --stats --time 0.5, fib-bts.itrace > /dev/null 2>&1; echo \"pt exit $?\"; rm -f out.$$",
+		 tmpdir, itrace);
+	ret = run_out(cmd, &bts);
+	ok(ret == 0 && count_str(bts, "exit 2 stdout 0\n") == 5 &&
+	   count_str(bts, "fib.bts: --time: an Intel BTS recording (record --pmu intel_bts): BTS records have no timestamps, so its trace cannot be selected by time") == 5 &&
+	   has_line(bts, "pt exit 0"),
+	   "bts sim fib: decode --time (3 ranges, --stats --json), report --time of a BTS recording: usage, exit 2, \"no timestamps\", nothing on stdout; the PT recording takes --time");
+	if (count_str(bts, "exit 2 stdout 0\n") != 5 || !has_line(bts, "pt exit 0"))
+		printf("# %s", bts);
+	free(bts);
 }
 
 /* ---- samples with trace (record -e, report of samples.c) ------------ */
