@@ -13,6 +13,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <getopt.h>
 #include <intel-pt.h>
 #include <linux/itrace.h>
@@ -22,7 +23,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/procfs.h>
 #include <sys/stat.h>
 #include <sys/user.h>
@@ -44,6 +44,7 @@
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif
+#define CORE_NOTE_NAME	"CORE"	/* the owner of Linux's core notes */
 #define NO_PSB		"no PSB in the trace: nothing to decode"
 
 #define CORE_DEFAULT_N	16
@@ -121,10 +122,10 @@ struct core_map {			/* an NT_FILE entry */
 
 struct core {
 	const char	*path;
-	const uint8_t	*buf;
-	size_t		size;
-	const Elf64_Phdr *ph;
-	unsigned int	phnum;
+	size_t		size;		/* of the file */
+	Elf		*elf;		/* libelf's view of it */
+	GElf_Phdr	*ph;		/* its program headers */
+	size_t		phnum;
 	struct core_thread *th;
 	size_t		nr_th;
 	struct core_map	*maps;
@@ -211,18 +212,22 @@ static int parse_file_note(struct core *c, const uint8_t *d, uint64_t n)
 	return 0;
 }
 
-static void parse_auxv(struct core *c, const uint8_t *d, uint64_t n)
+/* NT_AUXV, the descriptor at file offset off: libelf reads it as auxv_t. */
+static void parse_auxv(struct core *c, uint64_t off, uint64_t n)
 {
-	uint64_t i, v[2];
+	Elf_Data *d = elf_getdata_rawchunk(c->elf, off, n, ELF_T_AUXV);
+	GElf_auxv_t av;
+	int i;
 
-	for (i = 0; i + 16 <= n; i += 16) {
-		memcpy(v, d + i, 16);
-		if (v[0] == AT_SYSINFO_EHDR)
-			c->vdso = v[1];
-		else if (v[0] == AT_ENTRY)
-			c->entry = v[1];
-		else if (v[0] == AT_BASE)
-			c->interp = v[1];
+	for (i = 0; d && gelf_getauxv(d, i, &av); i++) {
+		if (av.a_type == AT_NULL)
+			break;
+		if (av.a_type == AT_SYSINFO_EHDR)
+			c->vdso = av.a_un.a_val;
+		else if (av.a_type == AT_ENTRY)
+			c->entry = av.a_un.a_val;
+		else if (av.a_type == AT_BASE)
+			c->interp = av.a_un.a_val;
 	}
 }
 
@@ -286,126 +291,166 @@ static struct core_thread *note_thread(struct core *c, struct core_thread *cur,
 	return cur;
 }
 
-static int parse_notes(struct core *c, const Elf64_Phdr *p, char *err, size_t errlen)
+/* A note of owner "CORE" (desc at file offset off): 0, or -1 with err set. */
+static int core_note(struct core *c, const GElf_Nhdr *nh, const uint8_t *desc, uint64_t off,
+		     struct core_thread **cur, char *err, size_t errlen)
 {
-	const uint8_t *d = c->buf + p->p_offset;
-	uint64_t pos = 0, n = p->p_filesz;
-	struct core_thread *cur = NULL, *t;
+	switch (nh->n_type) {
+	case NT_PRSTATUS: {
+		struct elf_prstatus ps;
+		struct core_thread *t;
 
-	while (pos < n) {
-		Elf64_Nhdr nh;
-		uint64_t name_at = pos + sizeof(nh), desc_at, next;
-		const char *name;
-		const uint8_t *desc;
-
-		if (n - pos < sizeof(nh)) {
-			snprintf(err, errlen, "truncated note header at file offset 0x%llx",
-				 (unsigned long long)(p->p_offset + pos));
+		if (nh->n_descsz < sizeof(ps)) {
+			snprintf(err, errlen, "NT_PRSTATUS of %u bytes, expected %zu",
+				 nh->n_descsz, sizeof(ps));
 			return -1;
 		}
-		memcpy(&nh, d + pos, sizeof(nh));
-		desc_at = name_at + ((nh.n_namesz + 3ULL) & ~3ULL);
-		next = desc_at + ((nh.n_descsz + 3ULL) & ~3ULL);
-		if (desc_at + nh.n_descsz > n) {
-			snprintf(err, errlen,
-				 "truncated note at file offset 0x%llx: name %u and descriptor %u bytes go beyond the note segment (%llu bytes left)",
-				 (unsigned long long)(p->p_offset + pos), nh.n_namesz, nh.n_descsz,
-				 (unsigned long long)(n - pos));
+		memcpy(&ps, desc, sizeof(ps));
+		t = new_thread(c);
+		if (!t) {
+			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		name = (const char *)d + name_at;
-		desc = d + desc_at;
-		if (nh.n_namesz == 5 && !memcmp(name, "CORE", 5)) {
-			switch (nh.n_type) {
-			case NT_PRSTATUS: {
-				struct elf_prstatus ps;
+		t->tid = ps.pr_pid;
+		t->cursig = ps.pr_cursig;
+		t->rip = ps.pr_reg[offsetof(struct user_regs_struct, rip) / 8];
+		*cur = t;
+		break;
+	}
+	case NT_SIGINFO: {
+		siginfo_t si;
 
-				if (nh.n_descsz < sizeof(ps)) {
-					snprintf(err, errlen,
-						 "NT_PRSTATUS of %u bytes, expected %zu",
-						 nh.n_descsz, sizeof(ps));
-					return -1;
-				}
-				memcpy(&ps, desc, sizeof(ps));
-				cur = new_thread(c);
-				if (!cur) {
-					snprintf(err, errlen, "out of memory");
-					return -1;
-				}
-				cur->tid = ps.pr_pid;
-				cur->cursig = ps.pr_cursig;
-				cur->rip = ps.pr_reg[offsetof(struct user_regs_struct, rip) / 8];
-				break;
-			}
-			case NT_SIGINFO: {
-				siginfo_t si;
-
-				if (!cur || nh.n_descsz < sizeof(si))
-					break;
-				memcpy(&si, desc, sizeof(si));
-				cur->have_si = true;
-				cur->sig_no = si.si_signo;
-				cur->sig_code = si.si_code;
-				cur->sig_addr = (uintptr_t)si.si_addr;
-				break;
-			}
-			case NT_FILE:
-				if (!c->maps && parse_file_note(c, desc, nh.n_descsz)) {
-					snprintf(err, errlen,
-						 "malformed NT_FILE note at file offset 0x%llx",
-						 (unsigned long long)(p->p_offset + pos));
-					return -1;
-				}
-				break;
-			case NT_AUXV:
-				parse_auxv(c, desc, nh.n_descsz);
-				break;
-			case NT_PRPSINFO: {
-				struct elf_prpsinfo ps;
-
-				if (nh.n_descsz >= sizeof(ps)) {
-					memcpy(&ps, desc, sizeof(ps));
-					c->pid = ps.pr_pid;
-					snprintf(c->psname, sizeof(c->psname), "%.16s",
-						 ps.pr_fname);
-				}
-				break;
-			}
-			}
-		} else if (nh.n_namesz == sizeof(ITRACE_NOTE_NAME) &&
-			   !memcmp(name, ITRACE_NOTE_NAME, sizeof(ITRACE_NOTE_NAME)) &&
-			   nh.n_type == NT_ITRACE) {
-			if (!cur) {
-				snprintf(err, errlen,
-					 "NT_ITRACE note at file offset 0x%llx before any NT_PRSTATUS",
-					 (unsigned long long)(p->p_offset + pos));
-				return -1;
-			}
-			/* the thread it names, else the one it follows */
-			t = note_thread(c, cur, desc, nh.n_descsz);
-			if (t->has_note) {
-				snprintf(err, errlen, "thread %u has two NT_ITRACE notes",
-					 t->tid);
-				return -1;
-			}
-			parse_itrace_note(t, desc, nh.n_descsz);
+		if (!*cur || nh->n_descsz < sizeof(si))
+			break;
+		memcpy(&si, desc, sizeof(si));
+		(*cur)->have_si = true;
+		(*cur)->sig_no = si.si_signo;
+		(*cur)->sig_code = si.si_code;
+		(*cur)->sig_addr = (uintptr_t)si.si_addr;
+		break;
+	}
+	case NT_FILE:
+		if (!c->maps && parse_file_note(c, desc, nh->n_descsz)) {
+			snprintf(err, errlen, "malformed NT_FILE note at file offset 0x%llx",
+				 (unsigned long long)off);
+			return -1;
 		}
-		pos = next;
+		break;
+	case NT_AUXV:
+		parse_auxv(c, off, nh->n_descsz);
+		break;
+	case NT_PRPSINFO: {
+		struct elf_prpsinfo ps;
+
+		if (nh->n_descsz >= sizeof(ps)) {
+			memcpy(&ps, desc, sizeof(ps));
+			c->pid = ps.pr_pid;
+			snprintf(c->psname, sizeof(c->psname), "%.16s", ps.pr_fname);
+		}
+		break;
+	}
 	}
 	return 0;
 }
 
-static int core_parse(struct core *c, char *err, size_t errlen)
+/* Why gelf_getnote() found no note at pos of the note segment p. */
+static void bad_note(const GElf_Phdr *p, const Elf_Data *d, size_t pos, char *err,
+		     size_t errlen)
 {
-	Elf64_Ehdr eh;
-	unsigned int i;
+	const GElf_Nhdr *nh = (const GElf_Nhdr *)((const char *)d->d_buf + pos);
+	size_t align = d->d_type == ELF_T_NHDR8 ? 8 : 4;
 
-	if (c->size < sizeof(eh) || memcmp(c->buf, ELFMAG, SELFMAG)) {
+	if (d->d_size - pos < sizeof(*nh))
+		snprintf(err, errlen, "truncated note header at file offset 0x%llx",
+			 (unsigned long long)(p->p_offset + pos));
+	else if (sizeof(*nh) + ((nh->n_namesz + align - 1ULL) & ~(align - 1ULL)) +
+		 nh->n_descsz <= d->d_size - pos)
+		/* libelf wants the descriptor's padding in the segment */
+		snprintf(err, errlen,
+			 "note at file offset 0x%llx: the note segment ends before the padding of its %u-byte descriptor",
+			 (unsigned long long)(p->p_offset + pos), nh->n_descsz);
+	else
+		snprintf(err, errlen,
+			 "truncated note at file offset 0x%llx: name %u and descriptor %u bytes go beyond the note segment (%zu bytes left)",
+			 (unsigned long long)(p->p_offset + pos), nh->n_namesz, nh->n_descsz,
+			 d->d_size - pos);
+}
+
+/* The notes of the PT_NOTE segment p, as libelf's gelf_getnote() walks them. */
+static int parse_notes(struct core *c, const GElf_Phdr *p, char *err, size_t errlen)
+{
+	/* Linux aligns core notes to 4 bytes; an 8-aligned segment has 8-byte padding */
+	Elf_Data *d = elf_getdata_rawchunk(c->elf, p->p_offset, p->p_filesz,
+					   p->p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+	struct core_thread *cur = NULL, *t;
+	size_t pos = 0, next, name_at, desc_at;
+	GElf_Nhdr nh;
+
+	if (!d) {
+		if (p->p_offset > c->size || p->p_filesz > c->size - p->p_offset)
+			snprintf(err, errlen,
+				 "note segment (0x%llx bytes at 0x%llx) goes beyond the end of the file (0x%zx bytes): truncated core",
+				 (unsigned long long)p->p_filesz,
+				 (unsigned long long)p->p_offset, c->size);
+		else
+			snprintf(err, errlen, "note segment at 0x%llx: %s",
+				 (unsigned long long)p->p_offset, elf_errmsg(-1));
+		return -1;
+	}
+	for (; pos < d->d_size; pos = next) {
+		const char *name;
+		const uint8_t *desc;
+
+		next = gelf_getnote(d, pos, &nh, &name_at, &desc_at);
+		if (!next) {
+			bad_note(p, d, pos, err, errlen);
+			return -1;
+		}
+		name = (const char *)d->d_buf + name_at;
+		desc = (const uint8_t *)d->d_buf + desc_at;
+		if (nh.n_namesz == sizeof(CORE_NOTE_NAME) &&
+		    !memcmp(name, CORE_NOTE_NAME, nh.n_namesz)) {
+			if (core_note(c, &nh, desc, p->p_offset + desc_at, &cur, err, errlen))
+				return -1;
+			continue;
+		}
+		if (nh.n_namesz != sizeof(ITRACE_NOTE_NAME) || nh.n_type != NT_ITRACE ||
+		    memcmp(name, ITRACE_NOTE_NAME, sizeof(ITRACE_NOTE_NAME)))
+			continue;
+		if (!cur) {
+			snprintf(err, errlen,
+				 "NT_ITRACE note at file offset 0x%llx before any NT_PRSTATUS",
+				 (unsigned long long)(p->p_offset + pos));
+			return -1;
+		}
+		/* the thread it names, else the one it follows */
+		t = note_thread(c, cur, desc, nh.n_descsz);
+		if (t->has_note) {
+			snprintf(err, errlen, "thread %u has two NT_ITRACE notes", t->tid);
+			return -1;
+		}
+		parse_itrace_note(t, desc, nh.n_descsz);
+	}
+	return 0;
+}
+
+/* The ELF header and program headers through libelf, then the notes. */
+static int core_parse(struct core *c, int fd, char *err, size_t errlen)
+{
+	GElf_Ehdr eh;
+	size_t i;
+
+	elf_version(EV_CURRENT);
+	c->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!c->elf || elf_kind(c->elf) != ELF_K_ELF) {
 		snprintf(err, errlen, "not an ELF file");
 		return -1;
 	}
-	memcpy(&eh, c->buf, sizeof(eh));
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	if (!gelf_getehdr(c->elf, &eh)) {
+		snprintf(err, errlen, "bad or truncated ELF header: %s", elf_errmsg(-1));
+		return -1;
+	}
+	if (gelf_getclass(c->elf) != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    eh.e_machine != EM_X86_64) {
 		snprintf(err, errlen, "not an x86-64 ELF file (class %u, data %u, machine %u)",
 			 eh.e_ident[EI_CLASS], eh.e_ident[EI_DATA], eh.e_machine);
@@ -416,30 +461,28 @@ static int core_parse(struct core *c, char *err, size_t errlen)
 			 eh.e_type, ET_CORE);
 		return -1;
 	}
-	if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum == PN_XNUM ||
-	    eh.e_phoff > c->size || eh.e_phoff % 8 ||
-	    (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > c->size - eh.e_phoff) {
+	/* libelf counts only the program headers the file holds */
+	if (elf_getphdrnum(c->elf, &c->phnum) ||
+	    (eh.e_phnum != PN_XNUM && c->phnum != eh.e_phnum)) {
 		snprintf(err, errlen, "bad or truncated program headers (%u at 0x%llx)",
 			 eh.e_phnum, (unsigned long long)eh.e_phoff);
 		return -1;
 	}
-	c->ph = (const Elf64_Phdr *)(c->buf + eh.e_phoff);
-	c->phnum = eh.e_phnum;
+	c->ph = calloc(c->phnum ? c->phnum : 1, sizeof(*c->ph));
+	if (!c->ph) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	for (i = 0; i < c->phnum; i++) {
-		const Elf64_Phdr *p = &c->ph[i];
-
-		if (p->p_type != PT_NOTE)
-			continue;
-		if (p->p_offset > c->size || p->p_filesz > c->size - p->p_offset) {
-			snprintf(err, errlen,
-				 "note segment (0x%llx bytes at 0x%llx) goes beyond the end of the file (0x%zx bytes): truncated core",
-				 (unsigned long long)p->p_filesz, (unsigned long long)p->p_offset,
-				 c->size);
+		if (!gelf_getphdr(c->elf, i, &c->ph[i])) {
+			snprintf(err, errlen, "bad or truncated program headers (%zu at 0x%llx): %s",
+				 c->phnum, (unsigned long long)eh.e_phoff, elf_errmsg(-1));
 			return -1;
 		}
-		if (parse_notes(c, p, err, errlen))
-			return -1;
 	}
+	for (i = 0; i < c->phnum; i++)
+		if (c->ph[i].p_type == PT_NOTE && parse_notes(c, &c->ph[i], err, errlen))
+			return -1;
 	if (!c->nr_th) {
 		snprintf(err, errlen, "no NT_PRSTATUS note: not a Linux process core dump");
 		return -1;
@@ -449,9 +492,10 @@ static int core_parse(struct core *c, char *err, size_t errlen)
 
 /* ---- the address space ----------------------------------------------- */
 
-static const Elf64_Phdr *load_at(const struct core *c, uint64_t addr)
+/* The PT_LOAD segment (libelf's copy of its phdr) that holds addr. */
+static const GElf_Phdr *load_at(const struct core *c, uint64_t addr)
 {
-	unsigned int i;
+	size_t i;
 
 	for (i = 0; i < c->phnum; i++)
 		if (c->ph[i].p_type == PT_LOAD && addr >= c->ph[i].p_vaddr &&
@@ -472,8 +516,10 @@ static void add_missing(struct ctx *x, const char *path, int err)
 	if (!n)
 		return;
 	x->miss = n;
-	n[x->nr_miss].path = strdup(path);
-	n[x->nr_miss++].err = err;
+	n += x->nr_miss;
+	*n = (struct missing){ .path = strdup(path), .err = err };
+	if (n->path)
+		x->nr_miss++;
 }
 
 /* The program: the file mapped at the entry point, else the first one. */
@@ -491,8 +537,7 @@ static void build_image(struct ctx *x)
 {
 	const struct core *c = x->c;
 	const char *exe = exe_file(c);
-	unsigned int i;
-	size_t k;
+	size_t i, k;
 	int err;
 
 	x->exe = exe ? itrace_base_name(exe) : NULL;
@@ -501,7 +546,7 @@ static void build_image(struct ctx *x)
 			x->interp = c->maps[k].name;
 	for (k = 0; k < c->nr_maps; k++) {
 		const struct core_map *m = &c->maps[k];
-		const Elf64_Phdr *p = load_at(c, m->start);
+		const GElf_Phdr *p = load_at(c, m->start);
 		char path[4096];
 
 		if (!p || !(p->p_flags & PF_X))
@@ -518,10 +563,14 @@ static void build_image(struct ctx *x)
 	}
 	/* what memory held, where the core has it: the vdso, anonymous code */
 	for (i = 0; i < c->phnum; i++) {
-		const Elf64_Phdr *p = &c->ph[i];
+		const GElf_Phdr *p = &c->ph[i];
+		Elf_Data *d;
 
-		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) || !p->p_filesz ||
-		    p->p_offset > c->size || p->p_filesz > c->size - p->p_offset)
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X) || !p->p_filesz)
+			continue;
+		/* NULL: the segment's contents are not all in the file */
+		d = elf_getdata_rawchunk(c->elf, p->p_offset, p->p_filesz, ELF_T_BYTE);
+		if (!d)
 			continue;
 		err = itrace_image_add_section(&x->im, c->path, p->p_offset, p->p_filesz,
 					       p->p_vaddr);
@@ -530,7 +579,7 @@ static void build_image(struct ctx *x)
 				(unsigned long long)p->p_vaddr, pt_errstr(pt_errcode(err)));
 		if (p->p_vaddr != c->vdso || x->vdso_fd >= 0)
 			continue;
-		x->vdso_fd = itrace_mem_image("itrace-vdso", c->buf + p->p_offset, p->p_filesz,
+		x->vdso_fd = itrace_mem_image("itrace-vdso", d->d_buf, d->d_size,
 					      x->vdso_path, sizeof(x->vdso_path));
 		if (x->vdso_fd < 0 || sym_add_mapping(x->st, "[vdso]", x->vdso_path, p->p_vaddr,
 						      p->p_filesz, 0))
@@ -1351,16 +1400,12 @@ int cmd_core(int argc, char **argv)
 	fd = open(c.path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &sb)) {
 		fprintf(stderr, "itrace: %s: %s\n", c.path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return 1;
 	}
 	c.size = sb.st_size;
-	c.buf = c.size ? mmap(NULL, c.size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
-	close(fd);
-	if (c.size && c.buf == MAP_FAILED) {
-		fprintf(stderr, "itrace: %s: %s\n", c.path, strerror(errno));
-		return 1;
-	}
-	if (core_parse(&c, err, sizeof(err))) {
+	if (core_parse(&c, fd, err, sizeof(err))) {
 		fprintf(stderr, "itrace: %s: %s\n", c.path, err);
 		ret = 1;
 	} else {
@@ -1380,7 +1425,8 @@ int cmd_core(int argc, char **argv)
 		free(c.th[i].ring);
 	free(c.th);
 	free(c.maps);
-	if (c.size)
-		munmap((void *)c.buf, c.size);
+	free(c.ph);
+	elf_end(c.elf);
+	close(fd);
 	return ret;
 }

@@ -2070,6 +2070,9 @@ static void big_note(const char *itrace, const uint8_t *buf, size_t size, long n
 	memcpy(n + it + hdr, &note, sizeof(note));
 	descsz = note.hdr_size + note.trace_size;
 	memcpy(n + it + 4, &descsz, sizeof(descsz));
+	/* the descriptor padded to 4 bytes, as the gABI and Linux have it */
+	memset(n + len, 0, 3);
+	len = (len + 3) & ~3UL;
 	ph.p_offset = n - b;
 	ph.p_filesz = len;
 	memcpy(b + eh.e_phoff, &ph, sizeof(ph));
