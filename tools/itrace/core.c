@@ -3,9 +3,12 @@
  * itrace core: the last branches of every thread before a crash, from the
  * NT_ITRACE notes that RLIMIT_ITRACE puts in an ELF core dump.
  *
- * The address space comes from the core itself: NT_FILE names the mapped
- * files (read from their paths, under --sysroot), executable PT_LOAD
- * segments with contents (the vdso, anonymous code) are read from the core.
+ * The core is read with libelf.  The address space comes from the core
+ * itself: NT_FILE names the mapped files (read from their paths, under
+ * --sysroot), executable PT_LOAD segments with contents (the vdso,
+ * anonymous code) are read from the core.  A core without NT_FILE (other
+ * writers than Linux) has its modules found by libdwfl; file text that the
+ * core leaves out (gdb's gcore) is executable by the file's own headers.
  * Each thread's trace is decoded on its own with libipt; what cannot be
  * decoded (a missing file, a decode error at some trace offset) is said in
  * the report, never left out.
@@ -14,7 +17,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <elfutils/libdwfl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <intel-pt.h>
 #include <linux/itrace.h>
 #include <signal.h>
@@ -115,9 +120,13 @@ struct core_thread {
 	uint64_t	rip_start;		/* rip: ld.so's tail stays if it crashed there */
 };
 
-struct core_map {			/* an NT_FILE entry */
+/* An NT_FILE entry, or a PT_LOAD segment of a module libdwfl found */
+struct core_map {
 	uint64_t	start, end, pgoff;
-	const char	*name;
+	const char	*name;		/* the path in the process; libdwfl's: module name */
+	char		*path;		/* libdwfl's: the file it read (malloc'd) */
+	bool		nofile;		/* libdwfl's: a module without a file */
+	bool		exec;		/* libdwfl's: an executable segment of the file */
 };
 
 struct core {
@@ -131,6 +140,10 @@ struct core {
 	struct core_map	*maps;
 	size_t		nr_maps;
 	uint64_t	vdso, entry, interp;	/* AT_SYSINFO_EHDR, AT_ENTRY, AT_BASE */
+	uint64_t	execfn;		/* AT_EXECFN: the program's path in its memory */
+	char		**names;	/* module names of libdwfl's maps */
+	size_t		nr_names;
+	char		exe[PATH_MAX];	/* the program's file libdwfl was given */
 	char		psname[17];	/* NT_PRPSINFO pr_fname */
 	uint32_t	pid;		/* NT_PRPSINFO pr_pid; 0 if none */
 };
@@ -146,6 +159,7 @@ struct core_opts {
 struct missing {
 	char		*path;
 	int		err;
+	const char	*why;		/* instead of strerror(err) */
 };
 
 struct ctx {
@@ -228,6 +242,8 @@ static void parse_auxv(struct core *c, uint64_t off, uint64_t n)
 			c->entry = av.a_un.a_val;
 		else if (av.a_type == AT_BASE)
 			c->interp = av.a_un.a_val;
+		else if (av.a_type == AT_EXECFN)
+			c->execfn = av.a_un.a_val;
 	}
 }
 
@@ -504,7 +520,190 @@ static const GElf_Phdr *load_at(const struct core *c, uint64_t addr)
 	return NULL;
 }
 
-static void add_missing(struct ctx *x, const char *path, int err)
+/* The NUL-terminated string at addr in the core's memory, or NULL. */
+static const char *core_string(const struct core *c, uint64_t addr)
+{
+	const GElf_Phdr *p = load_at(c, addr);
+	uint64_t at = p ? addr - p->p_vaddr : 0;
+	Elf_Data *d;
+
+	if (!p || at >= p->p_filesz)
+		return NULL;
+	d = elf_getdata_rawchunk(c->elf, p->p_offset + at,
+				 p->p_filesz - at < PATH_MAX ? p->p_filesz - at : PATH_MAX,
+				 ELF_T_BYTE);
+	if (!d || !memchr(d->d_buf, 0, d->d_size))
+		return NULL;
+	return d->d_buf;
+}
+
+/* ---- modules of a core without NT_FILE (gdb's gcore may write none) --- */
+
+static const char *mod_sysroot;		/* --sysroot, for find_elf() */
+
+/* A module's file: by its name under --sysroot, else as libdwfl finds it */
+static int find_elf(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr base,
+		    char **file_name, Elf **elfp)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (mod_sysroot && name[0] == '/') {
+		snprintf(path, sizeof(path), "%s%s", mod_sysroot, name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			*file_name = strdup(path);
+			if (*file_name)
+				return fd;
+			close(fd);
+		}
+	}
+	return dwfl_build_id_find_elf(mod, ud, name, base, file_name, elfp);
+}
+
+static int add_map(struct core *c, uint64_t start, uint64_t end, uint64_t pgoff,
+		   const char *name, const char *path)
+{
+	struct core_map *n = realloc(c->maps, (c->nr_maps + 1) * sizeof(*n));
+
+	if (!n)
+		return -1;
+	c->maps = n;
+	n += c->nr_maps;
+	*n = (struct core_map){ .start = start, .end = end, .pgoff = pgoff, .name = name };
+	if (path) {
+		n->path = strdup(path);
+		if (!n->path)
+			return -1;
+	}
+	c->nr_maps++;
+	return 0;
+}
+
+/*
+ * One module libdwfl found: the PT_LOAD segments of its file where they
+ * are mapped, as NT_FILE would have named them; without a file, its
+ * address range, so that the report names what is missing.
+ */
+static int add_module(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr low,
+		      void *arg)
+{
+	struct core *c = arg;
+	const char *file = NULL;
+	Dwarf_Addr bias = 0, high = 0;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	char *name, **names;
+	GElf_Phdr ph;
+	size_t i, n = 0;
+	bool nofile;
+
+	dwfl_module_info(mod, NULL, NULL, &high, NULL, NULL, &file, NULL);
+	/* the vdso and what only the core's memory holds: read from the core */
+	if (low == c->vdso || (modname[0] == '[' && (!elf || !file)))
+		return DWARF_CB_OK;
+	names = realloc(c->names, (c->nr_names + 1) * sizeof(*names));
+	if (!names)
+		return DWARF_CB_ABORT;
+	c->names = names;
+	nofile = !elf || !file || elf_getphdrnum(elf, &n);
+	/* the program without its file: named by the path tried */
+	name = strdup(nofile && c->exe[0] && c->entry >= low && c->entry < high ?
+		      c->exe : modname);
+	if (!name)
+		return DWARF_CB_ABORT;
+	c->names[c->nr_names++] = name;
+	if (nofile) {
+		if (add_map(c, low, high, 0, name, NULL))
+			return DWARF_CB_ABORT;
+		c->maps[c->nr_maps - 1].nofile = true;
+		return DWARF_CB_OK;
+	}
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		if (add_map(c, bias + ph.p_vaddr, bias + ph.p_vaddr + ph.p_filesz, ph.p_offset,
+			    name, file))
+			return DWARF_CB_ABORT;
+		c->maps[c->nr_maps - 1].exec = ph.p_flags & PF_X;
+	}
+	return DWARF_CB_OK;
+}
+
+/*
+ * A core without NT_FILE: libdwfl finds the modules from what its memory
+ * holds (the dynamic linker's list, ELF headers, build-ids), the program
+ * by --exe, else by AT_EXECFN (under --sysroot).  0, or -1 out of memory.
+ */
+static int core_modules(struct core *c, const struct core_opts *o)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_elf	= find_elf,
+		.find_debuginfo	= dwfl_standard_find_debuginfo,
+	};
+	const char *execfn = c->execfn ? core_string(c, c->execfn) : NULL;
+	Dwfl *dwfl;
+	int ret = 0;
+
+	if (o->exe)
+		snprintf(c->exe, sizeof(c->exe), "%s", o->exe);
+	else if (execfn)
+		snprintf(c->exe, sizeof(c->exe), "%s%s", o->sysroot && execfn[0] == '/' ?
+			 o->sysroot : "", execfn);
+	mod_sysroot = o->sysroot;
+	dwfl = dwfl_begin(&cb);
+	if (!dwfl)
+		return -1;
+	dwfl_report_begin(dwfl);
+	if (dwfl_core_file_report(dwfl, c->elf, c->exe[0] ? c->exe : NULL) < 0)
+		fprintf(stderr, "itrace: warning: %s: no modules found in the core: %s\n",
+			c->path, dwfl_errmsg(-1));
+	dwfl_report_end(dwfl, NULL, NULL);
+	if (dwfl_getmodules(dwfl, add_module, c, 0))
+		ret = -1;
+	dwfl_end(dwfl);
+	return ret;
+}
+
+static void add_missing(struct ctx *x, const char *path, int err, const char *why);
+
+/*
+ * Is the file's mapping at file offset pgoff executable, by the file's
+ * own program headers?  For an NT_FILE entry without a core segment: gdb's
+ * gcore leaves out file-backed text it did not change.  An unreadable
+ * file: yes, so that the report names it.
+ */
+static bool file_exec(const char *path, uint64_t pgoff)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	bool ret = fd < 0;
+	GElf_Phdr ph;
+	size_t i, n;
+
+	if (elf && !elf_getphdrnum(elf, &n)) {
+		for (i = 0; i < n && !ret; i++)
+			ret = gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD &&
+			      (ph.p_flags & PF_X) && pgoff + 4096 > ph.p_offset &&
+			      pgoff < ph.p_offset + ph.p_filesz;
+	}
+	elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/* A module libdwfl found in the core but no file of */
+static void missing_module(struct ctx *x, const char *name)
+{
+	if (strcmp(name, x->c->exe))
+		add_missing(x, name, 0, "no file found by its path in the core or its build-id");
+	else if (access(name, F_OK))
+		add_missing(x, name, errno, NULL);
+	else
+		add_missing(x, name, 0, "not the program of the core (not ELF or another build-id)");
+}
+
+static void add_missing(struct ctx *x, const char *path, int err, const char *why)
 {
 	struct missing *n;
 	size_t i;
@@ -517,7 +716,7 @@ static void add_missing(struct ctx *x, const char *path, int err)
 		return;
 	x->miss = n;
 	n += x->nr_miss;
-	*n = (struct missing){ .path = strdup(path), .err = err };
+	*n = (struct missing){ .path = strdup(path), .err = err, .why = why };
 	if (n->path)
 		x->nr_miss++;
 }
@@ -549,17 +748,24 @@ static void build_image(struct ctx *x)
 		const GElf_Phdr *p = load_at(c, m->start);
 		char path[4096];
 
-		if (!p || !(p->p_flags & PF_X))
+		if (m->nofile) {
+			missing_module(x, m->name);
 			continue;
+		}
 		if (x->o->exe && exe && !strcmp(m->name, exe))
 			snprintf(path, sizeof(path), "%s", x->o->exe);
+		else if (m->path)
+			snprintf(path, sizeof(path), "%s", m->path);
 		else
 			snprintf(path, sizeof(path), "%s%s", x->o->sysroot ? x->o->sysroot : "",
 				 m->name);
+		/* the core's segment says; gdb's gcore may leave file text out */
+		if (p ? !(p->p_flags & PF_X) : m->path ? !m->exec : !file_exec(path, m->pgoff))
+			continue;
 		err = itrace_image_add(&x->im, x->st, itrace_base_name(m->name), path,
 				       m->start, m->end - m->start, m->pgoff);
 		if (err < 0)
-			add_missing(x, path, -err);
+			add_missing(x, path, -err, NULL);
 	}
 	/* what memory held, where the core has it: the vdso, anonymous code */
 	for (i = 0; i < c->phnum; i++) {
@@ -1230,6 +1436,11 @@ static uint32_t core_pid(const struct core *c)
 	return c->pid ? c->pid : c->th[0].tid;
 }
 
+static const char *miss_why(const struct missing *m)
+{
+	return m->why ? m->why : strerror(m->err);
+}
+
 static void print_report(struct ctx *x)
 {
 	const struct core *c = x->c;
@@ -1250,7 +1461,7 @@ static void print_report(struct ctx *x)
 			struct json_object *m = json_object_new_object();
 
 			json_object_object_add(m, "path", jstr(x->miss[i].path));
-			json_object_object_add(m, "error", jstr(strerror(x->miss[i].err)));
+			json_object_object_add(m, "error", jstr(miss_why(&x->miss[i])));
 			json_object_array_add(a, m);
 		}
 		json_object_object_add(doc, "missing", a);
@@ -1267,7 +1478,7 @@ static void print_report(struct ctx *x)
 		c->nr_th == 1 ? "" : "s", with);
 	for (i = 0; i < x->nr_miss; i++)
 		fprintf(f, "missing: %s: %s (code there cannot be decoded)\n", x->miss[i].path,
-			strerror(x->miss[i].err));
+			miss_why(&x->miss[i]));
 	for (i = 0; i < c->nr_th; i++)
 		print_thread(x, &c->th[i], i == 0);
 }
@@ -1303,6 +1514,10 @@ static int run_core(struct ctx *x)
 		return 1;
 	}
 	sym_set_demangle(x->st, !x->no_demangle);
+	if (!c->nr_maps && core_modules(c, x->o)) {
+		fprintf(stderr, "itrace: out of memory\n");
+		return 1;
+	}
 	build_image(x);
 	for (i = 0; i < c->nr_th; i++) {
 		struct core_thread *t = &c->th[i];
@@ -1424,7 +1639,12 @@ int cmd_core(int argc, char **argv)
 	for (i = 0; i < c.nr_th; i++)
 		free(c.th[i].ring);
 	free(c.th);
+	for (i = 0; i < c.nr_maps; i++)
+		free(c.maps[i].path);
 	free(c.maps);
+	for (i = 0; i < c.nr_names; i++)
+		free(c.names[i]);
+	free(c.names);
 	free(c.ph);
 	elf_end(c.elf);
 	close(fd);
