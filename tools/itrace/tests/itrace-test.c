@@ -2125,12 +2125,127 @@ static void bad_core(const char *itrace, const char *name, const uint8_t *buf, s
 	free(out);
 }
 
+/* b = a copy of buf with the 16-bit value at off replaced */
+static void patch16(uint8_t *b, const uint8_t *buf, size_t size, long off, uint16_t v)
+{
+	memcpy(b, buf, size);
+	memcpy(b + off, &v, sizeof(v));
+}
+
+/*
+ * A copy of the core at in without its NT_FILE note (its type changed), as
+ * a core writer that does not write one leaves it: 0, or -1.
+ */
+static int strip_nt_file(const char *in, const char *out)
+{
+	uint8_t *buf, *p;
+	size_t size;
+	uint32_t nh[3];
+	int ret = -1;
+
+	if (load(in, &buf, &size))
+		return -1;
+	for (p = buf; (p = memmem(p, size - (p - buf), "CORE\0\0\0", 8)); p++) {
+		if (p - buf < 12)
+			continue;
+		memcpy(nh, p - 12, sizeof(nh));
+		if (nh[0] == 5 && nh[2] == NT_FILE) {
+			nh[2] = 0x46494c58;		/* no type of Linux */
+			memcpy(p - 12, nh, sizeof(nh));
+			ret = 0;
+		}
+	}
+	if (!ret)
+		ret = save(out, buf, size);
+	free(buf);
+	return ret;
+}
+
+/*
+ * Cores of gdb's gcore (no NT_ITRACE note): what they say is reported,
+ * symbolized, with and without NT_FILE.  gcore leaves out the text of
+ * files it did not change (libc's): it comes from the files.  Each stops
+ * where it stops on every run: a breakpoint, abort(), a crash.
+ */
+static void test_gcore(const char *itrace)
+{
+	char cmd[2048], *out, *l, *want;
+	unsigned int pid, tid;
+	int ret;
+
+	snprintf(cmd, sizeof(cmd),
+		 "command -v gdb >/dev/null || exit 77\n"
+		 "cd %1$s && gdb -nx -batch -ex 'break level3' -ex run -ex 'gcore g.core' \\\n"
+		 "  %2$s/crashnull > gdb.log 2>&1 &&\n"
+		 "gdb -nx -batch -ex run -ex 'gcore ga.core' %2$s/crashabort > gdb-a.log 2>&1 &&\n"
+		 "gdb -nx -batch -ex run -ex 'gcore gt.core' %2$s/crashthread > gdb-t.log 2>&1",
+		 tmpdir, crash_dir);
+	ret = run(cmd);
+	if (ret == 77) {
+		printf("ok %d core of gdb's gcore # SKIP no gdb\n", ++nr_test);
+		return;
+	}
+	ok(ret == 0, "gdb's gcore: cores of crashnull at level3, crashabort, crashthread");
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && %2$s core g.core > g.txt 2>&1 &&\n"
+		 "grep -q '^core g.core: pid [0-9]* (crashnull), 1 thread, 0 with trace$' g.txt &&\n"
+		 "grep -q '^  rip 0x[0-9a-f]* level3 (crashnull.c:7)$' g.txt &&\n"
+		 "grep -q '^  trace: none (no NT_ITRACE note' g.txt",
+		 tmpdir, itrace);
+	ok(run(cmd) == 0, "core of gdb's gcore: %s",
+	   "exit 0, pid, program, rip symbolized at level3 (crashnull.c:7), no trace");
+	/* abort(): rip in libc's text, which the core has not */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && %2$s core ga.core > ga.txt 2>&1 &&\n"
+		 "grep -q '^thread [0-9]*: signal 6 SIGABRT (code -6), the crashing thread$' ga.txt &&\n"
+		 "grep -q '^  rip 0x[0-9a-f]* [^ ?]* \\[libc.so.6\\]' ga.txt && ! grep -q missing ga.txt",
+		 tmpdir, itrace);
+	ok(run(cmd) == 0, "core of gdb's gcore at abort(): rip named in libc, whose text it lacks");
+	/* the pid of the process, not the crashing thread's tid */
+	snprintf(cmd, sizeof(cmd), "%s core %s 2>&1", itrace, tmp("gt.core"));
+	ret = run_out(cmd, &out);
+	l = strstr(out, "\nthread ");
+	want = NULL;
+	if (sscanf(out, "core %*s pid %u (crashthread), 3 threads, 0 with trace", &pid) == 1 &&
+	    l && sscanf(l, "\nthread %u: signal 11 SIGSEGV (code 1, addr 0x0), the crashing", &tid) == 1 &&
+	    asprintf(&want, "\nthread %u: ", pid) < 0)
+		want = NULL;
+	ok(ret == 0 && want && tid != pid && strstr(out, want) &&
+	   strstr(l, "t_level2 (crashthread.c:14)\n"),
+	   "core of gdb's gcore of a thread's crash: the pid is the process's, 3 threads, the crashing one at t_level2");
+	if (!want || ret)
+		fprintf(stderr, "# %s\n", out);
+	free(want);
+	free(out);
+
+	/* without NT_FILE: libdwfl finds the modules in the core's memory */
+	ok(!strip_nt_file(tmp("g.core"), tmp("g-nofile.core")) &&
+	   !strip_nt_file(tmp("ga.core"), tmp("ga-nofile.core")),
+	   "gcore cores without their NT_FILE note");
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && %2$s core g-nofile.core > gn.txt 2>&1 &&\n"
+		 "grep -q '^core g-nofile.core: pid [0-9]* (crashnull), 1 thread, 0 with trace$' gn.txt &&\n"
+		 "grep -q '^  rip 0x[0-9a-f]* level3 (crashnull.c:7)$' gn.txt && ! grep -q missing gn.txt &&\n"
+		 "%2$s core ga-nofile.core > gan.txt 2>&1 &&\n"
+		 "grep -q '^  rip 0x[0-9a-f]* [^ ?]* \\[libc.so.6\\]' gan.txt &&\n"
+		 "cp %3$s/crashnull moved && %2$s core --exe moved g-nofile.core > gm.txt 2>&1 &&\n"
+		 "grep -q '^  rip 0x[0-9a-f]* level3 (crashnull.c:7)$' gm.txt &&\n"
+		 "%2$s core --exe %1$s/nothere g-nofile.core > gx.txt 2>&1 &&\n"
+		 "grep -q '^missing: %1$s/nothere: No such file or directory' gx.txt &&\n"
+		 "grep -q '^  rip 0x[0-9a-f]* ?$' gx.txt",
+		 tmpdir, itrace, crash_dir);
+	ok(run(cmd) == 0,
+	   "gcore cores without NT_FILE: the program from AT_EXECFN or --exe, libc by libdwfl; a missing --exe reported");
+}
+
 static void test_core(const char *itrace, const char *ptsim)
 {
 	char cmd[2048], *out;
 	uint8_t *buf, *b;
 	size_t size;
 	long nh;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
 	int ret;
 
 	sim_crash(itrace, ptsim, "crashnull", "", "crashnull");
@@ -2254,21 +2369,20 @@ static void test_core(const char *itrace, const char *ptsim)
 	snprintf(cmd, sizeof(cmd), "%s core >/dev/null 2>&1", itrace);
 	ok(run(cmd) == 2, "core without a file: usage, exit 2");
 
-	/* gdb's gcore: a core of another writer, no NT_ITRACE, symbolized */
-	snprintf(cmd, sizeof(cmd),
-		 "command -v gdb >/dev/null || exit 77\n"
-		 "cd %1$s && gdb -nx -batch -ex 'break level3' -ex run -ex 'gcore g.core' \\\n"
-		 "  %2$s/crashnull > gdb.log 2>&1 &&\n"
-		 "%3$s core g.core > g.txt 2>&1 &&\n"
-		 "grep -q '^core g.core: pid [0-9]* (crashnull), 1 thread, 0 with trace$' g.txt &&\n"
-		 "grep -q '^  rip 0x[0-9a-f]* level3 (crashnull.c:7)$' g.txt",
-		 tmpdir, crash_dir, itrace);
-	ret = run(cmd);
-	if (ret == 77)
-		printf("ok %d core of gdb's gcore # SKIP no gdb\n", ++nr_test);
-	else
-		ok(ret == 0, "core of gdb's gcore: %s",
-		   "pid, program, rip symbolized at level3 (crashnull.c:7)");
+	/* crafted: the header, the program headers, the notes */
+	bad_core(itrace, "ehdr", buf, 40, 1, "not an ELF file");
+	patch16(b, buf, size, offsetof(Elf64_Ehdr, e_machine), EM_386);
+	bad_core(itrace, "machine", b, size, 1, "not an x86-64 ELF file (class 2, data 1, machine 3)");
+	bad_core(itrace, "phdrs", buf, sizeof(Elf64_Ehdr) + 2 * sizeof(Elf64_Phdr), 1,
+		 "bad or truncated program headers (");
+	/* ptsim: the PT_NOTE first, what follows it in the file zeros */
+	memcpy(b, buf, size);
+	memcpy(&eh, buf, sizeof(eh));
+	memcpy(&ph, buf + eh.e_phoff, sizeof(ph));
+	ph.p_filesz += 8;
+	memcpy(b + eh.e_phoff, &ph, sizeof(ph));
+	bad_core(itrace, "note-header", b, size, 1, "truncated note header at file offset 0x");
+	test_gcore(itrace);
 	free(b);
 	free(buf);
 }
