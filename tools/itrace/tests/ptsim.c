@@ -2,7 +2,7 @@
 /*
  * ptsim: a host stand-in for "itrace record" on machines without Intel PT.
  *
- *   ptsim [-R] -o FILE -- CMD [ARGS...]
+ *   ptsim [-R] [-T TSC0] -o FILE -- CMD [ARGS...]
  *   ptsim --bts -o FILE -- CMD [ARGS...]
  *   ptsim [-R|--bts] -c CORE [-w BYTES] [-t TRUTH] -- CMD [ARGS...]
  *
@@ -39,6 +39,12 @@
  * Linux writes them: no padding, kernel addresses 0, the fault a record
  * { faulting instruction, 0 }; -w keeps whole records.
  *
+ * -T TSC0: timing packets as with TSCEn (and no MTC, CYC): a TSC packet in
+ * every PSB+, a PSB+ every 4 KiB of trace; the time stamp counter starts
+ * at TSC0 and counts PTSIM_TSC_PER_INSN per instruction stepped.  The
+ * config has TSCEn (bit 10) and a TIME section converts TSC to perf time
+ * as a 2 GHz TSC would: ns = TSC / 2 (time_mult 512, time_shift 10).
+ *
  * Only what the test programs do is modelled: conditional and indirect
  * branches, returns, syscalls, a fatal signal; no signal handlers, no threads.
  */
@@ -70,6 +76,8 @@
 #define TRACE_MAX	(64 << 20)
 #define PSB_EVERY	4096	/* -c: bytes between PSBs, as PSBFreq would */
 #define TRUTH_MAX	4096	/* -t: instructions kept */
+#define PTSIM_TSC_PER_INSN	8	/* -T: TSC ticks per instruction */
+#define PTSIM_CBR		20	/* -T: core:bus ratio, max_nonturbo_ratio */
 /*
  * The simulated intel_pt's perf PMU type: the host's if it has intel_pt,
  * else this stand-in, above the types Linux gives the PMUs of a machine
@@ -96,6 +104,9 @@ struct sim {
 	int		retcomp;
 	uint64_t	ret[RETSTACK];
 	unsigned int	ret_top, ret_n;
+	int		tsc;		/* -T: TSC packets */
+	uint64_t	tsc0;		/* the TSC of instruction 0 */
+	uint64_t	insns;		/* instructions stepped so far */
 	int		bts;		/* --bts: BTS records in bbuf */
 	int		bts_note;	/* --bts -c: as in a core note */
 	uint8_t		*bbuf;
@@ -180,6 +191,17 @@ static void psb(struct sim *s, uint64_t ip)
 
 	flush_tnt(s);
 	emit(s, &p);
+	if (s->tsc) {
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_tsc;
+		p.payload.tsc.tsc = s->tsc0 + s->insns * PTSIM_TSC_PER_INSN;
+		emit(s, &p);
+		/* the core:bus ratio, as hardware has it in PSB+ with TSCEn */
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_cbr;
+		p.payload.cbr.ratio = PTSIM_CBR;
+		emit(s, &p);
+	}
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_mode;
 	p.payload.mode.leaf = pt_mol_exec;
@@ -314,9 +336,10 @@ static int write_maps(FILE *f, pid_t pid)
 /*
  * The header's PMU and config and an ATTR section of what is simulated:
  * intel_pt of user mode, BranchEn ("branch", bit 13), DisRETC ("noretcomp",
- * bit 11) with -R, no timing packets; the sideband has no sample_id.
+ * bit 11) with -R, TSCEn (bit 10) with -T; the sideband has no sample_id.
  */
-static void sim_event(struct itrace_file_header *hdr, struct perf_event_attr *a, int retcomp)
+static void sim_event(struct itrace_file_header *hdr, struct perf_event_attr *a, int retcomp,
+		      int tsc)
 {
 	FILE *t = fopen(PT_SYSFS_TYPE, "r");
 	unsigned int type;
@@ -326,7 +349,7 @@ static void sim_event(struct itrace_file_header *hdr, struct perf_event_attr *a,
 		hdr->pmu_type = type;
 	if (t)
 		fclose(t);
-	hdr->config = 1ULL << 13 | (retcomp ? 0 : 1ULL << 11);
+	hdr->config = 1ULL << 13 | (retcomp ? 0 : 1ULL << 11) | (tsc ? 1ULL << 10 : 0);
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
 	a->type = hdr->pmu_type;
@@ -563,7 +586,10 @@ int main(int argc, char **argv)
 			core = argv[++argi];
 		else if (argi + 1 < argc && !strcmp(argv[argi], "-t"))
 			truth = argv[++argi];
-		else if (argi + 1 < argc && !strcmp(argv[argi], "-w"))
+		else if (argi + 1 < argc && !strcmp(argv[argi], "-T")) {
+			s.tsc = 1;
+			s.tsc0 = strtoull(argv[++argi], NULL, 0);
+		} else if (argi + 1 < argc && !strcmp(argv[argi], "-w"))
 			keep = strtoull(argv[++argi], NULL, 0);
 		else
 			break;
@@ -572,7 +598,7 @@ int main(int argc, char **argv)
 		argi++;
 	if (!!out == !!core || argi >= argc) {
 		fprintf(stderr,
-			"usage: ptsim [-R] -o FILE -- CMD [ARGS...]\n"
+			"usage: ptsim [-R] [-T TSC0] -o FILE -- CMD [ARGS...]\n"
 			"       ptsim --bts -o FILE -- CMD [ARGS...]\n"
 			"       ptsim [-R|--bts] -c CORE [-w BYTES] [-t TRUTH] -- CMD [ARGS...]\n");
 		return 2;
@@ -633,7 +659,8 @@ int main(int argc, char **argv)
 		}
 		k = classify(b, ip, &fall, &rep);
 		pt_enc_get_offset(s.enc, &off);
-		if (core && off - psb_at >= PSB_EVERY) {
+		s.insns = insns;
+		if ((core || s.tsc) && off - psb_at >= PSB_EVERY) {
 			psb(&s, pending_pge ? 0 : ip);
 			psb_at = off;
 		}
@@ -789,12 +816,19 @@ int main(int argc, char **argv)
 	hdr.page_size = sysconf(_SC_PAGESIZE);
 	itrace_cpu_ident(&hdr);
 	hdr.pid = pid;
-	sim_event(&hdr, &attr, s.retcomp);
+	sim_event(&hdr, &attr, s.retcomp, s.tsc);
 	if (s.bts)
 		hdr.flags |= ITRACE_FLAG_BTS;
 	itrace_write_header(f, &hdr);
 	itrace_write_section(f, ITRACE_SEC_CMDLINE, 0, argv[argi], strlen(argv[argi]) + 1);
 	itrace_write_section(f, ITRACE_SEC_ATTR, 0, &attr, sizeof(attr));
+	if (s.tsc) {
+		struct itrace_time t = { .time_mult = 512, .time_shift = 10,
+					 .flags = ITRACE_TIME_ZERO,
+					 .nom_freq = PTSIM_CBR };
+
+		itrace_write_section(f, ITRACE_SEC_TIME, 0, &t, sizeof(t));
+	}
 	if (!itrace_read_vdso(&vdso, &vdso_size)) {
 		itrace_write_section(f, ITRACE_SEC_VDSO, 0, vdso, vdso_size);
 		free(vdso);
