@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <intel-pt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -94,6 +95,8 @@ struct conv {
 	uint64_t	out_type;	/* and of the ones written */
 	struct pev_buf	head;		/* AUXTRACE_INFO, TIME_CONV, sideband */
 	struct pev_buf	bid;		/* HEADER_BUILD_ID */
+	uint64_t	last_time;	/* of the newest sideband record */
+	uint64_t	ref_tsc;	/* AUXTRACE reference: a TSC of the recording */
 	size_t		nr_dropped;	/* records perf does not know */
 	size_t		nr_itrace_lost;
 };
@@ -141,6 +144,15 @@ static void conv_attr(struct conv *c)
 	c->out_type = c->in_type & keep;
 	if (!c->out_type)
 		c->out_type = PERF_SAMPLE_TID;
+	/*
+	 * perf decodes time stamps only if every event has TIME: a trace
+	 * with TSC packets and their conversion to perf time, but records
+	 * without time (ptsim's, version 1), gets TIME 0 on its records,
+	 * which puts them before the trace, as their single address space
+	 * has them.
+	 */
+	if ((a.config & RTIT_TSC) && d->has_time && (d->time.flags & ITRACE_TIME_ZERO))
+		c->out_type |= PERF_SAMPLE_TIME;
 	c->out_type |= PERF_SAMPLE_IDENTIFIER;
 	/*
 	 * No PERF_SAMPLE_READ (perf wants read_format ID with it; there are
@@ -368,6 +380,8 @@ static int conv_sideband(struct conv *c, char *err, size_t errlen)
 		else
 			record_thread(&ev, d->hdr.pid, &id);
 		id.id = EVENT_ID;
+		if (id.time > c->last_time)
+			c->last_time = id.time;
 		/* -1: no memory, or a record of 64 KiB with the new trailer */
 		if (pev_put_id(&c->head, ev.type, ev.misc,
 			       ev.raw + sizeof(struct perf_event_header),
@@ -385,6 +399,48 @@ static int conv_sideband(struct conv *c, char *err, size_t errlen)
 nomem:
 	snprintf(err, errlen, "out of memory");
 	return -1;
+}
+
+/*
+ * The reference of the AUXTRACE records: perf's decoder takes the upper
+ * byte of the 7-byte TSC packets from it (perf record puts the TSC at
+ * which it read the buffer there) and without it leaves the time 0 until
+ * a reference comes, which a converted file never gives: no time stamps
+ * (and perf 6.1 then crashes walking the trace before its first one).
+ * The TSC of the newest sideband record (perf time back to TSC, as
+ * perf's perf_time_to_tsc()), else the first TSC packet of the trace
+ * (records without time: ptsim's), else 0: no TSC packets.
+ */
+static void conv_ref_tsc(struct conv *c)
+{
+	const struct itrace_data *d = c->d;
+	const struct itrace_time *t = &d->time;
+	struct pt_packet_decoder *dec;
+	struct pt_config cfg;
+	struct pt_packet p;
+
+	if (!d->has_time || !(t->flags & ITRACE_TIME_ZERO) || !t->time_mult)
+		return;
+	if (c->last_time > t->time_zero) {
+		uint64_t ns = c->last_time - t->time_zero;
+
+		c->ref_tsc = (ns / t->time_mult << t->time_shift) +
+			     ((ns % t->time_mult) << t->time_shift) / t->time_mult;
+		return;
+	}
+	pt_config_init(&cfg);
+	cfg.begin = d->trace;
+	cfg.end = d->trace + d->trace_size;
+	dec = pt_pkt_alloc_decoder(&cfg);
+	if (!dec)
+		return;
+	while (!c->ref_tsc && pt_pkt_sync_forward(dec) >= 0)
+		while (pt_pkt_next(dec, &p, sizeof(p)) >= 0)
+			if (p.type == ppt_tsc) {
+				c->ref_tsc = p.payload.tsc.tsc;
+				break;
+			}
+	pt_pkt_free_decoder(dec);
 }
 
 /* n rounded up to a multiple of 8 */
@@ -481,8 +537,8 @@ static int write_perf_data(struct conv *c, FILE *f)
 		const struct itrace_segment *s = &d->segs[i];
 		struct perf_event_header h = { .type = PERF_RECORD_AUXTRACE, .size = 48 };
 		bool per_cpu = d->hdr.flags & ITRACE_FLAG_PER_CPU;
-		/* size, offset, reference (the run's number); idx, tid, cpu, reserved */
-		uint64_t a[3] = { pad8(s->size), s->stream_offset, i };
+		/* size, offset, reference (a TSC); idx, tid, cpu, reserved */
+		uint64_t a[3] = { pad8(s->size), s->stream_offset, c->ref_tsc };
 		uint32_t b[4] = { s->buf_idx, per_cpu ? UINT32_MAX : d->hdr.pid,
 				  per_cpu ? s->buf_idx : UINT32_MAX, 0 };
 
@@ -602,6 +658,7 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr, "itrace: %s: sideband: %s; not converted\n", name, err);
 		goto out;
 	}
+	conv_ref_tsc(&c);
 
 	/* a temporary file beside OUT, renamed when complete */
 	if (asprintf(&path, "%s.XXXXXX", out) < 0) {

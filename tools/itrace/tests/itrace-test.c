@@ -3421,6 +3421,69 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 	   "convert killed by SIGTERM, SIGINT, SIGHUP while writing or before rename: no temporary file, the old output kept");
 }
 
+/*
+ * ptsim -T: a recording with TSC packets (in each PSB+, a PSB every 4 KiB;
+ * the TSC counts 8 per instruction from 2e9, a 2 GHz TSC: perf time
+ * 1.0 s at the first instruction) converted: perf decodes it with time
+ * stamps (not timeless: the attr has TIME) and no crash, the same number
+ * of instructions, in time order.  The first time stamp is the first TSC
+ * packet's in both decoders; the last is itrace's (the last TSC packet,
+ * libipt adds nothing without MTC and CYC) or later, by perf's estimate
+ * from the instructions since that packet, but not past the end of the
+ * run on ptsim's clock, (2e9 + 8 * N) / 2 ns.
+ */
+static void test_convert_time(const char *itrace, const char *ptsim, const char *progs)
+{
+	const unsigned long long tsc0 = 2000000000ULL;
+	long long truth, n = -1, first = -1, last = -1, errs;
+	long long pn = -1, pfirst = -1, plast = -1, psorted = -1, end;
+	char cmd[2048], *out = NULL;
+	int ret;
+
+	snprintf(cmd, sizeof(cmd), "%s -T %llu -o %s -- %s/fib 2>&1 >/dev/null", ptsim, tsc0,
+		 tmp("conv-tsc.itrace"), progs);
+	truth = run_num(cmd);
+	snprintf(cmd, sizeof(cmd),
+		 "%s decode --insn --json %s | sed -n 's/.*\"kind\":\"insn\".*\"time\":\\([0-9]*\\).*/\\1/p' |\n"
+		 "awk 'NR == 1 { f = $1 } { l = $1 } END { print NR, f, l }'",
+		 itrace, tmp("conv-tsc.itrace"));
+	if (run_out(cmd, &out) || !out || sscanf(out, "%lld %lld %lld", &n, &first, &last) != 3)
+		n = -1;
+	free(out);
+	out = NULL;
+	ok(truth > 0 && n == truth && first == (long long)tsc0 / 2 && last > first,
+	   "convert TSC: itrace decode: %lld instructions (ptsim %lld), time %lld..%lld ns",
+	   n, truth, first, last);
+	snprintf(cmd, sizeof(cmd), "%s convert -o %s %s", itrace, tmp("conv-tsc.data"),
+		 tmp("conv-tsc.itrace"));
+	ok(run(cmd) == 0, "convert TSC: itrace convert exits 0");
+	if (access("/usr/bin/perf", X_OK)) {
+		printf("ok %d convert TSC: perf script # SKIP: no perf (/usr/bin/perf)\n", ++nr_test);
+		return;
+	}
+	/* time stamps in ns: perf's exit status too (6.1 crashed on these files) */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && perf script -i conv-tsc.data --itrace=i0ns -F time --ns > tsc.times 2>/dev/null &&\n"
+		 "tr -d ' .:' < tsc.times | awk 'NR == 1 { f = $1 } $1 < l { bad = 1 } { l = $1 }\n"
+		 "  END { print NR, f + 0, l + 0, !bad }'", tmpdir);
+	ret = run_out(cmd, &out);
+	if (ret || !out || sscanf(out, "%lld %lld %lld %lld", &pn, &pfirst, &plast, &psorted) != 4)
+		pn = -1;
+	free(out);
+	end = (tsc0 + 8 * truth) / 2;
+	ok(pn == n && psorted == 1,
+	   "convert TSC: perf script --itrace=i0ns -F time: exit %d, %lld instructions (itrace %lld), in time order",
+	   ret, pn, n);
+	ok(pn == n && pfirst == first && plast >= last && plast <= end,
+	   "convert TSC: perf's first time %lld ns (itrace %lld), last %lld ns in [%lld, %lld]",
+	   pfirst, first, plast, last, end);
+	snprintf(cmd, sizeof(cmd),
+		 "perf script -i %s --itrace=e 2>&1 | grep -c 'instruction trace error' || true",
+		 tmp("conv-tsc.data"));
+	errs = run_num(cmd);
+	ok(errs == 0, "convert TSC: perf script --itrace=e: %lld decode errors", errs);
+}
+
 int main(int argc, char **argv)
 {
 	char cmd[512];
@@ -3455,6 +3518,7 @@ int main(int argc, char **argv)
 		test_sim(argv[2], argv[3], argv[4], argv[5]);
 		test_cxx(argv[2], argv[3]);
 		test_convert(argv[2], argv[3], argv[4]);
+		test_convert_time(argv[2], argv[3], argv[4]);
 	}
 	test_bts_tiny(argv[2]);
 	if (argc >= 6)
