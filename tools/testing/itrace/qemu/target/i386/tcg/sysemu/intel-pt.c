@@ -598,15 +598,33 @@ static void pt_timing_emit(CPUX86State *env)
 }
 
 /*
- * The test of pt_timing_emit() inlined at every packet: without MTCEn and
- * CYCEn (the default of perf and itrace) a packet costs no call for it.
+ * The test of pt_timing_emit() inlined at every packet.  Without MTCEn and
+ * CYCEn a packet costs no call for it.  CYC packets count the cycles
+ * before each packet, so with CYCEn every packet reads the clock.  With
+ * MTCEn alone (perf's and itrace's default) the packets of the next
+ * PT_MTC_CHECK_BYTES bytes after a clock read do not read it again: an
+ * MTC comes at the first packet after the CTC edge that reads the clock,
+ * as pt_timing_emit() says, up to that many bytes later.  The guest's
+ * time under TCG is the host's, which no instruction of the guest is
+ * tied to; reading it costs more than generating the packet, and reading
+ * it at every packet made MTCEn tracing 2.5 times as slow as without it.
  */
+#define PT_MTC_CHECK_BYTES      16
+
 static inline void pt_timing(CPUX86State *env)
 {
-    if (!env->pt.in_psb && env->pt.timed &&
-        (env->msr_rtit_ctrl & (RTIT_CTL_MTCEN | RTIT_CTL_CYCEN))) {
-        pt_timing_emit(env);
+    IntelPTState *pt = &env->pt;
+    uint64_t ctl = env->msr_rtit_ctrl;
+
+    if (pt->in_psb || !pt->timed ||
+        !(ctl & (RTIT_CTL_MTCEN | RTIT_CTL_CYCEN))) {
+        return;
     }
+    if (!(ctl & RTIT_CTL_CYCEN) && pt->psb_bytes < pt->timing_next) {
+        return;
+    }
+    pt_timing_emit(env);
+    pt->timing_next = pt->psb_bytes + PT_MTC_CHECK_BYTES;
 }
 
 /*
@@ -792,6 +810,8 @@ static void pt_psb_plus(CPUX86State *env, target_ulong ip)
     pt_byte(env, PT_EXT);
     pt_byte(env, PT_EXT_PSBEND);
     pt->in_psb = false;
+    /* TSC and TMA told the time: the next read is as after an MTC check. */
+    pt->timing_next = pt->psb_bytes + PT_MTC_CHECK_BYTES;
 }
 
 /* Periodic PSB+, inserted where execution continues at @ip. */
@@ -921,14 +941,21 @@ static void pt_sync_inline(CPUX86State *env)
     pt->inline_en = env->msr_rtit_ctrl & RTIT_CTL_DISRETC ?
                     INTEL_PT_INLINE_FAST : INTEL_PT_INLINE_RETC;
     /*
-     * A full TNT packet's byte may be staged inline if it fits, needs no
-     * MTC or CYC before it (pt_timing()), and does not make a PSB+ due:
-     * the byte that does goes through helper_pt_tnt_full(), which inserts
+     * Packet bytes (a full TNT packet's, a TIP's) may be staged inline if
+     * they fit, need no look at the clock before them (pt_timing(): none
+     * with CYCEn, up to timing_next with MTCEn alone), and do not make a
+     * PSB+ due: the byte that does goes through a helper, which inserts
      * the PSB+ right after it, as pt_maybe_psb() does after any packet.
      */
-    if (!(env->msr_rtit_ctrl & (RTIT_CTL_MTCEN | RTIT_CTL_CYCEN))) {
-        pt->inline_room = MIN(INTEL_PT_STAGE_SIZE - pt->stage_len,
-                              psb_period - 1 - pt->psb_bytes);
+    if (env->msr_rtit_ctrl & RTIT_CTL_CYCEN) {
+        return;
+    }
+    pt->inline_room = MIN(INTEL_PT_STAGE_SIZE - pt->stage_len,
+                          psb_period - 1 - pt->psb_bytes);
+    if ((env->msr_rtit_ctrl & RTIT_CTL_MTCEN) && pt->timed) {
+        pt->inline_room = MIN(pt->inline_room,
+                              pt->timing_next > pt->psb_bytes ?
+                              pt->timing_next - pt->psb_bytes : 0);
     }
 }
 
