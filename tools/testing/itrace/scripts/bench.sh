@@ -122,6 +122,10 @@
 # two-vCPU runs on a noisy host gave 1.17-1.35x with 7-15 pairs, and once
 # 1.69x with 5 pairs (all five traced runs of that boot 1253-1355 ms, as
 # slow as the noisy host made any run): hence 15 pairs.
+# itrace record turned MTC on by default on 2026-12-01, and this became
+# 3.22x; with the MTC clock read once per 16 bytes of packets and
+# update-16 TIPs inline (qemu/README.md, "MTC"): 1.53x, discarded 1.55x
+# (2026-12-02, step 1 alone, 15 pairs, quiet host).
 #
 # Knobs: BENCH_ROUNDS (workload length, default 40000, about a second),
 # BENCH_ONOFF_REPS (traced/untraced pairs of pt_on_vs_off, each boot,
