@@ -3484,6 +3484,272 @@ static void test_convert_time(const char *itrace, const char *ptsim, const char 
 	ok(errs == 0, "convert TSC: perf script --itrace=e: %lld decode errors", errs);
 }
 
+/*
+ * A sideband record of a CPU-wide recording on cpu, with the trailer
+ * TID, TIME, CPU of the thread pid/tid running there at time.
+ */
+static int put_cw(struct pev_buf *b, uint32_t type, uint16_t misc, const void *body,
+		  size_t len, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
+{
+	struct pev_id id = { .pid = pid, .tid = tid, .time = time, .cpu = cpu };
+
+	return pev_put_id(b, type, misc, body, len, ST_IDS, &id);
+}
+
+/*
+ * The context switch from prev to next on cpu at time, as the kernel
+ * writes it for CPU-wide events: a SWITCH_CPU_WIDE out of prev that names
+ * next, then one in of next that names prev.
+ */
+static int put_switch(struct pev_buf *b, uint32_t prev, uint32_t next, uint64_t time,
+		      uint32_t cpu)
+{
+	uint32_t out[2] = { next, next }, in[2] = { prev, prev };
+
+	return put_cw(b, PERF_RECORD_SWITCH_CPU_WIDE, PERF_RECORD_MISC_SWITCH_OUT, out,
+		      sizeof(out), prev, prev, time, cpu) ||
+	       put_cw(b, PERF_RECORD_SWITCH_CPU_WIDE, 0, in, sizeof(in), next, next, time + 1,
+		      cpu);
+}
+
+/*
+ * The start of a ptsim run d on cpu at time *t: its FORK (from 1), COMM
+ * with exec, its MMAP2 records, 10 ns apart (*t advanced past them).
+ */
+static int put_run_start(struct pev_buf *b, const struct itrace_data *d, uint64_t *t,
+			 uint32_t cpu)
+{
+	uint32_t p = d->hdr.pid;
+	uint32_t fork[6] = { p, 1, p, 1 };
+	uint8_t comm[16] = { 0 };
+	const char *name = strrchr(d->cmdline ? d->cmdline : "x", '/');
+	struct pev_iter it;
+	struct pev ev;
+	char err[256];
+
+	memcpy(comm, &p, 4);
+	memcpy(comm + 4, &p, 4);
+	snprintf((char *)comm + 8, 8, "%s", name ? name + 1 : d->cmdline ? d->cmdline : "x");
+	if (put_cw(b, PERF_RECORD_FORK, 0, fork, sizeof(fork), p, p, *t, cpu) ||
+	    put_cw(b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, comm, sizeof(comm), p, p,
+		   *t + 10, cpu))
+		return -1;
+	*t += 20;
+	pev_iter_init(&it, d->perf, d->perf_size);
+	while (pev_next(&it, &ev, err, sizeof(err)) > 0) {
+		if (put_cw(b, ev.type, ev.misc, ev.raw + 8, ev.size - 8, p, p, *t, cpu))
+			return -1;
+		*t += 10;
+	}
+	return 0;
+}
+
+/* The perf time of the first TSC packet of d's trace (ns = TSC / 2, ptsim's), 0: none. */
+static uint64_t first_tsc_time(const struct itrace_data *d)
+{
+	struct pt_packet_decoder *dec;
+	struct pt_config cfg;
+	struct pt_packet pk;
+	uint64_t t = 0;
+
+	pt_config_init(&cfg);
+	cfg.begin = d->trace;
+	cfg.end = d->trace + d->trace_size;
+	dec = pt_pkt_alloc_decoder(&cfg);
+	while (dec && !t && pt_pkt_sync_forward(dec) >= 0)
+		while (pt_pkt_next(dec, &pk, sizeof(pk)) >= 0)
+			if (pk.type == ppt_tsc) {
+				t = pk.payload.tsc.tsc / 2;
+				break;
+			}
+	pt_pkt_free_decoder(dec);
+	return t;
+}
+
+/*
+ * Two ptsim -T recordings src[0] and src[1] (of n[0] and n[1]
+ * instructions, TSC start values far enough apart) joined into one
+ * CPU-wide recording of cpu, as record -a writes it (version 2, PER_CPU
+ * and CPU_WIDE, the attr with TID, TIME, CPU and context_switch): the idle
+ * task (0) switches to the first process, which forks, execs, maps its
+ * files, runs (its trace), exits and switches to the second, which does
+ * the same and switches back to 0.  The trace of the CPU is the first
+ * run's then the second's, one stream.  0, or -1.
+ */
+static int write_cpu_wide(const char * const src[2], const long long n[2], const char *dst,
+			  uint32_t cpu)
+{
+	struct itrace_data d[2];
+	struct perf_event_attr a;
+	struct itrace_file_header hdr;
+	struct pev_buf sb = { 0 };
+	uint8_t *trace = NULL;
+	uint32_t prev = 0;
+	uint64_t t = 0;
+	char err[256];
+	FILE *f = NULL;
+	int ret = -1, nr, i;
+
+	for (nr = 0; nr < 2; nr++)
+		if (itrace_read_file(src[nr], &d[nr], err, sizeof(err)))
+			goto out;
+	if (!d[0].attr || d[0].nr_segs != 1 || d[1].nr_segs != 1 || !d[0].has_time)
+		goto out;
+	for (i = 0; i < 2; i++) {
+		uint32_t p = d[i].hdr.pid, body[6] = { prev, 1, prev, 1 };
+		uint64_t t0 = first_tsc_time(&d[i]);
+
+		if (!t0 || t0 < t + 1000)
+			goto out;
+		/* the previous run exits, switches to this one, which starts */
+		t = t0 - 1000;
+		if ((prev && put_cw(&sb, PERF_RECORD_EXIT, 0, body, sizeof(body), prev, prev,
+				    t - 10, cpu)) ||
+		    put_switch(&sb, prev, p, t, cpu))
+			goto out;
+		t += 10;
+		if (put_run_start(&sb, &d[i], &t, cpu) || t >= t0)
+			goto out;
+		/* past its last instruction: 8 TSC ticks, 4 ns each */
+		t = t0 + 4 * n[i] + 1000;
+		prev = p;
+	}
+	{
+		uint32_t body[6] = { prev, 1, prev, 1 };
+
+		if (put_cw(&sb, PERF_RECORD_EXIT, 0, body, sizeof(body), prev, prev, t, cpu) ||
+		    put_switch(&sb, prev, 0, t + 10, cpu))
+			goto out;
+	}
+	trace = malloc(d[0].trace_size + d[1].trace_size);
+	if (!trace)
+		goto out;
+	memcpy(trace, d[0].trace, d[0].trace_size);
+	memcpy(trace + d[0].trace_size, d[1].trace, d[1].trace_size);
+	memset(&a, 0, sizeof(a));
+	memcpy(&a, d[0].attr, d[0].attr_size < sizeof(a) ? d[0].attr_size : sizeof(a));
+	a.sample_type = ST_IDS;
+	a.sample_id_all = 1;
+	a.context_switch = 1;
+	hdr = d[0].hdr;
+	hdr.version = 2;
+	hdr.flags |= ITRACE_FLAG_PER_CPU | ITRACE_FLAG_CPU_WIDE;
+	hdr.pid = 0;
+	f = fopen(dst, "wb");
+	if (!f || itrace_write_header(f, &hdr) ||
+	    itrace_write_section(f, ITRACE_SEC_ATTR, 0, &a, sizeof(a)) ||
+	    itrace_write_section(f, ITRACE_SEC_TIME, 0, &d[0].time, sizeof(d[0].time)) ||
+	    itrace_write_section(f, ITRACE_SEC_VDSO, 0, d[0].vdso, d[0].vdso_size) ||
+	    itrace_write_buf_section2(f, ITRACE_SEC_PERF, cpu, 0, sb.buf, sb.len, NULL, 0) ||
+	    itrace_write_buf_section2(f, ITRACE_SEC_TRACE, cpu, 0, trace,
+				      d[0].trace_size + d[1].trace_size, NULL, 0) ||
+	    itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0))
+		goto out;
+	ret = 0;
+out:
+	if (f && fclose(f))
+		ret = -1;
+	free(trace);
+	free(sb.buf);
+	for (i = 0; i < nr; i++)
+		itrace_data_free(&d[i]);
+	return ret;
+}
+
+/* "N TID" lines of perf script --itrace=i0ns -F tid of data, into n[] by tid[]; 0 or -1 */
+static int perf_tid_counts(const char *data, const uint32_t tid[2], long long n[2],
+			   long long *other)
+{
+	char cmd[1024], *out = NULL, *line, *save = NULL;
+	int ret;
+
+	snprintf(cmd, sizeof(cmd),
+		 "perf script -i %s --itrace=i0ns -F tid 2>/dev/null | sort | uniq -c", data);
+	ret = run_out(cmd, &out);
+	n[0] = n[1] = *other = 0;
+	for (line = out ? strtok_r(out, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		long long c;
+		unsigned int t;
+
+		if (sscanf(line, "%lld %u", &c, &t) != 2)
+			*other += 1;
+		else if (t == tid[0])
+			n[0] += c;
+		else if (t == tid[1])
+			n[1] += c;
+		else
+			*other += c;
+	}
+	free(out);
+	return ret ? -1 : 0;
+}
+
+/*
+ * Context switches: ptsim -T runs of fib (TSC from 2e9: perf time 1.0 s)
+ * and loop (from 4e9: 2.0 s) joined into one CPU-wide recording of cpu 2
+ * (write_cpu_wide()), converted: perf (AUXTRACE records of cpu 2, tid
+ * -1; the thread on the CPU from the SWITCH_CPU_WIDE records, matched by
+ * the CPU of their sample_id and the time of the trace's TSC packets)
+ * gives each process its own instructions, as itrace decode does and
+ * ptsim counted, with no decode errors (either one's trace decoded in the
+ * other's address space would have them: ASLR puts their mappings apart).
+ */
+static void test_convert_switch(const char *itrace, const char *ptsim, const char *progs)
+{
+	static const char * const prog[2] = { "fib", "loop" };
+	const char *src[2] = { "cw-0.itrace", "cw-1.itrace" };
+	char cmd[2048], path[2][256];
+	long long truth[2], n[2], pn[2] = { -1, -1 }, other = -1, errs;
+	uint32_t pid[2] = { 0, 0 };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct itrace_data d;
+		char err[256];
+
+		snprintf(path[i], sizeof(path[i]), "%s/%s", tmpdir, src[i]);
+		src[i] = path[i];
+		snprintf(cmd, sizeof(cmd), "%s -T %d000000000 -o %s -- %s/%s 2>&1 >/dev/null",
+			 ptsim, 2 * (i + 1), src[i], progs, prog[i]);
+		truth[i] = run_num(cmd);
+		if (!itrace_read_file(src[i], &d, err, sizeof(err))) {
+			pid[i] = d.hdr.pid;
+			itrace_data_free(&d);
+		}
+	}
+	if (truth[0] <= 0 || truth[1] <= 0 || write_cpu_wide(src, truth, tmp("cw.itrace"), 2)) {
+		ok(0, "convert switches: the CPU-wide recording of fib and loop written");
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd),
+			 "%s decode --stats %s | sed -n 's/^thread %u total insns //p'", itrace,
+			 tmp("cw.itrace"), pid[i]);
+		n[i] = run_num(cmd);
+	}
+	ok(n[0] == truth[0] && n[1] == truth[1],
+	   "convert switches: itrace decode: %lld instructions in %s (%u), %lld in %s (%u); ptsim %lld, %lld",
+	   n[0], prog[0], pid[0], n[1], prog[1], pid[1], truth[0], truth[1]);
+	snprintf(cmd, sizeof(cmd), "%s convert -o %s %s", itrace, tmp("cw.data"),
+		 tmp("cw.itrace"));
+	ok(run(cmd) == 0, "convert switches: itrace convert exits 0");
+	if (access("/usr/bin/perf", X_OK)) {
+		printf("ok %d convert switches: perf script # SKIP: no perf (/usr/bin/perf)\n",
+		       ++nr_test);
+		return;
+	}
+	perf_tid_counts(tmp("cw.data"), pid, pn, &other);
+	ok(pn[0] == n[0] && pn[1] == n[1] && other == 0,
+	   "convert switches: perf script --itrace=i0ns -F tid: %lld in %u, %lld in %u, %lld elsewhere (itrace %lld, %lld)",
+	   pn[0], pid[0], pn[1], pid[1], other, n[0], n[1]);
+	snprintf(cmd, sizeof(cmd),
+		 "perf script -i %s --itrace=e 2>&1 | grep -c 'instruction trace error' || true",
+		 tmp("cw.data"));
+	errs = run_num(cmd);
+	ok(errs == 0, "convert switches: perf script --itrace=e: %lld decode errors", errs);
+}
+
 int main(int argc, char **argv)
 {
 	char cmd[512];
@@ -3519,6 +3785,7 @@ int main(int argc, char **argv)
 		test_cxx(argv[2], argv[3]);
 		test_convert(argv[2], argv[3], argv[4]);
 		test_convert_time(argv[2], argv[3], argv[4]);
+		test_convert_switch(argv[2], argv[3], argv[4]);
 	}
 	test_bts_tiny(argv[2]);
 	if (argc >= 6)
