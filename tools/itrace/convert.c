@@ -449,6 +449,55 @@ static uint64_t pad8(uint64_t n)
 	return (n + 7) & ~7ULL;
 }
 
+/*
+ * The AUXTRACE records: one per segment, but a segment that continues
+ * the previous one of its buffer (a snapshot that takes up where the one
+ * before ended: the reader keeps snapshots apart) goes into that one's
+ * record.  perf in snapshot mode takes each AUX buffer for a new copy of
+ * the ring, which may overlap the one before: it compares the TSC
+ * packets of their PSB+ and, finding none in common, starts decoding the
+ * new one at its first PSB, losing the instructions of the bytes before
+ * it; in one record, they are decoded as one stream, as itrace decode
+ * does.  link[i].next: 1 + the segment written after segment i in its
+ * record, 0: none; link[i].cont: segment i is in an earlier one's record.
+ */
+struct rec_link {
+	size_t	next;
+	bool	cont;
+};
+
+static void link_records(const struct itrace_data *d, struct rec_link *link)
+{
+	size_t i, k;
+
+	for (i = 1; i < d->nr_segs; i++) {
+		const struct itrace_segment *s = &d->segs[i];
+
+		/* the previous segment of the buffer, and the last of its record */
+		for (k = i; k-- > 0;)
+			if (d->segs[k].buf_idx == s->buf_idx)
+				break;
+		if (k == (size_t)-1 || !s->size ||
+		    d->segs[k].stream_offset + d->segs[k].size != s->stream_offset)
+			continue;
+		link[k].next = i + 1;
+		link[i].cont = true;
+	}
+}
+
+/* The bytes of the AUXTRACE record of segment i, 0: none (or in another's) */
+static uint64_t record_size(const struct itrace_data *d, const struct rec_link *link, size_t i)
+{
+	uint64_t size = 0;
+	size_t j;
+
+	if (link[i].cont)
+		return 0;
+	for (j = i + 1; j; j = link[j - 1].next)
+		size += d->segs[j - 1].size;
+	return size;
+}
+
 /* fwrite that says -1 on a short write; n may be 0 */
 static int put(FILE *f, const void *p, size_t n)
 {
@@ -467,6 +516,7 @@ static int write_perf_data(struct conv *c, FILE *f)
 	struct perf_file_section ids, sec[3];
 	uint64_t id = EVENT_ID, pos, nr = 0, i;
 	struct pev_buf cpuid = { 0 }, index = { 0 };
+	struct rec_link *link = NULL;
 	const struct pev_buf *feat[3];
 	unsigned int bits[3], nfeat = 0, k;
 	int ret = -1;
@@ -482,20 +532,26 @@ static int write_perf_data(struct conv *c, FILE *f)
 	fh.data.offset = ids.offset + ids.size;
 
 	/* the AUXTRACE index: where each AUXTRACE record is, its header size */
+	if (d->nr_segs) {
+		link = calloc(d->nr_segs, sizeof(*link));
+		if (!link)
+			goto out;
+		link_records(d, link);
+	}
 	pos = fh.data.offset + c->head.len;
 	for (i = 0; i < d->nr_segs; i++)
-		if (d->segs[i].size)
+		if (record_size(d, link, i))
 			nr++;
 	if (buf_add(&index, &nr, sizeof(nr), 1))
 		goto out;
 	for (i = 0; i < d->nr_segs; i++) {
-		uint64_t ent[2] = { pos, 48 };
+		uint64_t ent[2] = { pos, 48 }, size = record_size(d, link, i);
 
-		if (!d->segs[i].size)
+		if (!size)
 			continue;
 		if (buf_add(&index, ent, sizeof(ent), 1))
 			goto out;
-		pos += 48 + pad8(d->segs[i].size);
+		pos += 48 + pad8(size);
 	}
 	fh.data.size = pos - fh.data.offset;
 
@@ -537,16 +593,21 @@ static int write_perf_data(struct conv *c, FILE *f)
 		const struct itrace_segment *s = &d->segs[i];
 		struct perf_event_header h = { .type = PERF_RECORD_AUXTRACE, .size = 48 };
 		bool per_cpu = d->hdr.flags & ITRACE_FLAG_PER_CPU;
+		uint64_t size = record_size(d, link, i);
 		/* size, offset, reference (a TSC); idx, tid, cpu, reserved */
-		uint64_t a[3] = { pad8(s->size), s->stream_offset, c->ref_tsc };
+		uint64_t a[3] = { pad8(size), s->stream_offset, c->ref_tsc };
 		uint32_t b[4] = { s->buf_idx, per_cpu ? UINT32_MAX : d->hdr.pid,
 				  per_cpu ? s->buf_idx : UINT32_MAX, 0 };
+		size_t j;
 
-		if (!s->size)
+		if (!size)
 			continue;
-		if (put(f, &h, sizeof(h)) || put(f, a, sizeof(a)) || put(f, b, sizeof(b)) ||
-		    put(f, d->trace + s->buf_offset, s->size) ||
-		    put(f, zeros, pad8(s->size) - s->size))
+		if (put(f, &h, sizeof(h)) || put(f, a, sizeof(a)) || put(f, b, sizeof(b)))
+			goto out;
+		for (j = i + 1; j; j = link[j - 1].next)
+			if (put(f, d->trace + d->segs[j - 1].buf_offset, d->segs[j - 1].size))
+				goto out;
+		if (put(f, zeros, pad8(size) - size))
 			goto out;
 	}
 	if (put(f, sec, nfeat * sizeof(sec[0])))
@@ -556,6 +617,7 @@ static int write_perf_data(struct conv *c, FILE *f)
 			goto out;
 	ret = 0;
 out:
+	free(link);
 	free(cpuid.buf);
 	free(index.buf);
 	return ret;

@@ -3750,6 +3750,150 @@ static void test_convert_switch(const char *itrace, const char *ptsim, const cha
 	ok(errs == 0, "convert switches: perf script --itrace=e: %lld decode errors", errs);
 }
 
+/*
+ * A ptsim recording src cut into two snapshots of an overwrite-mode
+ * recording (flag SNAPSHOT, a SNAPSHOT section before each one's TRACE):
+ * the trace's bytes [0, cut), then [resume, end) at stream offset resume,
+ * which continues the first when resume is cut, else leaves a gap (the
+ * bytes overwritten between the two).  0, or -1.
+ */
+static int write_snapshots(const char *src, const char *dst, size_t cut, size_t resume)
+{
+	struct itrace_snapshot sn[2] = { { .index = 1, .reason = ITRACE_SNAP_SIGNAL },
+					 { .index = 2, .reason = ITRACE_SNAP_EXIT } };
+	struct itrace_file_header hdr;
+	struct itrace_data d;
+	char err[256];
+	FILE *f = NULL;
+	int ret = -1;
+
+	if (itrace_read_file(src, &d, err, sizeof(err)))
+		return -1;
+	if (d.nr_segs != 1 || cut > resume || resume > d.trace_size)
+		goto out;
+	hdr = d.hdr;
+	hdr.flags |= ITRACE_FLAG_SNAPSHOT;
+	f = fopen(dst, "wb");
+	if (!f || itrace_write_header(f, &hdr) ||
+	    (d.attr && itrace_write_section(f, ITRACE_SEC_ATTR, 0, d.attr, d.attr_size)) ||
+	    (d.has_time && itrace_write_section(f, ITRACE_SEC_TIME, 0, &d.time, sizeof(d.time))) ||
+	    itrace_write_section(f, ITRACE_SEC_VDSO, 0, d.vdso, d.vdso_size) ||
+	    itrace_write_section(f, ITRACE_SEC_PERF, 0, d.perf, d.perf_size) ||
+	    itrace_write_section(f, ITRACE_SEC_SNAPSHOT, 0, &sn[0], sizeof(sn[0])) ||
+	    itrace_write_section(f, ITRACE_SEC_TRACE, 0, d.trace, cut) ||
+	    itrace_write_section(f, ITRACE_SEC_SNAPSHOT, 0, &sn[1], sizeof(sn[1])) ||
+	    itrace_write_section(f, ITRACE_SEC_TRACE, resume, d.trace + resume,
+				 d.trace_size - resume) ||
+	    itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0))
+		goto out;
+	ret = 0;
+out:
+	if (f && fclose(f))
+		ret = -1;
+	itrace_data_free(&d);
+	return ret;
+}
+
+/*
+ * Snapshots: a ptsim -T recording of fib (a PSB+ with a TSC every 4 KiB)
+ * cut into two snapshots, the cut in the middle of a run of packets,
+ * converted (perf's snapshot mode: perf looks for the overlap of each
+ * AUX buffer with the one before, by the TSC of their PSB+):
+ * - the second continuing the first (no bytes lost): itrace decode counts
+ *   every instruction, as ptsim did; perf script --itrace=i0ns the same;
+ * - a gap between them (overwritten bytes): itrace decodes the first and
+ *   the second from its first PSB, fewer instructions; perf the same.
+ * perf decodes the same instructions as itrace decode, in the same order
+ * (their addresses compared), but for one perf may give before the gap
+ * (below), with no decode errors (--itrace=e); itrace decode reads the
+ * converted snapshots back to the same count.
+ */
+static void test_convert_snapshot(const char *itrace, const char *ptsim, const char *progs)
+{
+	static const char * const what[2] = { "continuing", "after a gap" };
+	bool perf = !access("/usr/bin/perf", X_OK);
+	char cmd[2048], rec[256], data[256];
+	long long truth, n, p, missing, extra, errs;
+	struct itrace_data d;
+	size_t size = 0, cut, resume;
+	char *out = NULL;
+	char err[256];
+	int i;
+
+	snprintf(cmd, sizeof(cmd), "%s -T 2000000000 -o %s -- %s/fib 2>&1 >/dev/null", ptsim,
+		 tmp("snap-src.itrace"), progs);
+	truth = run_num(cmd);
+	if (!itrace_read_file(tmp("snap-src.itrace"), &d, err, sizeof(err))) {
+		size = d.trace_size;
+		itrace_data_free(&d);
+	}
+	for (i = 0; i < 2; i++) {
+		/*
+		 * fib's trace has a PSB+ at 0 and one past 4 KiB: the cut in
+		 * the first 4 KiB, not at a packet boundary, the second
+		 * snapshot holds the second PSB+
+		 */
+		cut = size / 4 + 3;
+		resume = i ? size / 2 : cut;
+		snprintf(rec, sizeof(rec), "%s/snap-%d.itrace", tmpdir, i);
+		snprintf(data, sizeof(data), "%s/snap-%d.data", tmpdir, i);
+		if (truth <= 0 || size < 6144 || write_snapshots(tmp("snap-src.itrace"), rec, cut,
+								  resume)) {
+			ok(0, "convert snapshots %s: the recording written (%zu bytes of trace)",
+			   what[i], size);
+			continue;
+		}
+		n = stats_insns(itrace, rec);
+		ok(i ? n > 0 && n < truth : n == truth,
+		   "convert snapshots %s: itrace decode: %lld instructions (ptsim %lld)", what[i],
+		   n, truth);
+		snprintf(cmd, sizeof(cmd), "%s convert -o %s %s", itrace, data, rec);
+		ok(run(cmd) == 0, "convert snapshots %s: itrace convert exits 0", what[i]);
+		if (!i) {
+			long long back = stats_insns(itrace, data);
+
+			ok(back == n, "convert snapshots %s: itrace decode of the perf.data: %lld instructions",
+			   what[i], back);
+		}
+		if (!perf) {
+			printf("ok %d convert snapshots %s: perf script # SKIP: no perf (/usr/bin/perf)\n",
+			       ++nr_test, what[i]);
+			continue;
+		}
+		/* the instructions, one address a line: itrace's, perf's; their diff */
+		snprintf(cmd, sizeof(cmd),
+			 "cd %1$s && %2$s decode --insn --json snap-%3$d.itrace |\n"
+			 "  sed -n 's/.*\"kind\":\"insn\".*\"ip\":\"0x\\([0-9a-f]*\\)\".*/\\1/p' > snap-%3$d.ips &&\n"
+			 "perf script -i snap-%3$d.data --itrace=i0ns -F ip 2>/dev/null |\n"
+			 "  awk '{ print $1 }' > snap-%3$d.pips &&\n"
+			 "{ wc -l < snap-%3$d.pips; diff snap-%3$d.ips snap-%3$d.pips |\n"
+			 "  awk '/^</ { m++ } /^>/ { e++ } END { print m + 0, e + 0 }'; }",
+			 tmpdir, itrace, i);
+		p = missing = extra = -1;
+		if (run_out(cmd, &out) || !out ||
+		    sscanf(out, "%lld %lld %lld", &p, &missing, &extra) != 3)
+			p = -1;
+		free(out);
+		out = NULL;
+		snprintf(cmd, sizeof(cmd),
+			 "perf script -i %s --itrace=e 2>&1 | grep -c 'instruction trace error' || true",
+			 data);
+		errs = run_num(cmd);
+		/*
+		 * Before a gap perf may have one more: when the first snapshot
+		 * ends in the middle of the TIP of an indirect branch, the
+		 * record's padding zeros complete the TIP (a wrong target,
+		 * never walked: the record ends there) and perf gives the
+		 * branch; libipt, at the cut packet, does not.  Leaving the
+		 * cut packet out loses more in perf: it then drops the
+		 * instructions since the last one it gave (13 in a run).
+		 */
+		ok(p >= n && missing == 0 && extra == p - n && extra <= i && errs == 0,
+		   "convert snapshots %s: perf script --itrace=i0ns: %lld instructions (itrace %lld), %lld of itrace's not in perf's, %lld more, %lld decode errors",
+		   what[i], p, n, missing, extra, errs);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char cmd[512];
@@ -3786,6 +3930,7 @@ int main(int argc, char **argv)
 		test_convert(argv[2], argv[3], argv[4]);
 		test_convert_time(argv[2], argv[3], argv[4]);
 		test_convert_switch(argv[2], argv[3], argv[4]);
+		test_convert_snapshot(argv[2], argv[3], argv[4]);
 	}
 	test_bts_tiny(argv[2]);
 	if (argc >= 6)
