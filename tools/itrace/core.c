@@ -491,7 +491,8 @@ static int core_parse(struct core *c, int fd, char *err, size_t errlen)
 	}
 	for (i = 0; i < c->phnum; i++) {
 		if (!gelf_getphdr(c->elf, i, &c->ph[i])) {
-			snprintf(err, errlen, "bad or truncated program headers (%zu at 0x%llx): %s",
+			snprintf(err, errlen,
+				 "bad or truncated program headers (%zu at 0x%llx): %s",
 				 c->phnum, (unsigned long long)eh.e_phoff, elf_errmsg(-1));
 			return -1;
 		}
@@ -700,7 +701,8 @@ static void missing_module(struct ctx *x, const char *name)
 	else if (access(name, F_OK))
 		add_missing(x, name, errno, NULL);
 	else
-		add_missing(x, name, 0, "not the program of the core (not ELF or another build-id)");
+		add_missing(x, name, 0,
+			    "not the program of the core (not ELF or another build-id)");
 }
 
 static void add_missing(struct ctx *x, const char *path, int err, const char *why)

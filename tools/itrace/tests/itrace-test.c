@@ -814,7 +814,7 @@ static void test_record_cli(const char *itrace)
 			{ "--cyc --no-timing -- true", "exclude each other" },
 			{ "--no-inherit -a", "inherit nothing" },
 			/* BTS: no time to split a CPU-wide trace by thread; -e unchanged */
-			{ "--pmu intel_bts -a", "-a: BTS records have no timestamps, so a CPU-wide trace cannot be split by thread" },
+			{ "--pmu intel_bts -a", "so a CPU-wide trace cannot be split by thread" },
 			{ "--pmu intel_bts -C 0 -- true", "-C: BTS records have no timestamps" },
 			{ "--pmu intel_bts -e cpu-clock -a -- true", "-e: samples of a command" },
 			{ "--filter 'start f @ TINY' -- true", "ranges only" },
@@ -2207,7 +2207,8 @@ static void test_gcore(const char *itrace)
 	l = strstr(out, "\nthread ");
 	want = NULL;
 	if (sscanf(out, "core %*s pid %u (crashthread), 3 threads, 0 with trace", &pid) == 1 &&
-	    l && sscanf(l, "\nthread %u: signal 11 SIGSEGV (code 1, addr 0x0), the crashing", &tid) == 1 &&
+	    l && sscanf(l, "\nthread %u: signal 11 SIGSEGV (code 1, addr 0x0), the crashing",
+			&tid) == 1 &&
 	    asprintf(&want, "\nthread %u: ", pid) < 0)
 		want = NULL;
 	ok(ret == 0 && want && tid != pid && strstr(out, want) &&
@@ -2372,7 +2373,8 @@ static void test_core(const char *itrace, const char *ptsim)
 	/* crafted: the header, the program headers, the notes */
 	bad_core(itrace, "ehdr", buf, 40, 1, "not an ELF file");
 	patch16(b, buf, size, offsetof(Elf64_Ehdr, e_machine), EM_386);
-	bad_core(itrace, "machine", b, size, 1, "not an x86-64 ELF file (class 2, data 1, machine 3)");
+	bad_core(itrace, "machine", b, size, 1,
+		 "not an x86-64 ELF file (class 2, data 1, machine 3)");
 	bad_core(itrace, "phdrs", buf, sizeof(Elf64_Ehdr) + 2 * sizeof(Elf64_Phdr), 1,
 		 "bad or truncated program headers (");
 	/* ptsim: the PT_NOTE first, what follows it in the file zeros */
@@ -2698,7 +2700,8 @@ static void test_bts_sim(const char *itrace, const char *ptsim, const char *prog
 		 tmpdir, itrace);
 	ret = run_out(cmd, &bts);
 	ok(ret == 0 && count_str(bts, "exit 2 stdout 0\n") == 5 &&
-	   count_str(bts, "fib.bts: --time: an Intel BTS recording (record --pmu intel_bts): BTS records have no timestamps, so its trace cannot be selected by time") == 5 &&
+	   count_str(bts, "BTS records have no timestamps, so its trace cannot be selected by time")
+	   == 5 &&
 	   has_line(bts, "pt exit 0"),
 	   "bts sim fib: decode --time (3 ranges, --stats --json), report --time of a BTS recording: usage, exit 2, \"no timestamps\", nothing on stdout; the PT recording takes --time");
 	if (count_str(bts, "exit 2 stdout 0\n") != 5 || !has_line(bts, "pt exit 0"))
@@ -3458,7 +3461,8 @@ static void test_convert_time(const char *itrace, const char *ptsim, const char 
 		 tmp("conv-tsc.itrace"));
 	ok(run(cmd) == 0, "convert TSC: itrace convert exits 0");
 	if (access("/usr/bin/perf", X_OK)) {
-		printf("ok %d convert TSC: perf script # SKIP: no perf (/usr/bin/perf)\n", ++nr_test);
+		printf("ok %d convert TSC: perf script # SKIP: no perf (/usr/bin/perf)\n",
+		       ++nr_test);
 		return;
 	}
 	/* time stamps in ns: perf's exit status too (6.1 crashed on these files) */
@@ -3666,7 +3670,9 @@ static int perf_tid_counts(const char *data, const uint32_t tid[2], long long n[
 	snprintf(cmd, sizeof(cmd),
 		 "perf script -i %s --itrace=i0ns -F tid 2>/dev/null | sort | uniq -c", data);
 	ret = run_out(cmd, &out);
-	n[0] = n[1] = *other = 0;
+	n[0] = 0;
+	n[1] = 0;
+	*other = 0;
 	for (line = out ? strtok_r(out, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		long long c;
@@ -3837,8 +3843,8 @@ static void test_convert_snapshot(const char *itrace, const char *ptsim, const c
 		resume = i ? size / 2 : cut;
 		snprintf(rec, sizeof(rec), "%s/snap-%d.itrace", tmpdir, i);
 		snprintf(data, sizeof(data), "%s/snap-%d.data", tmpdir, i);
-		if (truth <= 0 || size < 6144 || write_snapshots(tmp("snap-src.itrace"), rec, cut,
-								  resume)) {
+		if (truth <= 0 || size < 6144 ||
+		    write_snapshots(tmp("snap-src.itrace"), rec, cut, resume)) {
 			ok(0, "convert snapshots %s: the recording written (%zu bytes of trace)",
 			   what[i], size);
 			continue;
@@ -3852,12 +3858,13 @@ static void test_convert_snapshot(const char *itrace, const char *ptsim, const c
 		if (!i) {
 			long long back = stats_insns(itrace, data);
 
-			ok(back == n, "convert snapshots %s: itrace decode of the perf.data: %lld instructions",
+			ok(back == n,
+			   "convert snapshots %s: itrace decode of the perf.data: %lld instructions",
 			   what[i], back);
 		}
 		if (!perf) {
-			printf("ok %d convert snapshots %s: perf script # SKIP: no perf (/usr/bin/perf)\n",
-			       ++nr_test, what[i]);
+			printf("ok %d convert snapshots %s: perf script # SKIP: no perf %s\n",
+			       ++nr_test, what[i], "(/usr/bin/perf)");
 			continue;
 		}
 		/* the instructions, one address a line: itrace's, perf's; their diff */
@@ -3869,7 +3876,9 @@ static void test_convert_snapshot(const char *itrace, const char *ptsim, const c
 			 "{ wc -l < snap-%3$d.pips; diff snap-%3$d.ips snap-%3$d.pips |\n"
 			 "  awk '/^</ { m++ } /^>/ { e++ } END { print m + 0, e + 0 }'; }",
 			 tmpdir, itrace, i);
-		p = missing = extra = -1;
+		p = -1;
+		missing = -1;
+		extra = -1;
 		if (run_out(cmd, &out) || !out ||
 		    sscanf(out, "%lld %lld %lld", &p, &missing, &extra) != 3)
 			p = -1;

@@ -576,23 +576,24 @@ int main(int argc, char **argv)
 
 	s.retcomp = 1;
 	for (; argi < argc && argv[argi][0] == '-' && strcmp(argv[argi], "--"); argi++) {
-		if (!strcmp(argv[argi], "-R"))
+		if (!strcmp(argv[argi], "-R")) {
 			s.retcomp = 0;
-		else if (!strcmp(argv[argi], "--bts"))
+		} else if (!strcmp(argv[argi], "--bts")) {
 			s.bts = 1;
-		else if (argi + 1 < argc && !strcmp(argv[argi], "-o"))
+		} else if (argi + 1 < argc && !strcmp(argv[argi], "-o")) {
 			out = argv[++argi];
-		else if (argi + 1 < argc && !strcmp(argv[argi], "-c"))
+		} else if (argi + 1 < argc && !strcmp(argv[argi], "-c")) {
 			core = argv[++argi];
-		else if (argi + 1 < argc && !strcmp(argv[argi], "-t"))
+		} else if (argi + 1 < argc && !strcmp(argv[argi], "-t")) {
 			truth = argv[++argi];
-		else if (argi + 1 < argc && !strcmp(argv[argi], "-T")) {
+		} else if (argi + 1 < argc && !strcmp(argv[argi], "-T")) {
 			s.tsc = 1;
 			s.tsc0 = strtoull(argv[++argi], NULL, 0);
-		} else if (argi + 1 < argc && !strcmp(argv[argi], "-w"))
+		} else if (argi + 1 < argc && !strcmp(argv[argi], "-w")) {
 			keep = strtoull(argv[++argi], NULL, 0);
-		else
+		} else {
 			break;
+		}
 	}
 	if (argi < argc && !strcmp(argv[argi], "--"))
 		argi++;

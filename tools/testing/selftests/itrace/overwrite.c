@@ -59,6 +59,12 @@
 #define RB_PAGES	16	/* perf stream */
 #define REF_PAGES	256	/* the reference: 1 MiB, never full */
 #define SMALL_PAGES	4	/* overwrite mode: wraps many times */
+/*
+ * A writable buffer: the group stops when it is full, so the samples
+ * are those taken while it fills; large enough for some at the 100 us
+ * period of sample_aux() however fast the emulator fills it.
+ */
+#define WRITABLE_PAGES	64
 #define ITERS		"60000"	/* indirect calls of the traced program */
 #define MIN_LAPS	8	/* the trace is at least this many buffers */
 
@@ -679,7 +685,7 @@ TEST(aux_sampling_of_writable_buffer_is_empty)
 		.exclude_kernel	= 1,
 		.exclude_hv	= 1,
 	};
-	size_t aux_len = SMALL_PAGES * page_size();
+	size_t aux_len = WRITABLE_PAGES * page_size();
 	struct perf_event_mmap_page *rb, *pg;
 	struct aux_samples s;
 	int fd, tfd, classic, err;
@@ -708,7 +714,7 @@ TEST(aux_sampling_of_writable_buffer_is_empty)
 						  PERF_FLAG_FD_ITRACE);
 			ASSERT_LE(0, tfd);
 			aux = NULL;
-			pg = mmap(NULL, (1 + SMALL_PAGES) * page_size(),
+			pg = mmap(NULL, (1 + WRITABLE_PAGES) * page_size(),
 				  PROT_READ | PROT_WRITE, MAP_SHARED, tfd, 0);
 			ASSERT_NE(MAP_FAILED, pg);
 		}
@@ -729,7 +735,7 @@ TEST(aux_sampling_of_writable_buffer_is_empty)
 		if (aux)
 			munmap(aux, aux_len);
 		else
-			munmap(pg, (1 + SMALL_PAGES) * page_size());
+			munmap(pg, (1 + WRITABLE_PAGES) * page_size());
 		munmap(rb, (1 + RB_PAGES) * page_size());
 		if (tfd >= 0)
 			close(tfd);

@@ -601,17 +601,30 @@ static void pt_timing_emit(CPUX86State *env)
  * The test of pt_timing_emit() inlined at every packet.  Without MTCEn and
  * CYCEn a packet costs no call for it.  CYC packets count the cycles
  * before each packet, so with CYCEn every packet reads the clock.  With
- * MTCEn alone (perf's and itrace's default) the packets of the next
- * PT_MTC_CHECK_BYTES bytes after a clock read do not read it again: an
- * MTC comes at the first packet after the CTC edge that reads the clock,
- * as pt_timing_emit() says, up to that many bytes later.  The guest's
- * time under TCG is the host's, which no instruction of the guest is
- * tied to; reading it costs more than generating the packet, and reading
- * it at every packet made MTCEn tracing 2.5 times as slow as without it.
+ * MTCEn alone (perf's and itrace's default) the branch packets (TNT, TIP:
+ * @branch) of user mode (pt_timing_lazy()) in the next PT_MTC_CHECK_BYTES
+ * bytes after a clock read do not read it again: an MTC comes at the
+ * first packet after the CTC edge that reads the clock, as
+ * pt_timing_emit() says, up to that many bytes later.  Every other packet
+ * (TIP.PGE, TIP.PGD, FUP, MODE, PSB+, any in the kernel) reads it: they
+ * mark where the trace stops and starts, or run where a context switch
+ * happens, which decoders place by the sideband's times.  The guest's time
+ * under TCG is the host's, which no instruction of the guest is tied to;
+ * reading it costs more than generating the packet, and reading it at
+ * every packet made MTCEn tracing 2.5 times as slow as without it.
  */
 #define PT_MTC_CHECK_BYTES      16
 
-static inline void pt_timing(CPUX86State *env)
+/*
+ * In user mode only: the kernel's packets (a context switch among them,
+ * which decoders of a user+kernel trace place by the time) read the clock.
+ */
+static inline bool pt_timing_lazy(CPUX86State *env)
+{
+    return (env->hflags & HF_CPL_MASK) == 3;
+}
+
+static inline void pt_timing(CPUX86State *env, bool branch)
 {
     IntelPTState *pt = &env->pt;
     uint64_t ctl = env->msr_rtit_ctrl;
@@ -620,7 +633,8 @@ static inline void pt_timing(CPUX86State *env)
         !(ctl & (RTIT_CTL_MTCEN | RTIT_CTL_CYCEN))) {
         return;
     }
-    if (!(ctl & RTIT_CTL_CYCEN) && pt->psb_bytes < pt->timing_next) {
+    if (branch && !(ctl & RTIT_CTL_CYCEN) && pt_timing_lazy(env) &&
+        pt->psb_bytes < pt->timing_next) {
         return;
     }
     pt_timing_emit(env);
@@ -640,7 +654,7 @@ static void pt_tnt_flush(CPUX86State *env)
     if (pt->tnt_acc > 1) {
         uint8_t b = pt->tnt_acc << 1;
 
-        pt_timing(env);
+        pt_timing(env, true);
         pt_put(env, &b, 1);
         pt->tnt_acc = 1;
     }
@@ -673,7 +687,7 @@ static void pt_ip_packet(CPUX86State *env, uint8_t opc, uint64_t ip)
     int ipc, len;
 
     pt_tnt_flush(env);
-    pt_timing(env);
+    pt_timing(env, opc == PT_TIP);
     if (pt->in_psb) {
         ipc = sextract64(ip, 0, 48) == ip ? 3 : 6;
         len = ipc == 3 ? 6 : 8;
@@ -703,7 +717,7 @@ static void pt_ip_packet(CPUX86State *env, uint8_t opc, uint64_t ip)
 static void pt_ip_packet_full(CPUX86State *env, uint8_t opc, uint64_t ip)
 {
     pt_tnt_flush(env);
-    pt_timing(env);
+    pt_timing(env, false);
     pt_packet(env, 9);
     pt_byte(env, opc | (6 << 5));
     pt_bytes_le(env, ip, 8);
@@ -714,7 +728,7 @@ static void pt_ip_packet_full(CPUX86State *env, uint8_t opc, uint64_t ip)
 static void pt_noip_packet(CPUX86State *env, uint8_t opc)
 {
     pt_tnt_flush(env);
-    pt_timing(env);
+    pt_timing(env, false);
     pt_packet(env, 1);
     pt_byte(env, opc);
 }
@@ -731,7 +745,7 @@ static void pt_mode_exec(CPUX86State *env)
 {
     env->pt.exec_mode = pt_exec_mode(env);
     pt_tnt_flush(env);
-    pt_timing(env);
+    pt_timing(env, false);
     pt_packet(env, 2);
     pt_byte(env, PT_MODE);
     pt_byte(env, env->pt.exec_mode);
@@ -758,7 +772,7 @@ static void pt_psb_plus(CPUX86State *env, target_ulong ip)
     int i;
 
     pt_tnt_flush(env);
-    pt_timing(env);
+    pt_timing(env, false);
     tsc = pt_tsc(env);
     if ((env->msr_rtit_ctrl & RTIT_CTL_CYCEN) && pt->timed &&
         tsc > pt->cyc_tsc) {
@@ -954,6 +968,7 @@ static void pt_sync_inline(CPUX86State *env)
                           psb_period - 1 - pt->psb_bytes);
     if ((env->msr_rtit_ctrl & RTIT_CTL_MTCEN) && pt->timed) {
         pt->inline_room = MIN(pt->inline_room,
+                              pt_timing_lazy(env) &&
                               pt->timing_next > pt->psb_bytes ?
                               pt->timing_next - pt->psb_bytes : 0);
     }
@@ -1107,7 +1122,7 @@ static void pt_mov_cr3(CPUX86State *env)
         if (env->msr_rtit_ctrl & RTIT_CTL_OS) {
             /* Payload: CR3[51:5] in bits 47:1; NR (bit 0) is 0. */
             pt_tnt_flush(env);
-            pt_timing(env);
+            pt_timing(env, false);
             pt_packet(env, 8);
             pt_byte(env, PT_EXT);
             pt_byte(env, PT_EXT_PIP);
