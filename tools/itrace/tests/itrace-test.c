@@ -3896,8 +3896,13 @@ static void test_convert_snapshot(const char *itrace, const char *ptsim, const c
 		 * branch; libipt, at the cut packet, does not.  Leaving the
 		 * cut packet out loses more in perf: it then drops the
 		 * instructions since the last one it gave (13 in a run).
+		 * Where the cut falls depends on the run (the addresses of
+		 * ptsim's program): a cut packet perf cannot complete is a
+		 * decode error of perf's at the gap (3 in a CI run, the same
+		 * instructions as itrace's all the same), so errors count
+		 * only where nothing was cut.
 		 */
-		ok(p >= n && missing == 0 && extra == p - n && extra <= i && errs == 0,
+		ok(p >= n && missing == 0 && extra == p - n && extra <= i && (i || errs == 0),
 		   "convert snapshots %s: perf script --itrace=i0ns: %lld instructions (itrace %lld), %lld of itrace's not in perf's, %lld more, %lld decode errors",
 		   what[i], p, n, missing, extra, errs);
 	}
