@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "itrace.h"
@@ -99,6 +100,8 @@ struct conv {
 	uint64_t	ref_tsc;	/* AUXTRACE reference: a TSC of the recording */
 	size_t		nr_dropped;	/* records perf does not know */
 	size_t		nr_itrace_lost;
+	uint8_t		vdso_id[PEV_BUILD_ID_MAX];	/* of the [vdso] image */
+	size_t		vdso_id_len;	/* 0: none */
 };
 
 /*
@@ -295,10 +298,12 @@ static int put_build_id(struct conv *c, uint16_t cpumode, const uint8_t *id, siz
 	return ret ? -1 : 0;
 }
 
-/* The build-id of the recording's [vdso] image, for HEADER_BUILD_ID. */
+/*
+ * The build-id of the recording's [vdso] image, for HEADER_BUILD_ID, also
+ * kept in c->vdso_id (c->vdso_id_len bytes, 0 when the image has none).
+ */
 static int put_vdso_build_id(struct conv *c)
 {
-	uint8_t id[PEV_BUILD_ID_MAX];
 	char path[64];
 	int fd, n;
 
@@ -306,12 +311,135 @@ static int put_vdso_build_id(struct conv *c)
 		return 0;
 	fd = itrace_mem_image("vdso", c->d->vdso, c->d->vdso_size, path, sizeof(path));
 	if (fd < 0)
-		return 0;	/* no memfd: perf finds [vdso] without it */
-	n = sym_build_id(path, id, sizeof(id));
+		return 0;	/* no memfd: no build-id to name it by */
+	n = sym_build_id(path, c->vdso_id, sizeof(c->vdso_id));
 	close(fd);
 	if (n <= 0)
 		return 0;
-	return put_build_id(c, PERF_RECORD_MISC_USER, id, n, "[vdso]", 6);
+	c->vdso_id_len = n;
+	return put_build_id(c, PERF_RECORD_MISC_USER, c->vdso_id, n, "[vdso]", 6);
+}
+
+/* mkdir -p of path's directories up to and including its last component. */
+static int mkdir_p(char *path)
+{
+	char *p;
+
+	for (p = strchr(path + 1, '/'); ; p = strchr(p + 1, '/')) {
+		if (p)
+			*p = 0;
+		if (mkdir(path, 0755) && errno != EEXIST) {
+			if (p)
+				*p = '/';
+			return -1;
+		}
+		if (!p)
+			return 0;
+		*p = '/';
+	}
+}
+
+/* Whether path is a regular file of size bytes with the bytes buf. */
+static bool same_file(const char *path, const uint8_t *buf, size_t size)
+{
+	uint8_t chunk[4096];
+	size_t off = 0, n;
+	bool same = true;
+	struct stat st;
+	FILE *f;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != size)
+		return false;
+	f = fopen(path, "rb");
+	if (!f)
+		return false;
+	while (same && (n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		same = off + n <= size && !memcmp(chunk, buf + off, n);
+		off += n;
+	}
+	fclose(f);
+	return same && off == size;
+}
+
+/*
+ * The recording's [vdso] into perf's build-id cache dir, where perf record
+ * leaves the [vdso] it saw and where perf script and perf report look for
+ * it by the build-id of HEADER_BUILD_ID (perf has no other source for a
+ * [vdso] that its own process does not map with that build-id):
+ * dir/[vdso]/ID/vdso, and the link dir/.build-id/ID[0,2)/ID[2,) to
+ * ../../[vdso]/ID.  An entry already there with these bytes is kept.
+ * Returns 0, or -1 with errno (nothing half-written is left at the name).
+ */
+static int cache_vdso(const struct conv *c, const char *dir)
+{
+	char id[2 * PEV_BUILD_ID_MAX + 1], *file = NULL, *tmp = NULL, *link = NULL;
+	char target[2 * PEV_BUILD_ID_MAX + 32];
+	int fd = -1, ret = -1, err;
+	size_t i;
+
+	for (i = 0; i < c->vdso_id_len; i++)
+		sprintf(id + 2 * i, "%02x", c->vdso_id[i]);
+	if (asprintf(&file, "%s/[vdso]/%s", dir, id) < 0) {
+		file = NULL;
+		goto out;
+	}
+	if (mkdir_p(file))
+		goto out;
+	free(file);
+	if (asprintf(&file, "%s/[vdso]/%s/vdso", dir, id) < 0) {
+		file = NULL;
+		goto out;
+	}
+	if (!same_file(file, c->d->vdso, c->d->vdso_size)) {
+		if (asprintf(&tmp, "%s.XXXXXX", file) < 0) {
+			tmp = NULL;
+			goto out;
+		}
+		fd = mkstemp(tmp);
+		if (fd < 0)
+			goto out;
+		if (write(fd, c->d->vdso, c->d->vdso_size) != (ssize_t)c->d->vdso_size) {
+			if (errno == 0)
+				errno = ENOSPC;
+			goto out;
+		}
+		if (fchmod(fd, 0644) || close(fd)) {
+			fd = -1;
+			goto out;
+		}
+		fd = -1;
+		if (rename(tmp, file))
+			goto out;
+		free(tmp);
+		tmp = NULL;
+	}
+	/* the link perf's lookup by build-id goes through */
+	if (asprintf(&link, "%s/.build-id/%.2s", dir, id) < 0) {
+		link = NULL;
+		goto out;
+	}
+	if (mkdir_p(link))
+		goto out;
+	free(link);
+	if (asprintf(&link, "%s/.build-id/%.2s/%s", dir, id, id + 2) < 0) {
+		link = NULL;
+		goto out;
+	}
+	snprintf(target, sizeof(target), "../../[vdso]/%s", id);
+	if (symlink(target, link) && errno != EEXIST)
+		goto out;
+	ret = 0;
+out:
+	err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (tmp)
+		unlink(tmp);
+	free(tmp);
+	free(file);
+	free(link);
+	errno = err;
+	return ret;
 }
 
 /*
@@ -623,15 +751,40 @@ out:
 	return ret;
 }
 
+/*
+ * cache_vdso() into dir, else $PERF_BUILDID_DIR, else ~/.debug (perf's
+ * default); a warning when that fails: the perf.data is whole without it.
+ */
+static void add_vdso_to_cache(const struct conv *c, const char *dir)
+{
+	char *dflt = NULL;
+
+	if (!dir)
+		dir = getenv("PERF_BUILDID_DIR");
+	if (!dir && getenv("HOME") && asprintf(&dflt, "%s/.debug", getenv("HOME")) > 0)
+		dir = dflt;
+	if (!dir)
+		fprintf(stderr,
+			"itrace: warning: [vdso] not put in perf's build-id cache: no --buildid-dir, $PERF_BUILDID_DIR or $HOME\n");
+	else if (cache_vdso(c, dir))
+		fprintf(stderr,
+			"itrace: warning: [vdso] not put in perf's build-id cache %s: %s (perf script cannot decode the trace through it)\n",
+			dir, strerror(errno));
+	free(dflt);
+}
+
 /* The usage of itrace convert on f. */
 static void usage_convert(FILE *f)
 {
 	fprintf(f,
-		"usage: itrace convert -o OUT.data [FILE | -]\n"
+		"usage: itrace convert -o OUT.data [--buildid-dir DIR | -N] [FILE | -]\n"
 		"  writes the recording FILE (default itrace.data; - reads standard input)\n"
 		"  as a perf.data that perf script and perf report decode with perf's\n"
 		"  Intel PT decoder (perf script -i OUT.data --itrace=i1i)\n"
 		"  -o, --output OUT.data  the perf.data to write (replaced if it exists)\n"
+		"  --buildid-dir DIR       perf's build-id cache, where the recording's [vdso]\n"
+		"                          is put for perf (default $PERF_BUILDID_DIR, ~/.debug)\n"
+		"  -N, --no-buildid-cache  do not put the [vdso] there\n"
 		"exit status: 0 written, 1 unusable input or the output could not be\n"
 		"written (nothing is left behind), 2 usage\n");
 }
@@ -660,17 +813,22 @@ static int check_input(const struct itrace_data *d, const char *name)
 }
 
 /*
- * itrace convert -o OUT.data [FILE | -]: 0 written, 1 unusable input or
- * output not written (nothing left behind), EXIT_USAGE.
+ * itrace convert -o OUT.data [--buildid-dir DIR | -N] [FILE | -]: 0
+ * written, 1 unusable input or output not written (nothing left behind),
+ * EXIT_USAGE.  The [vdso] goes into perf's build-id cache after the
+ * perf.data is complete; failing that is a warning.
  */
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output",	required_argument, NULL, 'o' },
+		{ "buildid-dir", required_argument, NULL, 'B' },
+		{ "no-buildid-cache", no_argument, NULL, 'N' },
 		{ "help",	no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *out = NULL, *name;
+	const char *out = NULL, *name, *bid_dir = NULL;
+	bool no_cache = false;
 	struct sigaction sa, old[3];
 	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
 	struct conv c;
@@ -681,10 +839,16 @@ int cmd_convert(int argc, char **argv)
 	int c_, fd, ret = 1, i;
 
 	optind = 1;
-	while ((c_ = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+	while ((c_ = getopt_long(argc, argv, "hNo:", opts, NULL)) != -1) {
 		switch (c_) {
 		case 'o':
 			out = optarg;
+			break;
+		case 'B':
+			bid_dir = optarg;
+			break;
+		case 'N':
+			no_cache = true;
 			break;
 		case 'h':
 			usage_convert(stdout);
@@ -694,9 +858,11 @@ int cmd_convert(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (!out || !*out || argc - optind > 1) {
+	if (!out || !*out || argc - optind > 1 || (bid_dir && !*bid_dir)) {
 		fprintf(stderr, "itrace convert: %s\n",
-			!out || !*out ? "-o OUT.data is required" : "one recording at a time");
+			!out || !*out ? "-o OUT.data is required" :
+			argc - optind > 1 ? "one recording at a time" :
+			"--buildid-dir: an empty directory name");
 		usage_convert(stderr);
 		return EXIT_USAGE;
 	}
@@ -766,6 +932,8 @@ int cmd_convert(int argc, char **argv)
 	}
 	__atomic_store_n(&tmp_path, NULL, __ATOMIC_SEQ_CST);
 	ret = 0;
+	if (!no_cache && c.vdso_id_len)
+		add_vdso_to_cache(&c, bid_dir);
 	if (c.nr_itrace_lost)
 		fprintf(stderr,
 			"itrace: warning: %zu PERF_RECORD_ITRACE_LOST records not written (perf does not know them): the trace has gaps there\n",

@@ -18,7 +18,7 @@ static void print_usage(FILE *f)
 		"       itrace report [--samples] [-n N] [--path N] [--top N] [--json] FILE\n"
 		"       itrace core [--exe PATH] [--sysroot DIR] [--insn] [--json] [-n N]\n"
 		"                   [--stack] [--all] CORE\n"
-		"       itrace convert -o OUT.data [FILE | -]\n"
+		"       itrace convert -o OUT.data [--buildid-dir DIR | -N] [FILE | -]\n"
 		"       itrace --version\n"
 		"`itrace COMMAND --help` describes a command; man itrace, itrace-record,\n"
 		"itrace-decode, itrace-report, itrace-core, itrace-convert.\n"

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/procfs.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -3235,6 +3236,63 @@ out:
 }
 
 /*
+ * convert puts the recording's [vdso] in perf's build-id cache, as perf
+ * record does: $HOME/.debug (main() points HOME into tmpdir), or
+ * --buildid-dir; the bytes the recording's, the .build-id link perf goes
+ * through to it; none with -N; kept when there; a warning, not a failure,
+ * when the directory cannot be made.
+ */
+static void test_convert_vdso_cache(const char *itrace)
+{
+	char cmd[2048], err[256];
+	struct itrace_data d;
+	int ret = -1;
+	FILE *f;
+
+	/* the recording's [vdso] bytes, to compare the cached file with */
+	if (!itrace_read_file(tmp("conv-vdso.itrace"), &d, err, sizeof(err))) {
+		f = fopen(tmp("rec.vdso"), "wb");
+		ret = !f || !d.vdso_size || fwrite(d.vdso, 1, d.vdso_size, f) != d.vdso_size;
+		if (f && fclose(f))
+			ret = -1;
+		itrace_data_free(&d);
+	}
+	/* $1: the cache directory; one entry, its link, the recording's bytes */
+	snprintf(cmd, sizeof(cmd),
+		 "cached() {\n"
+		 "  set -- \"$1\"/\\[vdso\\]/*/vdso && [ $# = 1 ] && [ -f \"$1\" ] &&\n"
+		 "  id=$(basename \"$(dirname \"$1\")\") && [ ${#id} = 40 ] &&\n"
+		 "  l=\"${1%%/\\[vdso\\]/*}/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-)\" &&\n"
+		 "  [ \"$(readlink \"$l\")\" = \"../../[vdso]/$id\" ] && cmp -s \"$l/vdso\" %1$s/rec.vdso &&\n"
+		 "  perf buildid-list -i %1$s/conv-vdso.data 2>/dev/null | grep -qx \"$id \\[vdso\\]\"\n"
+		 "}\n"
+		 "cd %1$s && cached \"$HOME/.debug\" &&\n"
+		 "rm -rf bd && %2$s convert --buildid-dir bd -o bd.data conv-vdso.itrace 2> bd.err &&\n"
+		 "cached bd && ! [ -s bd.err ] && touch -d 2000-01-01 bd/\\[vdso\\]/*/vdso &&\n"
+		 "%2$s convert --buildid-dir bd -o bd.data conv-vdso.itrace 2> bd.err && ! [ -s bd.err ] &&\n"
+		 "cached bd && [ -z \"$(find bd -newer bd.data)\" ]",
+		 tmpdir, itrace);
+	ok(ret == 0 && run(cmd) == 0,
+	   "convert vdso: the [vdso] in perf's build-id cache ($HOME/.debug, --buildid-dir): DIR/[vdso]/ID/vdso with the recording's bytes, the .build-id link to it, the ID of HEADER_BUILD_ID; kept when there");
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && rm -rf nb && mkdir nb && HOME=$PWD/nb %2$s convert -N -o nb.data conv-vdso.itrace &&\n"
+		 "[ -s nb.data ] && [ -z \"$(ls -A nb)\" ] &&\n"
+		 "PERF_BUILDID_DIR=$PWD/nb/env %2$s convert -o nb.data conv-vdso.itrace && [ -d nb/env/.build-id ]",
+		 tmpdir, itrace);
+	ok(run(cmd) == 0,
+	   "convert vdso: -N puts nothing in the build-id cache; $PERF_BUILDID_DIR is used before ~/.debug");
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && rm -f nd.data && %2$s convert --buildid-dir conv-fib.data/x -o nd.data conv-vdso.itrace 2> nd.err &&\n"
+		 "[ -s nd.data ] && grep -q \"warning: \\[vdso\\] not put in perf's build-id cache conv-fib.data/x: Not a directory\" nd.err",
+		 tmpdir, itrace);
+	ok(run(cmd) == 0,
+	   "convert vdso: a build-id cache that cannot be made: a warning that says why, exit 0, the perf.data written");
+	ok(convert_fails(itrace, "--buildid-dir '' -o convout/x.data conv-vdso.itrace", 2,
+			 "--buildid-dir: an empty directory name") == 0,
+	   "convert --buildid-dir '': usage, exit 2");
+}
+
+/*
  * ptsim recordings of test programs converted: perf script decodes the
  * same number of instructions as itrace decode (and ptsim stepped), with
  * no decode errors, and itrace decode reads the perf.data back to the
@@ -3287,6 +3345,7 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 		   "convert %s: itrace decode of the perf.data: %lld instructions, as the recording",
 		   runs[i][0], back);
 	}
+	test_convert_vdso_cache(itrace);
 	if (perf) {
 		snprintf(cmd, sizeof(cmd),
 			 "perf report -i %s/conv-fib.data --stdio 2>&1 | grep -q 'instructions:u' &&\n"
@@ -3921,6 +3980,16 @@ int main(int argc, char **argv)
 	tiny_path = argv[1];
 	if (!mkdtemp(tmpdir)) {
 		perror("mkdtemp");
+		return 1;
+	}
+	/*
+	 * perf's build-id cache (~/.debug) and configuration of the tests'
+	 * own: what convert puts there is checked, what the user's holds is
+	 * not used, and nothing is left in it.
+	 */
+	snprintf(cmd, sizeof(cmd), "%s/home", tmpdir);
+	if (mkdir(cmd, 0700) || setenv("HOME", cmd, 1) || unsetenv("PERF_BUILDID_DIR")) {
+		perror(cmd);
 		return 1;
 	}
 	ret = load_tiny();
