@@ -3155,10 +3155,10 @@ static int convert_fails(const char *itrace, const char *args, int want, const c
  * writes per-CPU buffers: version 2, flag PER_CPU, the trace in buffer
  * cpu, the attr with sample_id_all (TID, TIME, CPU) and context_switch,
  * every sideband record with that trailer, an ITRACE_START first, each
- * MMAP2 of a file with a build-id with it.
- * 0, or -1.
+ * MMAP2 of a file with a build-id with it; the trace in nsplit runs (see
+ * below).  0, or -1.
  */
-static int write_per_cpu(const char *src, const char *dst, uint32_t cpu)
+static int write_per_cpu(const char *src, const char *dst, uint32_t cpu, size_t nsplit)
 {
 	const uint64_t st = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
 	struct pev_id id = { .time = 1000, .cpu = cpu };
@@ -3171,6 +3171,7 @@ static int write_per_cpu(const char *src, const char *dst, uint32_t cpu)
 	char err[256];
 	FILE *f = NULL;
 	int ret = -1;
+	size_t i;
 
 	if (itrace_read_file(src, &d, err, sizeof(err)))
 		return -1;
@@ -3221,10 +3222,25 @@ static int write_per_cpu(const char *src, const char *dst, uint32_t cpu)
 	if (!f || itrace_write_header(f, &d.hdr) ||
 	    itrace_write_section(f, ITRACE_SEC_ATTR, 0, &a, sizeof(a)) ||
 	    itrace_write_section(f, ITRACE_SEC_VDSO, 0, d.vdso, d.vdso_size) ||
-	    itrace_write_buf_section2(f, ITRACE_SEC_PERF, cpu, 0, b.buf, b.len, NULL, 0) ||
-	    itrace_write_buf_section2(f, ITRACE_SEC_TRACE, cpu, 0, d.trace, d.trace_size,
-				      NULL, 0) ||
-	    itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0))
+	    itrace_write_buf_section2(f, ITRACE_SEC_PERF, cpu, 0, b.buf, b.len, NULL, 0))
+		goto out;
+	/*
+	 * The trace in nsplit runs of buffer cpu at consecutive offsets (as
+	 * record reads a buffer in turns), each followed by a run of PAD
+	 * packets of buffer cpu + 1: the two buffers' runs interleaved.
+	 */
+	for (i = 0; i < nsplit; i++) {
+		static const uint8_t pad[64];
+		size_t lo = d.trace_size * i / nsplit, hi = d.trace_size * (i + 1) / nsplit;
+
+		if (itrace_write_buf_section2(f, ITRACE_SEC_TRACE, cpu, lo, d.trace + lo,
+					      hi - lo, NULL, 0) ||
+		    (nsplit > 1 &&
+		     itrace_write_buf_section2(f, ITRACE_SEC_TRACE, cpu + 1, i * sizeof(pad),
+					       pad, sizeof(pad), NULL, 0)))
+			goto out;
+	}
+	if (itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0))
 		goto out;
 	ret = 0;
 out:
@@ -3362,7 +3378,7 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 		 "cd %1$s && %2$s convert -o cpu.data cpu.itrace &&\n"
 		 "perf script -i cpu.data --itrace=i0ns -F tid,cpu 2>/dev/null | sort | uniq -c",
 		 tmpdir, itrace);
-	if (write_per_cpu(tmp("conv-fib.itrace"), tmp("cpu.itrace"), 1)) {
+	if (write_per_cpu(tmp("conv-fib.itrace"), tmp("cpu.itrace"), 1, 1)) {
 		ok(0, "convert per-CPU: the per-CPU recording written");
 	} else if (perf) {
 		char *out = NULL, *c;
@@ -3405,6 +3421,46 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 	} else {
 		printf("ok %d convert per-CPU: perf script # SKIP: no perf (/usr/bin/perf)\n",
 		       ++nr_test);
+	}
+	/*
+	 * Runs of two buffers interleaved (as record writes them, a turn per
+	 * buffer): each buffer's runs at consecutive offsets go into one
+	 * AUXTRACE record (link_records()), so the 3 runs of cpu 1 are one
+	 * record of their sum, the PADs of cpu 2 another, and perf decodes
+	 * the whole trace on cpu 1 with no error.
+	 */
+	if (write_per_cpu(tmp("conv-fib.itrace"), tmp("cpu3.itrace"), 1, 3)) {
+		ok(0, "convert interleaved buffers: the recording written");
+	} else if (perf) {
+		long long n = stats_insns(itrace, tmp("conv-fib.itrace"));
+		char err[256], *out = NULL, *c;
+		struct itrace_data d;
+		size_t size = 0;
+		int ret;
+
+		if (!itrace_read_file(tmp("conv-fib.itrace"), &d, err, sizeof(err))) {
+			size = d.trace_size;
+			itrace_data_free(&d);
+		}
+		snprintf(cmd, sizeof(cmd),
+			 "cd %1$s && %2$s convert -N -o cpu3.data cpu3.itrace &&\n"
+			 "perf script -D -i cpu3.data 2>/dev/null |\n"
+			 "  sed -n 's/.*PERF_RECORD_AUXTRACE size: *\\(0x[0-9a-f]*\\) *offset: *\\([0-9a-fx]*\\) .* idx: *\\([0-9]*\\) .*/\\3 \\1 \\2/p' | sort &&\n"
+			 "perf script -i cpu3.data --itrace=i0ns -F cpu 2>/dev/null | sort | uniq -c | sed 's/ *$//' &&\n"
+			 "perf script -i cpu3.data --itrace=e 2>&1 | grep -c 'instruction trace error'",
+			 tmpdir, itrace);
+		run_out(cmd, &out);
+		snprintf(cmd, sizeof(cmd),
+			 "1 0x%llx 0\n2 0x%x 0\n%7lld [001]\n0\n",
+			 (unsigned long long)((size + 7) & ~7ULL), 3 * 64, n);
+		ret = size && out && !strcmp(out, cmd) && stats_insns(itrace, tmp("cpu3.data")) == n;
+		for (c = out; c && *c; c++)
+			if (*c == '\n')
+				*c = ';';
+		ok(ret,
+		   "convert interleaved buffers: one AUXTRACE record per buffer's consecutive runs (idx, size, offset: %s), perf script: %lld instructions on cpu 1, 0 errors; itrace decode of it the same",
+		   out ? out : "none", n);
+		free(out);
 	}
 	snprintf(cmd, sizeof(cmd),
 		 "cd %1$s && %2$s convert -o stdin.data - < conv-fib.itrace &&\n"
