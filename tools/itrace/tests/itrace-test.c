@@ -3453,7 +3453,8 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 		snprintf(cmd, sizeof(cmd),
 			 "1 0x%llx 0\n2 0x%x 0\n%7lld [001]\n0\n",
 			 (unsigned long long)((size + 7) & ~7ULL), 3 * 64, n);
-		ret = size && out && !strcmp(out, cmd) && stats_insns(itrace, tmp("cpu3.data")) == n;
+		ret = size && out && !strcmp(out, cmd) &&
+		      stats_insns(itrace, tmp("cpu3.data")) == n;
 		for (c = out; c && *c; c++)
 			if (*c == '\n')
 				*c = ';';
