@@ -315,9 +315,19 @@ void op_tfd(struct ctx *c)
 	    flags ? " cloexec" : "");
 	fd = trace_fd_open(o.fd, flags);
 	err = err_of(fd);
-	if (!obj_same(c, slot, &o))
+	/*
+	 * The slot unchanged after the call: o.fd was the event all along
+	 * (op_close() frees a slot before it closes the fd).  Else another
+	 * thread closed it and o.fd may be anything now: what fd is, is
+	 * not known, so it is not kept.
+	 */
+	if (!obj_same(c, slot, &o)) {
 		done(c, err);
-	else if (o.flags & EV_ITRACE)
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (o.flags & EV_ITRACE)
 		STRICT(c, err, 0, EMFILE, ENFILE, ENOMEM);
 	else	/* "the event's PMU does not support trace fds" */
 		STRICT(c, err, EINVAL);
@@ -402,18 +412,35 @@ void op_close(struct ctx *c)
 	done(c, err_of(close(o.fd)));
 }
 
+/*
+ * A duplicate of the object in slot, or -1: checked after the dup, so that
+ * a thread that closed o->fd meanwhile (and something else that took the
+ * number) cannot give the table a file of another kind under o's name.
+ */
+static int dup_same(struct ctx *c, int slot, const struct obj *o, bool cloexec)
+{
+	int fd = cloexec ? fcntl(o->fd, F_DUPFD_CLOEXEC, 0) : dup(o->fd);
+
+	if (fd >= 0 && !obj_same(c, slot, o)) {
+		close(fd);
+		errno = EBADF;	/* closed by another thread, as far as we know */
+		return -1;
+	}
+	return fd;
+}
+
 void op_dup(struct ctx *c)
 {
 	struct obj o;
-	int fd;
+	int fd, slot;
 
-	if (obj_pick(c, K_ANY, &o) < 0) {
+	slot = obj_pick(c, K_ANY, &o);
+	if (slot < 0) {
 		idle(c, "nothing open");
 		return;
 	}
 	say(c, "fd %d kind %d", o.fd, o.kind);
-	fd = one_in(&c->rng, 2) ? dup(o.fd) :
-				  fcntl(o.fd, F_DUPFD_CLOEXEC, 0);
+	fd = dup_same(c, slot, &o, !one_in(&c->rng, 2));
 	done(c, err_of(fd));
 	if (fd >= 0)
 		obj_add(c->p, o.kind, fd, o.flags, o.id);
@@ -705,16 +732,27 @@ void op_scm_send(struct ctx *c)
 		.msg_control = cbuf,
 	};
 	struct cmsghdr *cm;
-	int fds[3], i, to, s, err;
+	int fds[3], i, n, to, s, err, slot;
 	struct obj o;
 
-	for (i = 0; i < 1 + (int)rnd(&c->rng, 3); i++) {
-		if (obj_pick(c, K_ANY, &o) < 0)
+	/*
+	 * Duplicates are sent, each checked to be the object its slot names
+	 * (dup_same()): the receiver takes the kinds in desc for the truth.
+	 */
+	n = 1 + rnd(&c->rng, 3);
+	for (i = 0; i < n;) {
+		slot = obj_pick(c, K_ANY, &o);
+		if (slot < 0)
 			break;
-		fds[i] = o.fd;
+		fds[i] = dup_same(c, slot, &o, true);
+		if (fds[i] < 0) {
+			n--;
+			continue;
+		}
 		desc.d[i].kind = o.kind;
 		desc.d[i].flags = o.flags;
 		desc.d[i].id = o.id;
+		i++;
 	}
 	desc.n = i;
 	to = rnd(&c->rng, MAX_WORKERS);
@@ -736,6 +774,8 @@ void op_scm_send(struct ctx *c)
 	err = err_of(sendmsg(s, &msg, MSG_DONTWAIT));
 	if (s != c->p->sock)
 		close(s);
+	for (i = 0; i < desc.n; i++)
+		close(fds[i]);
 	LOOSE(c, err, 0, EAGAIN, ECONNREFUSED, EBADF, ENOENT, ENOBUFS,
 	      ETOOMANYREFS);
 }
