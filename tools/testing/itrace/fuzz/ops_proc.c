@@ -488,8 +488,8 @@ static int core_notes(struct ctx *c, const char *path,
 					itrace_buf_size(bytes));
 			if (!strncmp(in->pmu_name, "intel_bts",
 				     sizeof(in->pmu_name)))
-				check_bts_note(c, core + desc + in->hdr_size,
-					       in->trace_size);
+				check_bts_note(c, (const unsigned char *)core +
+					       desc + in->hdr_size, in->trace_size);
 			for (k = 0; k < rep->nr_tids; k++)
 				if ((pid_t)in->tid == rep->tids[k])
 					break;
