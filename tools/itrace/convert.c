@@ -372,24 +372,18 @@ static bool same_file(const char *path, const uint8_t *buf, size_t size)
  */
 static int cache_vdso(const struct conv *c, const char *dir)
 {
-	char id[2 * PEV_BUILD_ID_MAX + 1], *file = NULL, *tmp = NULL, *link = NULL;
+	char id[2 * PEV_BUILD_ID_MAX + 1], *file, *tmp = NULL, *link = NULL;
 	char target[2 * PEV_BUILD_ID_MAX + 32];
 	int fd = -1, ret = -1, err;
-	size_t i;
 
-	for (i = 0; i < c->vdso_id_len; i++)
-		sprintf(id + 2 * i, "%02x", c->vdso_id[i]);
-	if (asprintf(&file, "%s/[vdso]/%s", dir, id) < 0) {
-		file = NULL;
-		goto out;
-	}
-	if (mkdir_p(file))
+	perf_buildid_hex(id, c->vdso_id, c->vdso_id_len);
+	file = perf_buildid_vdso_path(dir, id, false);
+	if (!file || mkdir_p(file))
 		goto out;
 	free(file);
-	if (asprintf(&file, "%s/[vdso]/%s/vdso", dir, id) < 0) {
-		file = NULL;
+	file = perf_buildid_vdso_path(dir, id, true);
+	if (!file)
 		goto out;
-	}
 	if (!same_file(file, c->d->vdso, c->d->vdso_size)) {
 		if (asprintf(&tmp, "%s.XXXXXX", file) < 0) {
 			tmp = NULL;
@@ -757,12 +751,9 @@ out:
  */
 static void add_vdso_to_cache(const struct conv *c, const char *dir)
 {
-	char *dflt = NULL;
+	char *dflt;
 
-	if (!dir)
-		dir = getenv("PERF_BUILDID_DIR");
-	if (!dir && getenv("HOME") && asprintf(&dflt, "%s/.debug", getenv("HOME")) > 0)
-		dir = dflt;
+	dir = perf_buildid_dir(dir, &dflt);
 	if (!dir)
 		fprintf(stderr,
 			"itrace: warning: [vdso] not put in perf's build-id cache: no --buildid-dir, $PERF_BUILDID_DIR or $HOME\n");

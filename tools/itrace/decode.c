@@ -28,6 +28,7 @@
 
 #include "itrace.h"
 #include "itrace-file.h"
+#include "perf-data.h"
 #include "samples.h"
 #include "json.h"
 #include "perf-event.h"
@@ -1261,15 +1262,6 @@ static void end_run(void *ctx, const struct tl_run *r, int walk)
 
 /* ---- sideband: the address space ------------------------------------- */
 
-static void hex_id(char *buf, const uint8_t *id, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		sprintf(buf + 2 * i, "%02x", id[i]);
-	buf[2 * n] = 0;
-}
-
 /*
  * The file at path against the build-id the recording saw: a mismatch
  * means the file changed after recording, and code decoded through it is
@@ -1284,7 +1276,7 @@ static void check_build_id(struct dstate *s, const char *path, const uint8_t *wa
 	if (!n)
 		return;
 	len = sym_build_id(path, got, sizeof(got));
-	hex_id(a, want, n);
+	perf_buildid_hex(a, want, n);
 	if (len < 0) {
 		fprintf(stderr,
 			"itrace: %s: warning: %s has no build-id; the recording's is %s: the file may not be the one that ran\n",
@@ -1293,7 +1285,7 @@ static void check_build_id(struct dstate *s, const char *path, const uint8_t *wa
 	}
 	if ((size_t)len == n && !memcmp(got, want, n))
 		return;
-	hex_id(b, got, len);
+	perf_buildid_hex(b, got, len);
 	fprintf(stderr,
 		"itrace: %s: warning: %s: build-id %s, but the recording's is %s: the file changed since it was recorded and its code decodes wrongly (--sysroot, --exe: the file that ran)\n",
 		s->o->name, path, b, a);
@@ -1517,7 +1509,7 @@ static struct json_object *record_json(const struct pev *ev, const char *type,
 		jset_u64(j, "prot", ev->mmap.prot);
 		json_object_object_add(j, "file", jstrn(ev->mmap.name, ev->mmap.name_len));
 		if (ev->mmap.build_id_size) {
-			hex_id(id, ev->mmap.build_id, ev->mmap.build_id_size);
+			perf_buildid_hex(id, ev->mmap.build_id, ev->mmap.build_id_size);
 			json_object_object_add(j, "build_id", json_object_new_string(id));
 		}
 		break;
@@ -1584,7 +1576,7 @@ static void record_text(FILE *out, const struct pev *ev, const char *type,
 			ev->mmap.prot & PROT_EXEC ? 'x' : '-',
 			(int)ev->mmap.name_len, ev->mmap.name);
 		if (ev->mmap.build_id_size) {
-			hex_id(id, ev->mmap.build_id, ev->mmap.build_id_size);
+			perf_buildid_hex(id, ev->mmap.build_id, ev->mmap.build_id_size);
 			fprintf(out, " build-id %s", id);
 		}
 		fputc('\n', out);

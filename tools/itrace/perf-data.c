@@ -106,6 +106,34 @@ static void parse_cpuid(struct itrace_data *d, const uint8_t *p, uint64_t n)
 	}
 }
 
+const char *perf_buildid_dir(const char *dir, char **dflt)
+{
+	*dflt = NULL;
+	if (!dir)
+		dir = getenv("PERF_BUILDID_DIR");
+	if (!dir && getenv("HOME") && asprintf(dflt, "%s/.debug", getenv("HOME")) > 0)
+		dir = *dflt;
+	return dir;
+}
+
+void perf_buildid_hex(char *hex, const uint8_t *id, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sprintf(hex + 2 * i, "%02x", id[i]);
+	hex[2 * n] = 0;
+}
+
+char *perf_buildid_vdso_path(const char *dir, const char *hex, bool file)
+{
+	char *path;
+
+	if (asprintf(&path, "%s/[vdso]/%s%s", dir, hex, file ? "/vdso" : "") < 0)
+		return NULL;
+	return path;
+}
+
 /* The [vdso] of HEADER_BUILD_ID, from perf's build-id cache. */
 static void find_vdso(struct itrace_data *d, const uint8_t *p, uint64_t n, const char *dir)
 {
@@ -114,9 +142,9 @@ static void find_vdso(struct itrace_data *d, const uint8_t *p, uint64_t n, const
 	while (n - pos >= 8 + 4 + 24) {
 		struct perf_event_header h;
 		uint8_t size;
-		char path[4096], id[41];
+		char *path, id[2 * 20 + 1];
 		const char *name;
-		size_t i, nlen;
+		size_t nlen;
 		FILE *f;
 
 		memcpy(&h, p + pos, sizeof(h));
@@ -128,10 +156,10 @@ static void find_vdso(struct itrace_data *d, const uint8_t *p, uint64_t n, const
 		if (size > 20)
 			size = 20;
 		if (nlen == 6 && !memcmp(name, "[vdso]", 6) && size) {
-			for (i = 0; i < size; i++)
-				sprintf(id + 2 * i, "%02x", p[pos + 12 + i]);
-			snprintf(path, sizeof(path), "%s/[vdso]/%s/vdso", dir, id);
-			f = fopen(path, "rb");
+			perf_buildid_hex(id, p + pos + 12, size);
+			path = perf_buildid_vdso_path(dir, id, true);
+			f = path ? fopen(path, "rb") : NULL;
+			free(path);
 			if (f) {
 				uint8_t buf[65536];
 				size_t r;
@@ -285,10 +313,7 @@ int itrace_read_any(const char *path, struct itrace_data *d, const char *buildid
 		ret = itrace_parse(buf, size, d, err, errlen);
 		goto out;
 	}
-	if (!buildid_dir)
-		buildid_dir = getenv("PERF_BUILDID_DIR");
-	if (!buildid_dir && getenv("HOME") && asprintf(&dflt, "%s/.debug", getenv("HOME")) > 0)
-		buildid_dir = dflt;
+	buildid_dir = perf_buildid_dir(buildid_dir, &dflt);
 	ret = perf_data_parse(buf, size, d, buildid_dir, err, errlen);
 	/* each buffer's trace in one piece, as itrace_parse() leaves it */
 	if (!ret && itrace_regroup(d)) {

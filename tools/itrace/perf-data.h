@@ -40,6 +40,21 @@ struct perf_file_header {
 
 bool perf_data_is(const uint8_t *buf, size_t size);
 /*
+ * perf's build-id cache: dir if not NULL, else $PERF_BUILDID_DIR, else
+ * $HOME/.debug (allocated into *dflt, which the caller frees; *dflt is
+ * set to NULL first).  NULL when none of them is known.
+ */
+const char *perf_buildid_dir(const char *dir, char **dflt);
+/* n bytes of build-id as perf names it: lower-case hex into hex[2n + 1] */
+void perf_buildid_hex(char *hex, const uint8_t *id, size_t n);
+/*
+ * Where perf's build-id cache dir keeps the [vdso] of build-id hex:
+ * dir/[vdso]/HEX/vdso (perf record writes it there, perf script looks
+ * there); the directory alone with file false.  Allocated, NULL: no
+ * memory.
+ */
+char *perf_buildid_vdso_path(const char *dir, const char *hex, bool file);
+/*
  * The trace, sideband and CPU of a perf.data in memory: 0, or -1 with a
  * message in err.  buildid_dir: perf's build-id cache, where the [vdso]
  * image is looked up (NULL: none).

@@ -3303,6 +3303,12 @@ static void test_convert_vdso_cache(const char *itrace)
 		 tmpdir, itrace);
 	ok(run(cmd) == 0,
 	   "convert vdso: a build-id cache that cannot be made: a warning that says why, exit 0, the perf.data written");
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && rm -f nh.data && env -u HOME -u PERF_BUILDID_DIR %2$s convert -o nh.data conv-vdso.itrace 2> nh.err &&\n"
+		 "[ -s nh.data ] && grep -q 'warning: \\[vdso\\] not put in perf.s build-id cache: no --buildid-dir, $PERF_BUILDID_DIR or $HOME' nh.err",
+		 tmpdir, itrace);
+	ok(run(cmd) == 0,
+	   "convert vdso: no HOME, no $PERF_BUILDID_DIR, no --buildid-dir: a warning that says so, exit 0, the perf.data written");
 	ok(convert_fails(itrace, "--buildid-dir '' -o convout/x.data conv-vdso.itrace", 2,
 			 "--buildid-dir: an empty directory name") == 0,
 	   "convert --buildid-dir '': usage, exit 2");
@@ -3424,10 +3430,11 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 	}
 	/*
 	 * Runs of two buffers interleaved (as record writes them, a turn per
-	 * buffer): each buffer's runs at consecutive offsets go into one
-	 * AUXTRACE record (link_records()), so the 3 runs of cpu 1 are one
-	 * record of their sum, the PADs of cpu 2 another, and perf decodes
-	 * the whole trace on cpu 1 with no error.
+	 * buffer): the reader joins each buffer's runs at consecutive offsets
+	 * (itrace_regroup(); link_records() only sees snapshots, which stay
+	 * apart), so the 3 runs of cpu 1 are one AUXTRACE record of their
+	 * sum, the PADs of cpu 2 another, and perf decodes the whole trace on
+	 * cpu 1 with no error.
 	 */
 	if (write_per_cpu(tmp("conv-fib.itrace"), tmp("cpu3.itrace"), 1, 3)) {
 		ok(0, "convert interleaved buffers: the recording written");
@@ -3459,7 +3466,7 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 			if (*c == '\n')
 				*c = ';';
 		ok(ret,
-		   "convert interleaved buffers: one AUXTRACE record per buffer's consecutive runs (idx, size, offset: %s), perf script: %lld instructions on cpu 1, 0 errors; itrace decode of it the same",
+		   "convert interleaved buffers: one AUXTRACE record per buffer, its runs joined (idx, size, offset: %s), perf script: %lld instructions on cpu 1, 0 errors; itrace decode of it the same",
 		   out ? out : "none", n);
 		free(out);
 	}
