@@ -389,7 +389,10 @@ if [ -x $perf ]; then
 			# is the last of its chunk, so its bytes (which perf may
 			# read as several bad packets, or as short ones between
 			# them) lie in the chunk's last 15 bytes: one byte less than
-			# the longest packet (PSB).  A bad packet anywhere else is
+			# the longest packet (PSB).  perf record pads each AUXTRACE
+			# chunk with zeros to a multiple of 8 bytes, which perf -D
+			# shows as a PAD packet, so the chunk's end is that of its
+			# last packet other than PAD.  A bad packet anywhere else is
 			# a fault inside a run.
 			read -r inrun intail < <($perf script -i "$f" -D 2>/dev/null | awk '
 				function hex(s,   v, i) {
@@ -406,7 +409,8 @@ if [ -x $perf ]; then
 					off = hex(substr($2, 1, length($2) - 1))
 					for (i = 3; i <= NF && $i ~ /^[0-9a-f][0-9a-f]$/; i++)
 						;
-					end = off + i - 3
+					if ($NF != "PAD")
+						end = off + i - 3
 					if (/Bad packet/)
 						bad[nbad++] = off
 					next
