@@ -16,9 +16,10 @@
  * addresses with supervisor rights; an address that does not translate
  * (or is not RAM) loses the record, and never raises #PF.  Each record
  * the helper writes also sets up a "fast run" (TCGBTSState): host
- * addresses of the next records up to the end of their page, the
- * absolute maximum or the threshold, and of bts_index, where the TBs
- * store near branches' records themselves, index included.  The run
+ * addresses of the next records, over as many pages as are one piece of
+ * host memory (and of guest RAM), up to the absolute maximum or the
+ * threshold, and of bts_index, where the TBs store near branches'
+ * records themselves, index included.  The run
  * ends at every IA32_DEBUGCTL, IA32_DS_AREA or CR3 write and at every
  * record the helper writes (far transfers, interrupts, exceptions), which
  * read the DS area again.
@@ -242,29 +243,48 @@ static void *bts_host(CPUX86State *env, uint64_t addr, uintptr_t ra)
 
 /*
  * After a record, with the index at @next: let TBs store the next records
- * themselves (gen_bts_record()) while they stay in @next's page, below
- * @limit, where the helper must take over: the wrap, the absolute
- * maximum, the threshold.
+ * themselves (gen_bts_record()) below @limit, where the helper must take
+ * over (the wrap, the absolute maximum, the threshold), while they stay
+ * in the pages from @next's on that are one piece of host memory and of
+ * guest RAM (Linux's BTS buffer is one physically contiguous allocation,
+ * in the kernel's direct map: all of it, as a rule).
  */
 static void bts_start_run(CPUX86State *env, uint64_t next, uint64_t limit,
                           uintptr_t ra)
 {
     TCGBTSState *bts = &env->bts;
-    uint64_t page_end = (next | ~TARGET_PAGE_MASK) + 1;
-    void *rec, *ix;
+    uint64_t room, len;
+    ram_addr_t ram;
+    uint8_t *rec;
+    void *ix;
     int i;
 
     bts_end_run(env);
     if (HOST_BIG_ENDIAN) {
         return;         /* TBs store host-endian words */
     }
-    limit = MIN(limit, page_end);
     if (limit <= next || limit - next < BTS_RECORD_SIZE) {
         return;
     }
+    room = limit - next;
     rec = bts_host(env, next, ra);
     ix = bts_host(env, env->msr_ds_area + DS_BTS_INDEX, ra);
     if (!rec || !ix) {
+        return;
+    }
+    ram = qemu_ram_addr_from_host(rec);
+    len = TARGET_PAGE_SIZE - (next & ~TARGET_PAGE_MASK);
+    while (len < room && ram != RAM_ADDR_INVALID) {
+        uint8_t *h = bts_host(env, next + len, ra);
+
+        /* bts_flush() marks the run dirty as one ram_addr range */
+        if (h != rec + len || qemu_ram_addr_from_host(h) != ram + len) {
+            break;
+        }
+        len += TARGET_PAGE_SIZE;
+    }
+    limit = next + MIN(room, len);
+    if (limit - next < BTS_RECORD_SIZE) {
         return;
     }
     bts->fast_ptr = bts->run_host = (uintptr_t)rec;
