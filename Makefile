@@ -9,6 +9,9 @@
 #   make refresh    regenerate *.patch from edits in build/linux, build/qemu
 #   make refresh-check   fail if the build trees hold edits not in the repo
 #   make bench      benchmarks (ratios)
+#   make series     export the kernel series (the patch stack) and the test
+#                   bed as git format-patch files; fail on drift
+#   make series-edit, make series-save   edit the patch stack with git
 #   make install    the itrace tool, its man pages and JSON schema
 #                   [DESTDIR=...] [PREFIX=/usr/local]
 
@@ -31,7 +34,8 @@ STAMPS  := $(BUILD)/stamps
 JOBS    ?= $(shell nproc)
 
 .PHONY: all deps linux-src qemu-src overlay kernel kheaders qemu tools initramfs \
-	run check fuzz install refresh refresh-check bench bench-kernel series clean FORCE
+	run check fuzz install refresh refresh-check bench bench-kernel series \
+	series-edit series-save clean FORCE
 
 all: kernel qemu tools initramfs
 
@@ -47,7 +51,8 @@ qemu-src: deps
 
 # The overlay is re-applied on every run; only changed patches touch files.
 overlay: linux-src qemu-src
-	@$(S)/overlay.sh $(TOP) $(BUILD)/linux linux tools/testing/itrace/qemu/
+	@$(S)/overlay.sh $(TOP) $(BUILD)/linux linux tools/testing/itrace/qemu/ \
+		tools/testing/itrace/series/kernel/
 	@$(S)/overlay.sh $(T)/qemu $(BUILD)/qemu qemu
 
 $(KOBJ)/.config: $(KFRAG) $(KREQ) $(S)/kconfig.sh | linux-src
@@ -69,7 +74,7 @@ qemu: overlay
 #
 # Upstream's perf_events selftests are the "old binaries": the sources of
 # the base tree (with one test fix for upstream: remove_on_exec reaps the
-# children it kills, tools/testing/itrace/series/0007-*), built against the
+# children it kills, patch 1 of tools/testing/itrace/series/kernel/), built against the
 # C library's uAPI headers (Debian's linux-libc-dev), which know nothing of
 # this series.  mmap maps the classic
 # AUX area at aux_offset of an intel_pt event.  All of them are built (the
@@ -160,6 +165,16 @@ bench: all bench-kernel
 
 series: linux-src
 	@$(S)/series.sh --checkpatch
+
+# The patch stack as commits in build/series/edit (a full worktree of the
+# base), with the overlay's changes the stack lacks as a last "drift"
+# commit; after git rebase -i there, series-save writes the stack back
+# (tools/testing/itrace/series/README).
+series-edit: linux-src
+	@$(S)/series.sh --edit
+
+series-save: linux-src
+	@$(S)/series.sh --save
 
 clean:
 	rm -rf $(BUILD)

@@ -91,6 +91,34 @@ else
 		result fail "host/series" "$(grep '^series:' "$res/series.tap" | head -2 | tr '\n' ' ')"
 fi
 tap "$res/series.tap" host/series
+# The exported kernel patches, applied with git am to the pristine base,
+# give the overlay's kernel files byte for byte; a stack that lacks a
+# patch, or has one line changed, is drift: exit 1 and the file named.
+st=$res/series-stack
+series_case() {	# series_case NAME WANT_RC WANT_TEXT: series.sh --check on $st
+	local out rc
+	out=$(SERIES_STACK=$st "$here/series.sh" --check 2>&1) && rc=0 || rc=$?
+	if [ "$rc" = "$2" ] && echo "$out" | grep -qF "$3"; then
+		result ok "host/series: $1: exit $rc, \"$3\""
+	else
+		result fail "host/series: $1" "exit $rc: $(echo "$out" | head -3 | tr '\n' ' ')"
+	fi
+}
+rm -rf "$st" && mkdir -p "$st"
+cp "$BUILD"/series/kernel/[0-9]*.patch "$st/" 2>/dev/null
+rm -f "$st/0000-cover-letter.patch"
+series_case "git am of the exported kernel patches ($(ls "$st" | wc -l))" 0 "byte for byte"
+last=$(ls "$st"/*.patch 2>/dev/null | tail -1)
+file=$(sed -n 's,^diff --git a/\([^ ]*\) .*,\1,p' "$last" 2>/dev/null | head -1)
+rm -f "$last"
+series_case "the stack without its last patch" 1 "the overlay changes $file"
+cp "$BUILD"/series/kernel/[0-9]*.patch "$st/" 2>/dev/null
+rm -f "$st/0000-cover-letter.patch"
+# one added line of the last patch, changed (still applies)
+n=$(grep -n '^+[^+]' "$last" 2>/dev/null | tail -1 | cut -d: -f1)
+[ -n "$n" ] && sed -i "${n}s/\$/ /" "$last"
+series_case "a stack with one line changed" 1 "$file differs between the stack and the overlay"
+rm -rf "$st"
 
 # run-vm.sh's bad input: a clear message and a non-zero exit, no guest
 rv() {	# rv NAME WANT_RC WANT_TEXT ARGS...: one run-vm.sh call
