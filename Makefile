@@ -12,6 +12,7 @@
 #   make series     export the kernel series (the patch stack) and the test
 #                   bed as git format-patch files; fail on drift
 #   make series-edit, make series-save   edit the patch stack with git
+#   make series-check   every step of the kernel series built and checked
 #   make install    the itrace tool, its man pages and JSON schema
 #                   [DESTDIR=...] [PREFIX=/usr/local]
 
@@ -35,7 +36,7 @@ JOBS    ?= $(shell nproc)
 
 .PHONY: all deps linux-src qemu-src overlay kernel kheaders qemu tools initramfs \
 	run check fuzz install refresh refresh-check bench bench-kernel series \
-	series-edit series-save clean FORCE
+	series-check series-edit series-save clean FORCE
 
 all: kernel qemu tools initramfs
 
@@ -170,6 +171,12 @@ series: linux-src
 # base), with the overlay's changes the stack lacks as a last "drift"
 # commit; after git rebase -i there, series-save writes the stack back
 # (tools/testing/itrace/series/README).
+# Every step of the kernel series: checkpatch, the touched C files with
+# W=1, the selftests of the step; --full also bzImage (test config and
+# allnoconfig + perf) at every step.  make check runs the cheap form.
+series-check: linux-src
+	@$(S)/series-check.sh --full
+
 series-edit: linux-src
 	@$(S)/series.sh --edit
 

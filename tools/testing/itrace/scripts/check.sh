@@ -119,6 +119,10 @@ n=$(grep -n '^+[^+]' "$last" 2>/dev/null | tail -1 | cut -d: -f1)
 [ -n "$n" ] && sed -i "${n}s/\$/ /" "$last"
 series_case "a stack with one line changed" 1 "$file differs between the stack and the overlay"
 rm -rf "$st"
+# Every step of the kernel series: checkpatch, its C files compiled with
+# W=1, the selftests of the step built (make series-check, cheap form).
+"$here/series-check.sh" > "$res/series-check.tap" 2>&1
+tap "$res/series-check.tap" host/series-check
 
 # run-vm.sh's bad input: a clear message and a non-zero exit, no guest
 rv() {	# rv NAME WANT_RC WANT_TEXT ARGS...: one run-vm.sh call

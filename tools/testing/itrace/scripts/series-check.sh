@@ -1,0 +1,203 @@
+#!/bin/bash
+# `make series-check`: every step of the kernel series (the patch stack of
+# tools/testing/itrace/series/kernel/, series/README) is applied in turn to
+# the pristine base in one worktree, build/series/steps, and at each step:
+#   - the patch has no drift from the overlay at the end (series.sh
+#     --check, once, before the steps);
+#   - checkpatch.pl --strict on the patch (the ignores of series.sh);
+#   - the objects of the C files the patch touches are compiled with W=1
+#     and the test kernel's .config (build/series/steps-obj), and those of
+#     every C file the series touched so far when the patch changes a
+#     header; a warning in a file the series touches fails the step;
+#   - where the patch touches a uAPI header or a selftest directory, the
+#     uAPI headers are installed and the selftests that exist at that step
+#     (itrace, perf_events) are built against them.
+# That is the cheap form, part of make check.  With --full, each step also
+# builds the whole test kernel (bzImage, incremental), and an allnoconfig
+# kernel with only CONFIG_PERF_EVENTS and the x86 PMU drivers on.
+#
+# Prints TAP; exit 1 if a step failed.  SERIES_STACK=DIR checks another stack.
+set -uo pipefail
+: "${BUILD:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../../.." && pwd)
+stack=${SERIES_STACK:-$top/tools/testing/itrace/series/kernel}
+full=
+case ${1:-} in
+--full) full=1 ;;
+"") ;;
+*) echo "usage: series-check.sh [--full]" >&2; exit 2 ;;
+esac
+out=$BUILD/series
+linux=$BUILD/linux
+wt=$out/steps obj=$out/steps-obj nobj=$out/steps-obj-tiny
+log=$out/steps-log
+export PATH=/usr/lib/ccache:$PATH
+jobs=$(nproc)
+mkdir -p "$out" "$log"
+n=0 rc=0
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); rc=1; echo "not ok $n - $*"; }
+
+# SERIES_CHECK_NO_DRIFT=1: skip the drift check (to check the steps of a
+# mutated stack, as the tests do).
+if [ -n "${SERIES_CHECK_NO_DRIFT:-}" ]; then
+	echo "# drift check skipped (SERIES_CHECK_NO_DRIFT)"
+elif SERIES_STACK=$stack "$here/series.sh" --check > "$log/drift.txt" 2>&1; then
+	ok "the stack gives the overlay's kernel files byte for byte"
+else
+	notok "drift between the stack and the overlay: $(grep -m1 '^series:' "$log/drift.txt")"
+	echo "1..$n"
+	exit 1
+fi
+base=$(git -C "$linux" rev-list --max-parents=0 HEAD)
+mapfile -t patches < <(ls "$stack"/[0-9][0-9][0-9][0-9]-*.patch | grep -v '/0000-cover-letter\.patch$')
+
+# One full worktree, kept between runs: going back to the base and
+# applying the stack again only touches the series' files.
+if [ ! -e "$wt/.git" ]; then
+	git -C "$linux" worktree prune
+	git -C "$linux" worktree add -q --detach "$wt" "$base" || { notok "worktree $wt"; exit 1; }
+fi
+git -C "$wt" am --abort > /dev/null 2>&1
+git -C "$wt" reset -q --hard "$base" && git -C "$wt" clean -qfdx ||
+	{ notok "worktree $wt back to the base"; exit 1; }
+
+cfg() {	# cfg OBJ: the test kernel's .config, or allnoconfig + perf
+	mkdir -p "$1"
+	if [ "$1" = "$obj" ]; then
+		cp "$BUILD/linux-obj/.config" "$1/.config"
+	else
+		make -s -C "$wt" O="$1" allnoconfig > /dev/null
+		cat >> "$1/.config" <<-EOF
+		CONFIG_64BIT=y
+		CONFIG_PERF_EVENTS=y
+		CONFIG_CPU_SUP_INTEL=y
+		CONFIG_ELF_CORE=y
+		CONFIG_COREDUMP=y
+		CONFIG_BINFMT_ELF=y
+		EOF
+	fi
+	make -s -C "$wt" O="$1" olddefconfig > /dev/null
+}
+[ -f "$BUILD/linux-obj/.config" ] || { notok "no $BUILD/linux-obj/.config (make first)"; exit 1; }
+if ! cfg "$obj" > "$log/prepare.txt" 2>&1 ||
+   ! make -s -C "$wt" O="$obj" -j"$jobs" CC="ccache gcc" prepare >> "$log/prepare.txt" 2>&1; then
+	notok "prepare $obj at the base: $(tail -1 "$log/prepare.txt")"
+	echo "1..$n"
+	exit 1
+fi
+if [ -n "$full" ] && ! cfg "$nobj" > "$log/prepare-tiny.txt" 2>&1; then
+	notok "allnoconfig + perf config: $(tail -1 "$log/prepare-tiny.txt")"
+fi
+
+declare -A seen_c=()
+ignore_for() {	# checkpatch --ignore for patch $1 (as series.sh)
+	local i=FILE_PATH_CHANGES
+	case $(sed -n 's/^Subject: //p' "$1" | head -1) in
+	*" selftests"*) i=$i,CAMELCASE,PREFER_DEFINED_ATTRIBUTE_MACRO ;;
+	esac
+	echo "$i"
+}
+step=0
+for p in "${patches[@]}"; do
+	step=$((step + 1))
+	name="step $step/${#patches[@]} $(basename "$p" .patch)"
+	l=$log/$(printf %02d $step)
+	if ! git -C "$wt" -c user.name=series -c user.email=series@invalid \
+		am -q --committer-date-is-author-date "$p" > "$l.am" 2>&1; then
+		notok "$name: git am: $(head -1 "$l.am")"
+		git -C "$wt" am --abort > /dev/null 2>&1
+		break
+	fi
+	mapfile -t touched < <(git -C "$wt" diff --name-only HEAD~1 HEAD)
+
+	if PATH=/usr/bin:$PATH "$wt/scripts/checkpatch.pl" --strict --quiet --no-summary \
+		--ignore "$(ignore_for "$p")" --root="$wt" "$p" > "$l.checkpatch" 2>&1; then
+		ok "$name: checkpatch --strict"
+	else
+		notok "$name: checkpatch --strict: $(grep -cE '^(ERROR|WARNING|CHECK)' "$l.checkpatch") reports, see $l.checkpatch"
+	fi
+
+	# The objects to compile: this patch's C files, and every C file
+	# of the series so far when it changes a header.
+	hdr= uapi= st=
+	objs=()
+	for f in "${touched[@]}"; do
+		case $f in
+		tools/testing/selftests/*) st=1 ;;
+		include/uapi/*) uapi=1; hdr=1 ;;
+		*.h) hdr=1 ;;
+		*.c) [ -f "$wt/$f" ] && seen_c[$f]=1 && objs+=("${f%.c}.o") ;;
+		esac
+	done
+	if [ -n "$hdr" ]; then
+		objs=()
+		for f in "${!seen_c[@]}"; do
+			[ -f "$wt/$f" ] && objs+=("${f%.c}.o")
+		done
+	fi
+	if [ "${#objs[@]}" -gt 0 ]; then
+		mapfile -t objs < <(printf '%s\n' "${objs[@]}" | sort)
+		if make -C "$wt" O="$obj" -j"$jobs" CC="ccache gcc" W=1 "${objs[@]}" \
+			> "$l.build" 2>&1; then
+			# warnings in a file the series touches
+			warn=$(grep -E '^[^ ]+:[0-9]+:[0-9]+: warning:' "$l.build" |
+				while IFS=: read -r file _; do
+					file=${file#"$wt"/}
+					file=${file##*/steps/}
+					[ -n "${seen_c[$file]:-}" ] && echo "$file"
+				done | wc -l)
+			if [ "$warn" = 0 ]; then
+				ok "$name: W=1 compiles ${#objs[@]} objects, no warning in the series' files"
+			else
+				notok "$name: W=1: $warn warnings in the series' files, see $l.build"
+			fi
+		else
+			notok "$name: compiling ${objs[*]}: $(grep -m1 -E 'error' "$l.build"), see $l.build"
+		fi
+	else
+		ok "$name: no C file to compile"
+	fi
+
+	if [ -n "$uapi$st" ]; then
+		sel=()
+		for d in itrace perf_events; do
+			[ -d "$wt/tools/testing/selftests/$d" ] && sel+=("$d")
+		done
+		if ! make -s -C "$wt" O="$obj" headers_install INSTALL_HDR_PATH="$obj/usr" \
+			> "$l.selftests" 2>&1; then
+			notok "$name: headers_install, see $l.selftests"
+		else
+			bad=
+			for d in "${sel[@]}"; do
+				so=$out/steps-selftests/$d
+				rm -rf "$so" && mkdir -p "$so"
+				if [ "$d" = perf_events ]; then
+					args=(KHDR_INCLUDES= TEST_GEN_PROGS="$so/sigtrap_threads $so/remove_on_exec $so/watermark_signal $so/mmap")
+				else
+					args=(KHDR_INCLUDES="-isystem $obj/usr/include")
+				fi
+				make -s -C "$wt/tools/testing/selftests/$d" OUTPUT="$so" "${args[@]}" \
+					>> "$l.selftests" 2>&1 || bad+=" $d"
+			done
+			if [ -z "$bad" ]; then
+				ok "$name: selftests at this step build (${sel[*]})"
+			else
+				notok "$name: selftests do not build:$bad, see $l.selftests"
+			fi
+		fi
+	fi
+
+	if [ -n "$full" ]; then
+		for o in "$obj" "$nobj"; do
+			if make -s -C "$wt" O="$o" -j"$jobs" CC="ccache gcc" bzImage > "$l.bzimage" 2>&1; then
+				ok "$name: bzImage ($(basename "$o"))"
+			else
+				notok "$name: bzImage ($(basename "$o")): $(grep -m1 error "$l.bzimage")"
+			fi
+		done
+	fi
+done
+echo "1..$n"
+exit $rc
