@@ -93,7 +93,7 @@ fi
 
 declare -A seen_c=()
 ignore_for() {	# checkpatch --ignore for patch $1 (as series.sh)
-	local i=FILE_PATH_CHANGES
+	local i=FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID
 	case $(sed -n 's/^Subject: //p' "$1" | head -1) in
 	*" selftests"*) i=$i,CAMELCASE,PREFER_DEFINED_ATTRIBUTE_MACRO ;;
 	esac

@@ -56,7 +56,8 @@ mkdir -p "$out"
 
 # The overlay's files, as the repository has them (committed or not).
 mapfile -t files < <(cd "$top" && git ls-files --cached --others --exclude-standard |
-	grep -vE '^(README\.md|Makefile|\.gitignore|\.ci/)' | sort)
+	grep -vE '^(README\.md|Makefile|\.gitignore|\.ci/)' | sort -u |
+	while IFS= read -r f; do [ -e "$f" ] && echo "$f"; done)
 # Test-bed files: under a Paths: prefix of a series/testbed/ message.
 declare -A owner=()
 for m in "$msgs"/testbed/[0-9][0-9][0-9][0-9]-*; do
@@ -267,8 +268,10 @@ if [ -n "$checkpatch" ]; then
 		# selftests only: they use elfutils, libipt and <elf.h>, whose
 		# types (Dwfl, GElf_Ehdr, Elf64_Nhdr...) they cannot rename.
 		# PREFER_DEFINED_ATTRIBUTE_MACRO too: user space has no
-		# noinline or __packed of the kernel's.
-		ignore=FILE_PATH_CHANGES
+		# noinline or __packed of the kernel's.  UNKNOWN_COMMIT_ID: the
+		# base is one commit (Debian's linux-source), without mainline's
+		# history; the Fixes: ids are mainline's.
+		ignore=FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID
 		case $(sed -n 's/^Subject: //p' "$p" | head -1) in
 		*" selftests"*|*" tools/itrace:"*)
 			ignore=$ignore,CAMELCASE,PREFER_DEFINED_ATTRIBUTE_MACRO ;;
