@@ -12,7 +12,8 @@
 #   - where the patch touches a uAPI header or a selftest directory, the
 #     uAPI headers are installed and the selftests that exist at that step
 #     (itrace, perf_events) are built against them.
-# That is the cheap form, part of make check.  With --full, each step also
+# That is the cheap form, part of make check; it does not link, so a
+# call into code of a later patch shows only in the full form.  With --full, each step also
 # builds the whole test kernel (bzImage, incremental), and an allnoconfig
 # kernel with only CONFIG_PERF_EVENTS and the x86 PMU drivers on.
 #
@@ -194,7 +195,7 @@ for p in "${patches[@]}"; do
 			if make -s -C "$wt" O="$o" -j"$jobs" CC="ccache gcc" bzImage > "$l.bzimage" 2>&1; then
 				ok "$name: bzImage ($(basename "$o"))"
 			else
-				notok "$name: bzImage ($(basename "$o")): $(grep -m1 error "$l.bzimage")"
+				notok "$name: bzImage ($(basename "$o")): $(grep -m1 -E 'error|undefined reference' "$l.bzimage"), see $l.bzimage"
 			fi
 		done
 	fi
