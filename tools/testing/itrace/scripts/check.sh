@@ -109,13 +109,24 @@ cp "$BUILD"/series/kernel/[0-9]*.patch "$st/" 2>/dev/null
 rm -f "$st/0000-cover-letter.patch"
 series_case "git am of the exported kernel patches ($(ls "$st" | wc -l))" 0 "byte for byte"
 last=$(ls "$st"/*.patch 2>/dev/null | tail -1)
-file=$(sed -n 's,^diff --git a/\([^ ]*\) .*,\1,p' "$last" 2>/dev/null | head -1)
+# the drift report names a file of the missing patch
+files=$(sed -n 's,^diff --git a/\([^ ]*\) .*,\1,p' "$last" 2>/dev/null | tr '\n' '|')
 rm -f "$last"
-series_case "the stack without its last patch" 1 "the overlay changes $file"
+series_case_re() {	# series_case_re NAME WANT_RC ERE: as series_case, a regex
+	local out rc
+	out=$(SERIES_STACK=$st "$here/series.sh" --check 2>&1) && rc=0 || rc=$?
+	if [ "$rc" = "$2" ] && echo "$out" | grep -qE "$3"; then
+		result ok "host/series: $1: exit $rc, $(echo "$out" | grep -m1 -E "$3")"
+	else
+		result fail "host/series: $1" "exit $rc: $(echo "$out" | head -3 | tr '\n' ' ')"
+	fi
+}
+series_case_re "the stack without its last patch" 1 "^series: drift: .*(${files%|})"
 cp "$BUILD"/series/kernel/[0-9]*.patch "$st/" 2>/dev/null
 rm -f "$st/0000-cover-letter.patch"
-# one added line of the last patch, changed (still applies)
+# one added line of the last patch, changed (still applies): drift in its file
 n=$(grep -n '^+[^+]' "$last" 2>/dev/null | tail -1 | cut -d: -f1)
+file=$(head -n "${n:-1}" "$last" | sed -n 's,^diff --git a/\([^ ]*\) .*,\1,p' | tail -1)
 [ -n "$n" ] && sed -i "${n}s/\$/ /" "$last"
 series_case "a stack with one line changed" 1 "$file differs between the stack and the overlay"
 rm -rf "$st"
