@@ -167,16 +167,16 @@ bench: all bench-kernel
 series: linux-src
 	@$(S)/series.sh --checkpatch
 
-# The patch stack as commits in build/series/edit (a full worktree of the
-# base), with the overlay's changes the stack lacks as a last "drift"
-# commit; after git rebase -i there, series-save writes the stack back
-# (tools/testing/itrace/series/README).
 # Every step of the kernel series: checkpatch, the touched C files with
 # W=1, the selftests of the step; --full also bzImage (test config and
 # allnoconfig + perf) at every step.  make check runs the cheap form.
 series-check: linux-src
 	@$(S)/series-check.sh --full
 
+# The patch stack as commits in build/series/edit (a full worktree of the
+# base), with the overlay's changes the stack lacks as a last "drift"
+# commit; after git rebase -i there, series-save writes the stack back
+# (tools/testing/itrace/series/README).
 series-edit: linux-src
 	@$(S)/series.sh --edit
 

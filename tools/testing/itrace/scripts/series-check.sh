@@ -4,31 +4,39 @@
 # the pristine base in one worktree, build/series/steps, and at each step:
 #   - the patch has no drift from the overlay at the end (series.sh
 #     --check, once, before the steps);
-#   - checkpatch.pl --strict on the patch (the ignores of series.sh);
+#   - checkpatch.pl --strict on the patch (series-lib.sh; not with
+#     --no-checkpatch, for make check, where series.sh --checkpatch has
+#     just checked the same patches);
 #   - the objects of the C files the patch touches are compiled with W=1
 #     and the test kernel's .config (build/series/steps-obj), and those of
 #     every C file the series touched so far when the patch changes a
 #     header; a warning in a file the series touches fails the step;
 #   - where the patch touches a uAPI header or a selftest directory, the
 #     uAPI headers are installed and the selftests that exist at that step
-#     (itrace, perf_events) are built against them.
+#     (itrace, perf_events) are built against them;
+#   - where it touches MAINTAINERS, the series' entry has an M: line and
+#     each of its F: patterns matches a file of that step.
 # That is the cheap form, part of make check; it does not link, so a
-# call into code of a later patch shows only in the full form.  With --full, each step also
-# builds the whole test kernel (bzImage, incremental), and an allnoconfig
-# kernel with only CONFIG_PERF_EVENTS and the x86 PMU drivers on.
+# call into code of a later patch shows only in the full form: with
+# --full, each step also builds the whole test kernel (bzImage,
+# incremental), and an allnoconfig kernel with only CONFIG_PERF_EVENTS
+# and the x86 PMU drivers on.
 #
 # Prints TAP; exit 1 if a step failed.  SERIES_STACK=DIR checks another stack.
 set -uo pipefail
 : "${BUILD:?}"
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../../.." && pwd)
+. "$here/series-lib.sh"
 stack=${SERIES_STACK:-$top/tools/testing/itrace/series/kernel}
-full=
-case ${1:-} in
---full) full=1 ;;
-"") ;;
-*) echo "usage: series-check.sh [--full]" >&2; exit 2 ;;
-esac
+full= checkpatch=1
+for a in "$@"; do
+	case $a in
+	--full) full=1 ;;
+	--no-checkpatch) checkpatch= ;;
+	*) echo "usage: series-check.sh [--full] [--no-checkpatch]" >&2; exit 2 ;;
+	esac
+done
 out=$BUILD/series
 linux=$BUILD/linux
 wt=$out/steps obj=$out/steps-obj nobj=$out/steps-obj-tiny
@@ -41,7 +49,7 @@ ok() { n=$((n + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); rc=1; echo "not ok $n - $*"; }
 
 # SERIES_CHECK_NO_DRIFT=1: skip the drift check (to check the steps of a
-# mutated stack, as the tests do).
+# mutated stack; make check, right after series.sh checked the drift).
 if [ -n "${SERIES_CHECK_NO_DRIFT:-}" ]; then
 	echo "# drift check skipped (SERIES_CHECK_NO_DRIFT)"
 elif SERIES_STACK=$stack "$here/series.sh" --check > "$log/drift.txt" 2>&1; then
@@ -52,7 +60,7 @@ else
 	exit 1
 fi
 base=$(git -C "$linux" rev-list --max-parents=0 HEAD)
-mapfile -t patches < <(ls "$stack"/[0-9][0-9][0-9][0-9]-*.patch | grep -v '/0000-cover-letter\.patch$')
+mapfile -t patches < <(series_patches "$stack")
 
 # One full worktree, kept between runs: going back to the base and
 # applying the stack again only touches the series' files.
@@ -92,14 +100,10 @@ if [ -n "$full" ] && ! cfg "$nobj" > "$log/prepare-tiny.txt" 2>&1; then
 	notok "allnoconfig + perf config: $(tail -1 "$log/prepare-tiny.txt")"
 fi
 
+# The series' MAINTAINERS entry (its heading line)
+maint_entry="PERFORMANCE EVENTS ITRACE (INSTRUCTION FLOW TRACING)"
+
 declare -A seen_c=()
-ignore_for() {	# checkpatch --ignore for patch $1 (as series.sh)
-	local i=FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID
-	case $(sed -n 's/^Subject: //p' "$1" | head -1) in
-	*" selftests"*) i=$i,CAMELCASE,PREFER_DEFINED_ATTRIBUTE_MACRO ;;
-	esac
-	echo "$i"
-}
 step=0
 for p in "${patches[@]}"; do
 	step=$((step + 1))
@@ -113,8 +117,9 @@ for p in "${patches[@]}"; do
 	fi
 	mapfile -t touched < <(git -C "$wt" diff --name-only HEAD~1 HEAD)
 
-	if PATH=/usr/bin:$PATH "$wt/scripts/checkpatch.pl" --strict --quiet --no-summary \
-		--ignore "$(ignore_for "$p")" --root="$wt" "$p" > "$l.checkpatch" 2>&1; then
+	if [ -z "$checkpatch" ]; then
+		:
+	elif checkpatch_run "$p" "$wt" "$l.checkpatch"; then
 		ok "$name: checkpatch --strict"
 	else
 		notok "$name: checkpatch --strict: $(grep -cE '^(ERROR|WARNING|CHECK)' "$l.checkpatch") reports, see $l.checkpatch"
@@ -145,7 +150,6 @@ for p in "${patches[@]}"; do
 			# warnings in a file the series touches
 			warn=$(grep -E '^[^ ]+:[0-9]+:[0-9]+: warning:' "$l.build" |
 				while IFS=: read -r file _; do
-					file=${file#"$wt"/}
 					file=${file##*/steps/}
 					[ -n "${seen_c[$file]:-}" ] && echo "$file"
 				done | wc -l)
@@ -187,6 +191,25 @@ for p in "${patches[@]}"; do
 			else
 				notok "$name: selftests do not build:$bad, see $l.selftests"
 			fi
+		fi
+	fi
+
+	# MAINTAINERS: the series' entry has a maintainer, and each of its
+	# F: patterns matches a file at this step (what get_maintainer.pl
+	# --self-test=patterns checks, for this entry alone).
+	if printf '%s\n' "${touched[@]}" | grep -qx MAINTAINERS; then
+		entry=$(awk -v h="$maint_entry" '$0 == h { e = 1 } e && /^$/ { exit } e' "$wt/MAINTAINERS")
+		nomatch=$(printf '%s\n' "$entry" | sed -n 's/^F:\t*//p' | while read -r pat; do
+			[ -n "$(git -C "$wt" ls-files -- "$pat" | head -1)" ] || printf ' %s' "$pat"
+		done)
+		if [ -z "$entry" ]; then
+			notok "$name: MAINTAINERS has no entry \"$maint_entry\""
+		elif ! printf '%s\n' "$entry" | grep -q '^M:'; then
+			notok "$name: MAINTAINERS entry \"$maint_entry\" has no M: line"
+		elif [ -n "$nomatch" ]; then
+			notok "$name: MAINTAINERS F: patterns that match no file:$nomatch"
+		else
+			ok "$name: MAINTAINERS entry has an M: line and $(printf '%s\n' "$entry" | grep -c '^F:') F: patterns, each matching files"
 		fi
 	fi
 

@@ -33,6 +33,7 @@ set -euo pipefail
 : "${BUILD:?}"
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../../.." && pwd)
+. "$here/series-lib.sh"
 msgs=$top/tools/testing/itrace/series
 stack=${SERIES_STACK:-$msgs/kernel}
 out=$BUILD/series
@@ -82,8 +83,7 @@ for f in "${files[@]}"; do
 	*) kfile[$f]=$f ;;
 	esac
 done
-mapfile -t patches < <(ls "$stack"/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null |
-	grep -v '/0000-cover-letter\.patch$' || true)
+mapfile -t patches < <(series_patches "$stack")
 [ "${#patches[@]}" -gt 0 ] || { echo "series: no patch in $stack" >&2; exit 1; }
 
 # A worktree of the base, sparse (the files either side touches and what
@@ -263,25 +263,13 @@ if [ -n "$checkpatch" ]; then
 	rc=0 n=0
 	for p in "$out/kernel"/[0-9][0-9][0-9][0-9]-*.patch "$out/testbed"/[0-9][0-9][0-9][0-9]-*.patch; do
 		case $p in */0000-cover-letter.patch) continue ;; esac
-		# FILE_PATH_CHANGES: the series' MAINTAINERS entry covers the
-		# files later patches add.  CAMELCASE, for the tools and
-		# selftests only: they use elfutils, libipt and <elf.h>, whose
-		# types (Dwfl, GElf_Ehdr, Elf64_Nhdr...) they cannot rename.
-		# PREFER_DEFINED_ATTRIBUTE_MACRO too: user space has no
-		# noinline or __packed of the kernel's.  UNKNOWN_COMMIT_ID: the
-		# base is one commit (Debian's linux-source), without mainline's
-		# history; the Fixes: ids are mainline's.
-		ignore=FILE_PATH_CHANGES,UNKNOWN_COMMIT_ID
-		case $(sed -n 's/^Subject: //p' "$p" | head -1) in
-		*" selftests"*|*" tools/itrace:"*)
-			ignore=$ignore,CAMELCASE,PREFER_DEFINED_ATTRIBUTE_MACRO ;;
-		*" tools/testing/itrace:"*)
+		checkpatch_run "$p" "$tree" "$p.checkpatch" && prc=0 || prc=$?
+		if [ "$prc" = 2 ]; then
 			echo "# $(basename "$p"): not checked with checkpatch (test bed: QEMU-style C and shell)"
-			continue ;;
-		esac
+			continue
+		fi
 		n=$((n + 1))
-		if PATH=/usr/bin:$PATH "$tree/scripts/checkpatch.pl" --strict --quiet --no-summary \
-			--ignore "$ignore" --root="$tree" "$p" > "$p.checkpatch" 2>&1; then
+		if [ "$prc" = 0 ]; then
 			echo "ok $n - checkpatch --strict $(basename "$(dirname "$p")")/$(basename "$p")"
 		else
 			echo "not ok $n - checkpatch --strict $(basename "$p") # $(grep -cE '^(ERROR|WARNING|CHECK)' "$p.checkpatch") reports, see $p.checkpatch"
