@@ -91,7 +91,11 @@ qemu: overlay
 #                    skipped with the reason (perf_events/hw-counter-probe)
 # (TEST_GEN_PROGS is given with full paths: a command-line value overrides
 # the OUTPUT prefix lib.mk would add.)
+# aux_fixes is the series' own test of its two AUX fixes (patch 6 of the
+# series): it uses aux_pause, which the C library's headers lack, so it
+# is built against the kernel's, and the guest runs it with the others.
 PERF_EVENTS_TESTS := sigtrap_threads remove_on_exec watermark_signal mmap
+PERF_EVENTS_NEW_TESTS := aux_fixes
 # The user tool only (it needs no kernel build): the kernel and QEMU are
 # test beds, not installed.
 install: deps
@@ -111,6 +115,10 @@ tools: deps kheaders
 	@$(MAKE) -s -C $(BUILD)/linux/tools/testing/selftests/perf_events \
 		OUTPUT=$(BUILD)/selftests/perf_events KHDR_INCLUDES= \
 		TEST_GEN_PROGS="$(PERF_EVENTS_TESTS:%=$(BUILD)/selftests/perf_events/%)"
+	@$(MAKE) -s -C $(BUILD)/linux/tools/testing/selftests/perf_events \
+		OUTPUT=$(BUILD)/selftests/perf_events \
+		KHDR_INCLUDES="-isystem $(KOBJ)/usr/include" \
+		TEST_GEN_PROGS="$(PERF_EVENTS_NEW_TESTS:%=$(BUILD)/selftests/perf_events/%)"
 
 kheaders: kernel
 	@flock $(BUILD)/.kernel.lock $(MAKE) -s -C $(BUILD)/linux O=$(KOBJ) \

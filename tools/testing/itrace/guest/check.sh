@@ -29,7 +29,8 @@ mkdir -p "$OUT/kselftest"
 ks=$ITRACE_SRC/tools/testing/itrace/guest/kselftests.sh
 sh "$ks" "$ITRACE_BUILD/selftests/itrace" "$OUT/kselftest"
 # Old binaries still work: upstream's perf_events selftests, unchanged and
-# built against the C library's uAPI headers (the Makefile says which).
+# built against the C library's uAPI headers (the Makefile says which),
+# with the series' aux_fixes (built against the kernel's).
 sh "$ITRACE_SRC/tools/testing/itrace/guest/perf-events.sh" \
 	"$ITRACE_BUILD/selftests/perf_events" "$OUT/kselftest" perf_events-
 
