@@ -177,9 +177,11 @@ series: linux-src
 
 # Every step of the kernel series: checkpatch, the touched C files with
 # W=1, the selftests of the step; --full also bzImage (test config and
-# allnoconfig + perf) at every step.  make check runs the cheap form.
-series-check: linux-src
-	@$(S)/series-check.sh --full
+# allnoconfig + perf) at every step; --boot boots the guest on the
+# kernel of each step that adds or changes selftests and runs them (so
+# it needs QEMU and the initramfs: all).  make check runs the cheap form.
+series-check: all
+	@$(S)/series-check.sh --full --boot
 
 # The patch stack as commits in build/series/edit (a full worktree of the
 # base), with the overlay's changes the stack lacks as a last "drift"

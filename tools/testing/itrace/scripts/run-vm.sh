@@ -43,7 +43,8 @@ for f in "$script" "$@"; do
 	[ -e "$f" ] || { echo "run-vm: no such file: $f" >&2; exit 2; }
 done
 qemu=$BUILD/qemu-obj/qemu-system-x86_64
-kernel=$BUILD/linux-obj/arch/x86/boot/bzImage
+# ITRACE_KERNEL: another bzImage (series-check --boot: a step's kernel)
+kernel=${ITRACE_KERNEL:-$BUILD/linux-obj/arch/x86/boot/bzImage}
 initrd=$BUILD/initramfs.cpio
 cpu=$(cat "$t/qemu-cpu.txt") || { echo "run-vm: no $t/qemu-cpu.txt" >&2; exit 1; }
 # ITRACE_CPU_OPTS: more -cpu properties, e.g. intel-pt-topa-multi=off

@@ -20,7 +20,12 @@
 # call into code of a later patch shows only in the full form: with
 # --full, each step also builds the whole test kernel (bzImage,
 # incremental), and an allnoconfig kernel with only CONFIG_PERF_EVENTS
-# and the x86 PMU drivers on.
+# and the x86 PMU drivers on.  With --boot (make series-check does
+# --full --boot), each step that adds or changes selftests also boots
+# its own test kernel in the QEMU guest (run-vm.sh, the test bed's
+# initramfs and CPU, +ds for the BTS tests) and runs the selftest
+# programs whose sources the patch touched, built at that step: the
+# feature the steps before it added, tested where it lands.
 #
 # Prints TAP; exit 1 if a step failed.  SERIES_STACK=DIR checks another stack.
 set -uo pipefail
@@ -29,12 +34,13 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../../.." && pwd)
 . "$here/series-lib.sh"
 stack=${SERIES_STACK:-$top/tools/testing/itrace/series/kernel}
-full= checkpatch=1
+full= checkpatch=1 boot=
 for a in "$@"; do
 	case $a in
 	--full) full=1 ;;
+	--boot) boot=1 ;;
 	--no-checkpatch) checkpatch= ;;
-	*) echo "usage: series-check.sh [--full] [--no-checkpatch]" >&2; exit 2 ;;
+	*) echo "usage: series-check.sh [--full] [--boot] [--no-checkpatch]" >&2; exit 2 ;;
 	esac
 done
 out=$BUILD/series
@@ -99,6 +105,36 @@ fi
 if [ -n "$full" ] && ! cfg "$nobj" > "$log/prepare-tiny.txt" 2>&1; then
 	notok "allnoconfig + perf config: $(tail -1 "$log/prepare-tiny.txt")"
 fi
+
+# boot_step NAME LOG TEST...: boot the step's kernel ($obj) in the guest,
+# run each TEST program there (series-step-guest.sh) and report one TAP
+# line per program: its kselftest exit status and totals.
+boot_step() {
+	local name=$1 l=$2 res=$2.boot rc=0 cpu= t b tap st totals
+	shift 2
+	for t in "$@"; do
+		case $(basename "$t") in bts*) cpu=+ds ;; esac
+	done
+	ITRACE_KERNEL=$obj/arch/x86/boot/bzImage ITRACE_CPU_OPTS=$cpu \
+		"$here/run-vm.sh" -t 1800 -o "$res" "$top/tools/testing/itrace/guest/series-step.sh" \
+		"$@" > "$l.run-vm" 2>&1 || rc=$?
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+		# 1: a test failed (reported below); else the guest did not run
+		notok "$name: boot: run-vm.sh exit $rc ($(tail -1 "$l.run-vm")), see $res"
+		return
+	fi
+	for t in "$@"; do
+		b=$(basename "$t")
+		tap=$res/$b.tap
+		st=$(sed -n 's/^# exit status //p' "$tap" 2>/dev/null | tail -1)
+		totals=$(grep -a -m1 '^# Totals:' "$tap" 2>/dev/null | sed 's/^# Totals: //')
+		case $st in
+		0) ok "$name: boot: $b passes on this step's kernel (${totals:-no totals})" ;;
+		4) ok "$name: boot: $b # SKIP on this step's kernel (${totals:-no totals})" ;;
+		*) notok "$name: boot: $b exit ${st:-none} on this step's kernel (${totals:-no totals}), see $tap" ;;
+		esac
+	done
+}
 
 # The series' MAINTAINERS entry (its heading line)
 maint_entry="PERFORMANCE EVENTS ITRACE (INSTRUCTION FLOW TRACING)"
@@ -223,14 +259,39 @@ for p in "${patches[@]}"; do
 		fi
 	fi
 
+	bz_ok=
 	if [ -n "$full" ]; then
 		for o in "$obj" "$nobj"; do
 			if make -s -C "$wt" O="$o" -j"$jobs" CC="ccache gcc" bzImage > "$l.bzimage" 2>&1; then
 				ok "$name: bzImage ($(basename "$o"))"
+				[ "$o" = "$obj" ] && bz_ok=1
 			else
 				notok "$name: bzImage ($(basename "$o")): $(grep -m1 -E 'error|undefined reference' "$l.bzimage"), see $l.bzimage"
 			fi
 		done
+	fi
+
+	# --boot: the selftest programs this patch adds or changes, built at
+	# this step, run on this step's kernel.
+	tests=()
+	if [ -n "$boot" ] && [ -n "$st" ]; then
+		for f in "${touched[@]}"; do
+			case $f in
+			tools/testing/selftests/itrace/*.c | tools/testing/selftests/perf_events/*.c)
+				d=${f#tools/testing/selftests/}
+				b=$out/steps-selftests/${d%.c}
+				[ -x "$b" ] && tests+=("$b")
+				;;
+			esac
+		done
+	fi
+	if [ "${#tests[@]}" -gt 0 ]; then
+		if [ -z "$bz_ok" ] && ! make -s -C "$wt" O="$obj" -j"$jobs" CC="ccache gcc" \
+			bzImage > "$l.bzimage" 2>&1; then
+			notok "$name: bzImage to boot: $(grep -m1 -E 'error|undefined reference' "$l.bzimage"), see $l.bzimage"
+		else
+			boot_step "$name" "$l" "${tests[@]}"
+		fi
 	fi
 done
 echo "1..$n"
