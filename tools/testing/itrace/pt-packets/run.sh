@@ -391,9 +391,12 @@ if [ -x $perf ]; then
 			# them) lie in the chunk's last 15 bytes: one byte less than
 			# the longest packet (PSB).  perf record pads each AUXTRACE
 			# chunk with zeros to a multiple of 8 bytes, which perf -D
-			# shows as a PAD packet, so the chunk's end is that of its
-			# last packet other than PAD.  A bad packet anywhere else is
-			# a fault inside a run.
+			# shows as PAD packets or, after a packet STOP cut short,
+			# as trailing 00 bytes of the chunk's last line ("82 00 00
+			# 00 00 00 00  TNT" after a PSB cut in its 15th byte): so
+			# the chunk's end is that of its last packet other than
+			# PAD, without trailing zero bytes.  A bad packet anywhere
+			# else is a fault inside a run.
 			read -r inrun intail < <($perf script -i "$f" -D 2>/dev/null | awk '
 				function hex(s,   v, i) {
 					for (i = 1; i <= length(s); i++)
@@ -407,10 +410,12 @@ if [ -x $perf ]; then
 				}
 				/^\.  [0-9a-f]+:  / {
 					off = hex(substr($2, 1, length($2) - 1))
+					nz = 1
 					for (i = 3; i <= NF && $i ~ /^[0-9a-f][0-9a-f]$/; i++)
-						;
+						if ($i != "00")
+							nz = i - 2
 					if ($NF != "PAD")
-						end = off + i - 3
+						end = off + nz
 					if (/Bad packet/)
 						bad[nbad++] = off
 					next
