@@ -552,7 +552,12 @@ void sym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si)
 	GElf_Sym sym;
 	const char *name = NULL, *mname = NULL;
 
-	if (st->cache_ip[h] == ip) {
+	/*
+	 * An empty slot has no module (every lookup sets one, "?" at
+	 * least): its cache_ip, ~0, is also an address a crafted trace can
+	 * ask for.
+	 */
+	if (st->cache_ip[h] == ip && st->cache[h].module) {
 		*si = st->cache[h];
 		return;
 	}
