@@ -3956,7 +3956,7 @@ static void test_convert_snapshot(const char *itrace, const char *ptsim, const c
 	static const char * const what[2] = { "continuing", "after a gap" };
 	bool perf = !access("/usr/bin/perf", X_OK);
 	char cmd[2048], rec[256], data[256];
-	long long truth, n, p, missing, extra, errs;
+	long long truth, n, p, missing, extra, hunks, errs;
 	struct itrace_data d;
 	size_t size = 0, cut, resume;
 	char *out = NULL;
@@ -4011,13 +4011,14 @@ static void test_convert_snapshot(const char *itrace, const char *ptsim, const c
 			 "perf script -i snap-%3$d.data --itrace=i0ns -F ip 2>/dev/null |\n"
 			 "  awk '{ print $1 }' > snap-%3$d.pips &&\n"
 			 "{ wc -l < snap-%3$d.pips; diff snap-%3$d.ips snap-%3$d.pips |\n"
-			 "  awk '/^</ { m++ } /^>/ { e++ } END { print m + 0, e + 0 }'; }",
+			 "  awk '/^</ { m++ } /^>/ { e++ } /^[0-9]/ { h++ } END { print m + 0, e + 0, h + 0 }'; }",
 			 tmpdir, itrace, i);
 		p = -1;
 		missing = -1;
 		extra = -1;
+		hunks = -1;
 		if (run_out(cmd, &out) || !out ||
-		    sscanf(out, "%lld %lld %lld", &p, &missing, &extra) != 3)
+		    sscanf(out, "%lld %lld %lld %lld", &p, &missing, &extra, &hunks) != 4)
 			p = -1;
 		free(out);
 		out = NULL;
@@ -4037,11 +4038,17 @@ static void test_convert_snapshot(const char *itrace, const char *ptsim, const c
 		 * ptsim's program): a cut packet perf cannot complete is a
 		 * decode error of perf's at the gap (3 in a CI run, the same
 		 * instructions as itrace's all the same), so errors count
-		 * only where nothing was cut.
+		 * only where nothing was cut.  And where perf finds a bad
+		 * packet at the cut, it drops the instructions since the last
+		 * one it gave (21 in one run: one error, at the first of them):
+		 * before a gap perf may lack one run of instructions, with an
+		 * error to say so, and nothing else.
 		 */
-		ok(p >= n && missing == 0 && extra == p - n && extra <= i && (i || errs == 0),
-		   "convert snapshots %s: perf script --itrace=i0ns: %lld instructions (itrace %lld), %lld of itrace's not in perf's, %lld more, %lld decode errors",
-		   what[i], p, n, missing, extra, errs);
+		ok(p >= 0 && p == n - missing + extra && extra <= i &&
+		   (i ? hunks <= 1 && (missing == 0 || (!extra && missing <= 64 && errs > 0)) :
+			missing == 0 && errs == 0),
+		   "convert snapshots %s: perf script --itrace=i0ns: %lld instructions (itrace %lld), %lld of itrace's not in perf's, %lld more (%lld places), %lld decode errors",
+		   what[i], p, n, missing, extra, hunks, errs);
 	}
 }
 
