@@ -91,8 +91,8 @@ qemu: overlay
 #                    skipped with the reason (perf_events/hw-counter-probe)
 # (TEST_GEN_PROGS is given with full paths: a command-line value overrides
 # the OUTPUT prefix lib.mk would add.)
-# aux_fixes is the series' own test of its two AUX fixes (patch 6 of the
-# series): it uses aux_pause, which the C library's headers lack, so it
+# aux_fixes is the series' own test of its two AUX fixes (a selftest
+# patch of the series): it uses aux_pause, which the C library's headers lack, so it
 # is built against the kernel's, and the guest runs it with the others.
 PERF_EVENTS_TESTS := sigtrap_threads remove_on_exec watermark_signal mmap
 PERF_EVENTS_NEW_TESTS := aux_fixes

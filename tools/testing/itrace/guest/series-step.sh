@@ -12,8 +12,8 @@ for t in /in/*; do
 	[ "$n" = cmd.sh ] && continue
 	[ -x "$t" ] && [ -f "$t" ] || continue
 	echo "guest: series step selftest $n"
-	# the selftests find their helpers and core files relative to
-	# their own directory: run each from a copy in a directory of its own
+	# each from a copy in a directory of its own, its working
+	# directory, so that what one test leaves there meets no other
 	mkdir -p "/tmp/step/$n" && cp "$t" "/tmp/step/$n/$n" || { rc=1; continue; }
 	(cd "/tmp/step/$n" && timeout 900 "./$n") > "$OUT/$n.tap" 2>&1
 	st=$?

@@ -107,7 +107,7 @@ if [ -n "$full" ] && ! cfg "$nobj" > "$log/prepare-tiny.txt" 2>&1; then
 fi
 
 # boot_step NAME LOG TEST...: boot the step's kernel ($obj) in the guest,
-# run each TEST program there (series-step-guest.sh) and report one TAP
+# run each TEST program there (guest/series-step.sh) and report one TAP
 # line per program: its kselftest exit status and totals.
 boot_step() {
 	local name=$1 l=$2 res=$2.boot rc=0 cpu= t b tap st totals
