@@ -170,6 +170,11 @@ if [ "$mode" = edit ]; then
 	ed=$out/edit
 	new_tree "$ed" full
 	apply_stack "$ed"
+	# Commits made there (splits, fixups) carry the repository's author,
+	# not build/linux's "itrace build": checkpatch wants its Signed-off-by
+	git -C "$ed" config extensions.worktreeConfig true
+	git -C "$ed" config --worktree user.name "$name"
+	git -C "$ed" config --worktree user.email "$email"
 	if drift "$ed" HEAD > "$out/drift.txt"; then
 		echo "  SERIES  $ed: ${#patches[@]} patches, no drift"
 	else
