@@ -79,7 +79,8 @@ qemu: overlay
 # C library's uAPI headers (Debian's linux-libc-dev), which know nothing of
 # this series.  mmap maps the classic
 # AUX area at aux_offset of an intel_pt event.  All of them are built (the
-# list of their Makefile) and the guest runs every binary in
+# list of their Makefile in the base commit: perf-events-tests.sh, which
+# series-check.sh uses too) and the guest runs every binary in
 # build/selftests/perf_events (tools/testing/itrace/guest/perf-events.sh):
 #   sigtrap_threads  signal_stress_with_disable (hardware breakpoints, no
 #                    AUX) needs longer than the harness's 30 s per test
@@ -91,11 +92,12 @@ qemu: overlay
 #                    skipped with the reason (perf_events/hw-counter-probe)
 # (TEST_GEN_PROGS is given with full paths: a command-line value overrides
 # the OUTPUT prefix lib.mk would add.)
-# aux_fixes is the series' own test of its two AUX fixes (a selftest
-# patch of the series): it uses aux_pause, which the C library's headers lack, so it
-# is built against the kernel's, and the guest runs it with the others.
-PERF_EVENTS_TESTS := sigtrap_threads remove_on_exec watermark_signal mmap
-PERF_EVENTS_NEW_TESTS := aux_fixes
+# The series' own tests there (aux_fixes, of its two AUX fixes: those the
+# patched Makefile adds) use aux_pause, which the C library's headers lack,
+# so they are built against the kernel's, and the guest runs them with the
+# others.  (Recursive: build/linux exists only once the recipe runs.)
+PERF_EVENTS_TESTS = $(shell $(S)/perf-events-tests.sh --upstream $(BUILD)/linux)
+PERF_EVENTS_NEW_TESTS = $(shell $(S)/perf-events-tests.sh --new $(BUILD)/linux $(BUILD)/linux)
 # The user tool only (it needs no kernel build): the kernel and QEMU are
 # test beds, not installed.
 install: deps

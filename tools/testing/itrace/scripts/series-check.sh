@@ -219,12 +219,16 @@ for p in "${patches[@]}"; do
 					# headers, as the top Makefile builds them;
 					# the series' own (aux_fixes) against the
 					# kernel's, once it exists
-					args=(KHDR_INCLUDES= TEST_GEN_PROGS="$so/sigtrap_threads $so/remove_on_exec $so/watermark_signal $so/mmap")
-					if [ -f "$wt/tools/testing/selftests/$d/aux_fixes.c" ]; then
+					# (the lists: perf-events-tests.sh, as the
+					# top Makefile has them)
+					read -r -a up <<< "$("$here/perf-events-tests.sh" --upstream "$linux")"
+					read -r -a new <<< "$("$here/perf-events-tests.sh" --new "$wt" "$linux")"
+					args=(KHDR_INCLUDES= TEST_GEN_PROGS="${up[*]/#/$so/}")
+					if [ ${#new[@]} -gt 0 ]; then
 						make -s -C "$wt/tools/testing/selftests/$d" OUTPUT="$so" \
 							KHDR_INCLUDES="-isystem $obj/usr/include" \
-							TEST_GEN_PROGS="$so/aux_fixes" \
-							>> "$l.selftests" 2>&1 || bad+=" $d/aux_fixes"
+							TEST_GEN_PROGS="${new[*]/#/$so/}" \
+							>> "$l.selftests" 2>&1 || bad+=" $d/${new[*]}"
 					fi
 				else
 					args=(KHDR_INCLUDES="-isystem $obj/usr/include")
