@@ -98,6 +98,9 @@ struct dstate {
 	uint64_t	cnt_v;			/* right-aligned, in cnt_n digits */
 	int		cnt_n;
 	char		*exe;		/* module name of the program */
+	bool		slow_insn;	/* on_insn(): no fast path (skip, --time, --insn) */
+	const char	*exe_mod;	/* in_exe(): module pointers seen to be */
+	const char	*other_mod;	/* the program's, and one that is not */
 	char		*exe_path;	/* its path in the recording */
 	int		vdso_fd;
 	char		vdso_path[64];
@@ -225,9 +228,26 @@ static struct fstat *fs_get(struct dstate *s, const char *key, const struct sym_
 	return f;
 }
 
+/*
+ * Is si's module the program?  Asked for every flow line: the module
+ * names sym_lookup() gives are stable, so the last two pointers compared
+ * (the program and the library it calls, typically) answer without a
+ * strcmp().
+ */
 static int in_exe(struct dstate *s, const struct sym_info *si)
 {
-	return s->exe && !strcmp(si->module, s->exe);
+	if (!s->exe || !si->module)
+		return 0;
+	if (si->module == s->exe_mod)
+		return 1;
+	if (si->module == s->other_mod)
+		return 0;
+	if (!strcmp(si->module, s->exe)) {
+		s->exe_mod = si->module;
+		return 1;
+	}
+	s->other_mod = si->module;
+	return 0;
 }
 
 static struct fstat *fs_of(struct dstate *s, const struct sym_info *si)
@@ -281,18 +301,31 @@ static void print_sym(struct dstate *s, FILE *f, uint64_t ip, const struct sym_i
 /* v in decimal (right-aligned in width) or hex at p: the length written */
 static size_t put_dec(char *p, uint64_t v, int width)
 {
+	static const char two[] =
+		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+		"8081828384858687888990919293949596979899";
 	char t[24];
-	int n = 0, i = 0;
+	int n = sizeof(t), i = 0;
 
-	do {
-		t[n++] = '0' + v % 10;
-		v /= 10;
-	} while (v);
-	for (; i < width - n; i++)
+	/* two digits a division: every flow line has one or two numbers */
+	while (v >= 100) {
+		unsigned int r = v % 100;
+
+		v /= 100;
+		t[--n] = two[2 * r + 1];
+		t[--n] = two[2 * r];
+	}
+	if (v >= 10) {
+		t[--n] = two[2 * v + 1];
+		t[--n] = two[2 * v];
+	} else {
+		t[--n] = '0' + v;
+	}
+	for (; i < width - (int)sizeof(t) + n; i++)
 		p[i] = ' ';
-	while (n)
-		p[i++] = t[--n];
-	return i;
+	memcpy(p + i, t + n, sizeof(t) - n);
+	return i + sizeof(t) - n;
 }
 
 static size_t put_hex(char *p, uint64_t v)
@@ -324,8 +357,8 @@ static uint64_t cur_time(struct dstate *s)
 	return r < 0 ? 0 : tl_tsc_to_ns(s->tl, tsc);
 }
 
-/* "SECONDS.NANOSECONDS " as perf script prints time */
-static size_t put_time(char *p, uint64_t ns)
+/* "SECONDS.NANOSECONDS " (a seconds field of at least 5 wide) at p */
+static size_t put_time_fmt(char *p, uint64_t ns)
 {
 	size_t n = put_dec(p, ns / 1000000000, 5);
 	uint64_t frac = ns % 1000000000;
@@ -337,6 +370,24 @@ static size_t put_time(char *p, uint64_t ns)
 	n += 9;
 	p[n++] = ' ';
 	return n;
+}
+
+/* "SECONDS.NANOSECONDS " as perf script prints time */
+static size_t put_time(char *p, uint64_t ns)
+{
+	/* timing packets are rarer than lines: most lines repeat the last time */
+	static __thread uint64_t last_ns = UINT64_MAX;
+	static __thread char last[32];
+	static __thread size_t last_n;
+
+	if (ns == last_ns) {
+		memcpy(p, last, last_n);
+		return last_n;
+	}
+	last_n = put_time_fmt(last, ns);
+	last_ns = ns;
+	memcpy(p, last, last_n);
+	return last_n;
 }
 
 /*
@@ -387,8 +438,8 @@ static void jcontext(struct dstate *s, struct json_object *o)
 static void fast_flow_line(struct dstate *s, const char *what, int indent, uint64_t ip,
 			   const struct sym_info *si)
 {
-	const char *mod = in_exe(s, si) || !si->module || !strcmp(si->module, "?") ? "" :
-			  si->module;
+	const char *mod = !si->module || in_exe(s, si) ||
+			  (si->module[0] == '?' && !si->module[1]) ? "" : si->module;
 	size_t wl = strlen(what), nl = si->name ? (size_t)sym_name_len(si->name) : 0;
 	size_t ml = strlen(mod), n = 0;
 	char buf[512];
@@ -434,7 +485,7 @@ static void fast_flow_line(struct dstate *s, const char *what, int indent, uint6
 		buf[n++] = ']';
 	}
 	buf[n++] = '\n';
-	fwrite(buf, 1, n, s->out);
+	fwrite_unlocked(buf, 1, n, s->out);
 }
 
 static void keep(char **slot, char *line)
@@ -790,6 +841,18 @@ static void on_insn(void *ctx, struct pt_insn_decoder *dec, const struct pt_insn
 {
 	struct dstate *s = ctx;
 
+	/*
+	 * Most instructions are no branch, in the function of the one before,
+	 * with nothing pending: count them and go (--stats and the counting
+	 * views; --insn prints each, --time checks each).
+	 */
+	if (in->iclass == ptic_other && !s->pend && s->have_cur && !s->slow_insn &&
+	    in->ip - s->cur.start < s->cur.end - s->cur.start && s->insns + 1 < s->next_check) {
+		s->insns++;
+		s->cur_fs->insns++;
+		s->kernel_insns += in->ip >> 63;
+		return;
+	}
 	/* the cheap tests first: this runs for every instruction */
 	if (s->skip || ((s->o->time_from || s->o->time_to) && out_of_time(s)))
 		return;
@@ -1191,6 +1254,8 @@ static void switch_thread(void *ctx, struct tl_thread *t, struct tl_aspace *as, 
 	s->cpu = cpu;
 	th->last_cpu = cpu;
 	s->skip = !th->selected;
+	s->slow_insn = s->skip || s->o->time_from || s->o->time_to ||
+		       s->o->mode == DECODE_INSN;
 	/* the address space: the symbols and the image of this process */
 	if (s->st != as->st)
 		s->have_cur = 0;
@@ -2111,6 +2176,7 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	if (!s)
 		return 1;
 	s->o = o;
+	s->slow_insn = o->time_from || o->time_to || o->mode == DECODE_INSN;
 	s->out = out;
 	s->d = d;
 	s->vdso_fd = -1;

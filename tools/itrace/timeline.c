@@ -1116,31 +1116,42 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 		}
 		if (yield)
 			return 0;
+		/*
+		 * The hot loop: instructions (blocks) until an event, the end
+		 * or an error, which the loop above handles.  pt_insn_next()
+		 * and pt_blk_next() zero what they return on most errors, not
+		 * on all (an early -pte_no_enable): the fields read after an
+		 * error are cleared here.
+		 */
 		if (s->idec) {
 			struct pt_insn in;
 
-			memset(&in, 0, sizeof(in));
-			s->status = pt_insn_next(s->idec, &in, sizeof(in));
-			if (s->status < 0) {
-				/* in.ip is set when the instruction itself failed */
-				if (in.ip)
-					s->last_ip = in.ip;
-				continue;
-			}
-			s->last_ip = in.ip;
-			learn_cr3(s, in.ip);
-			x->iops->insn(x->ctx, s->idec, &in);
+			do {
+				in.ip = 0;
+				s->status = pt_insn_next(s->idec, &in, sizeof(in));
+				if (s->status < 0) {
+					/* in.ip is set when the instruction itself failed */
+					if (in.ip)
+						s->last_ip = in.ip;
+					break;
+				}
+				s->last_ip = in.ip;
+				learn_cr3(s, in.ip);
+				x->iops->insn(x->ctx, s->idec, &in);
+			} while (!(s->status & (pts_event_pending | pts_eos)));
 		} else {
 			struct pt_block b;
 
-			memset(&b, 0, sizeof(b));
-			s->status = pt_blk_next(s->bdec, &b, sizeof(b));
-			/* a block may end in an error: its instructions did execute */
-			if (b.ninsn) {
-				s->last_ip = b.end_ip;
-				learn_cr3(s, b.ip);
-				x->bops->block(x->ctx, s->bdec, &b);
-			}
+			do {
+				b.ninsn = 0;
+				s->status = pt_blk_next(s->bdec, &b, sizeof(b));
+				/* a block may end in an error: its instructions did execute */
+				if (b.ninsn) {
+					s->last_ip = b.end_ip;
+					learn_cr3(s, b.ip);
+					x->bops->block(x->ctx, s->bdec, &b);
+				}
+			} while (s->status >= 0 && !(s->status & (pts_event_pending | pts_eos)));
 		}
 	}
 }
