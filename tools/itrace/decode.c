@@ -301,24 +301,23 @@ static void print_sym(struct dstate *s, FILE *f, uint64_t ip, const struct sym_i
 /* v in decimal (right-aligned in width) or hex at p: the length written */
 static size_t put_dec(char *p, uint64_t v, int width)
 {
-	static const char two[] =
-		"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-		"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-		"8081828384858687888990919293949596979899";
 	char t[24];
 	int n = sizeof(t), i = 0;
 
-	/* two digits a division: every flow line has one or two numbers */
+	/*
+	 * Two digits a 64-bit division: every flow line has one or two
+	 * numbers; the 32-bit r / 10 and r % 10 compile to a multiply.
+	 */
 	while (v >= 100) {
 		unsigned int r = v % 100;
 
 		v /= 100;
-		t[--n] = two[2 * r + 1];
-		t[--n] = two[2 * r];
+		t[--n] = '0' + r % 10;
+		t[--n] = '0' + r / 10;
 	}
 	if (v >= 10) {
-		t[--n] = two[2 * v + 1];
-		t[--n] = two[2 * v];
+		t[--n] = '0' + v % 10;
+		t[--n] = '0' + v / 10;
 	} else {
 		t[--n] = '0' + v;
 	}
