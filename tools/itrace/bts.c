@@ -16,6 +16,7 @@ struct bts_cached {
 	const void		*image;	/* whose address space: its pt_image */
 	uint8_t			size;	/* 0: empty */
 	uint8_t			iclass;
+	bool			is32;	/* decoded in 32-bit mode */
 	uint8_t			raw[15];
 };
 
@@ -52,8 +53,11 @@ static int ild_read(uint8_t *buf, size_t size, const struct pt_asid *asid, uint6
 	return size;
 }
 
-/* Write the trace: PSB, MODE.Exec 64-bit, PSBEND, TIP.PGE ip; its size, or a libipt error. */
-static int ild_trace(struct bts_ild *l, uint64_t ip)
+/*
+ * Write the trace: PSB, MODE.Exec (64-bit, or 32-bit if is32), PSBEND,
+ * TIP.PGE ip; its size, or a libipt error.
+ */
+static int ild_trace(struct bts_ild *l, uint64_t ip, bool is32)
 {
 	struct pt_packet p[4];
 	uint64_t off = 0;
@@ -63,7 +67,8 @@ static int ild_trace(struct bts_ild *l, uint64_t ip)
 	p[0].type = ppt_psb;
 	p[1].type = ppt_mode;
 	p[1].payload.mode.leaf = pt_mol_exec;
-	p[1].payload.mode.bits.exec.csl = 1;
+	p[1].payload.mode.bits.exec.csl = !is32;
+	p[1].payload.mode.bits.exec.csd = is32;
 	p[2].type = ppt_psbend;
 	p[3].type = ppt_tip_pge;
 	p[3].payload.ip.ipc = pt_ipc_full;
@@ -93,7 +98,7 @@ struct bts_ild *bts_ild_new(void)
 	l->image = pt_image_alloc("ild");
 	if (!l->enc || !l->image || pt_image_set_callback(l->image, ild_read, l) < 0)
 		goto fail;
-	size = ild_trace(l, 0x1000);
+	size = ild_trace(l, 0x1000, false);
 	if (size <= 0)
 		goto fail;
 	/* every trace has the same length: a TIP.PGE with a full IP */
@@ -122,7 +127,8 @@ void bts_ild_free(struct bts_ild *l)
 }
 
 /* Decode the instruction at raw: a trace that enables at ip, one step of the decoder. */
-int bts_ild(struct bts_ild *l, const uint8_t *raw, size_t n, uint64_t ip, int *iclass)
+int bts_ild(struct bts_ild *l, const uint8_t *raw, size_t n, uint64_t ip, bool is32,
+	    int *iclass)
 {
 	struct pt_insn in;
 	struct pt_event ev;
@@ -135,7 +141,7 @@ int bts_ild(struct bts_ild *l, const uint8_t *raw, size_t n, uint64_t ip, int *i
 	memcpy(l->raw, raw, n);
 	l->n = n;
 	l->ip = ip;
-	if (ild_trace(l, ip) <= 0)
+	if (ild_trace(l, ip, is32) <= 0)
 		return 0;
 	status = pt_insn_sync_set(l->dec, 0);
 	while (status >= 0 && (status & pts_event_pending))
@@ -183,6 +189,7 @@ static bool insn_at(struct bts_walker *w, const struct itrace_image *im, uint64_
 {
 	struct bts_cached *c = &w->cache[(ip ^ (ip >> 12)) % BTS_CACHE];
 	int iclass = ptic_other;
+	bool is32 = false;
 	uint8_t raw[15];
 	int n, len;
 
@@ -190,23 +197,25 @@ static bool insn_at(struct bts_walker *w, const struct itrace_image *im, uint64_
 		goto found;
 	if (ip >= BTS_KERNEL_START)
 		return false;	/* never the kernel's code */
-	n = itrace_image_read(im, raw, sizeof(raw), ip);
+	/* the mode from the file: a BTS trace has no MODE.Exec */
+	n = itrace_image_read_mode(im, raw, sizeof(raw), ip, &is32);
 	if (n <= 0)
 		return false;
-	len = bts_ild(w->ild, raw, n, ip, &iclass);
+	len = bts_ild(w->ild, raw, n, ip, is32, &iclass);
 	if (len <= 0 || len > n)
 		return false;
 	c->ip = ip;
 	c->image = im->image;
 	c->size = len;
 	c->iclass = iclass;
+	c->is32 = is32;
 	memcpy(c->raw, raw, len);
 found:
 	memset(in, 0, sizeof(*in));
 	in->ip = ip;
 	in->size = c->size;
 	in->iclass = (enum pt_insn_class)c->iclass;
-	in->mode = ptem_64bit;
+	in->mode = c->is32 ? ptem_32bit : ptem_64bit;
 	memcpy(in->raw, c->raw, c->size);
 	return true;
 }
@@ -282,21 +291,25 @@ void bts_record(struct bts_walker *w, const struct itrace_image *im, struct bts_
 		return;
 	}
 	if (pos->have) {
+		/*
+		 * A branch (or a system call, a trap) ran; an instruction
+		 * that is none (an interrupt's next one, an exception's
+		 * faulting one) did not yet.  Nor did a branch whose record
+		 * goes into the kernel other than as a system call or trap:
+		 * an exception at it (a call whose push faults), or an
+		 * interrupt before it.
+		 */
+		ran = insn_at(w, im, r->from, &in) &&
+		      (to_k ? in.iclass == ptic_far_call : in.iclass != ptic_other);
 		err = reaches(w, im, pos->ip, r->from, why, sizeof(why));
-		if (err) {
-			w->ops->gap(w->ctx, off, pos->ip, err);
-		} else {
-			/*
-			 * A branch (or a system call, a trap) ran; an instruction
-			 * that is none (an interrupt's next one, an exception's
-			 * faulting one) did not yet.  Nor did a branch whose
-			 * record goes into the kernel other than as a system
-			 * call or trap: an exception at it (a call whose push
-			 * faults), or an interrupt before it.
-			 */
-			insn_at(w, im, r->from, &in);
-			ran = to_k ? in.iclass == ptic_far_call : in.iclass != ptic_other;
+		if (!err) {
 			emit(w, im, pos->ip, r->from, ran);
+		} else if (pos->in_kernel && w->ops->resume) {
+			/* back from the kernel elsewhere: on at this record */
+			w->ops->resume(w->ctx, off, r->from);
+			emit(w, im, r->from, r->from, ran);
+		} else {
+			w->ops->gap(w->ctx, off, pos->ip, err);
 		}
 	}
 	/* else: where the trace starts, or after a gap: from the target on */

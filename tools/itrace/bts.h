@@ -56,6 +56,15 @@ struct bts_ops {
 	 * record's target.  last_ip: the last instruction known to have run.
 	 */
 	void (*gap)(void *ctx, uint64_t off, uint64_t last_ip, const char *why);
+	/*
+	 * The kernel resumed the thread elsewhere than its entry left it (a
+	 * signal handler, sigreturn, exec): the flow from there cannot reach
+	 * the record at off.  BTS records of user mode hold nothing of the
+	 * return (a record's CPL filter is its source's), so this is no loss:
+	 * the flow goes on at the record's source, at; what ran between the
+	 * return and at is not known.  NULL: reported as a gap.
+	 */
+	void (*resume)(void *ctx, uint64_t off, uint64_t at);
 };
 
 struct bts_walker;
@@ -69,8 +78,12 @@ struct bts_ild;
  */
 struct bts_ild *bts_ild_new(void);
 void bts_ild_free(struct bts_ild *l);
-/* The length of the 64-bit instruction at raw (n bytes, at ip) and *iclass; 0 if invalid. */
-int bts_ild(struct bts_ild *l, const uint8_t *raw, size_t n, uint64_t ip, int *iclass);
+/*
+ * The length of the instruction at raw (n bytes, at ip; 64-bit code, or
+ * 32-bit if is32) and *iclass; 0 if invalid.
+ */
+int bts_ild(struct bts_ild *l, const uint8_t *raw, size_t n, uint64_t ip, bool is32,
+	    int *iclass);
 
 /* A walker calling ops with ctx; NULL (with a message) when out of memory. */
 struct bts_walker *bts_walker_new(const struct bts_ops *ops, void *ctx);

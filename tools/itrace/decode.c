@@ -1186,6 +1186,27 @@ static void bts_gap(void *ctx, uint64_t off, uint64_t last_ip, const char *why)
 		note(s, "[gap]", 0);
 }
 
+/*
+ * Back from the kernel where BTS does not say (a signal handler, sigreturn,
+ * exec): no loss, no error, a line in the flow, which goes on at the
+ * record's source (at).
+ */
+static void bts_resume(void *ctx, uint64_t off, uint64_t at)
+{
+	struct dstate *s = ctx;
+
+	if (s->skip)
+		return;
+	if (s->o->mode == DECODE_INSN && !s->o->json) {
+		context_line(s);
+		fprintf(s->out,
+			"           [resumed by the kernel where BTS does not record; on at 0x%llx]\n",
+			(unsigned long long)at);
+		return;
+	}
+	note(s, "[resumed]", at);
+}
+
 /* ---- threads (timeline.c calls these) ------------------------------- */
 
 static struct dthread *dthread_of(struct dstate *s, struct tl_thread *t)
@@ -2141,6 +2162,7 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 		.insn = bts_insn,
 		.kernel = bts_kernel,
 		.gap = bts_gap,
+		.resume = bts_resume,
 	};
 	static const struct tl_ops tops = {
 		.init_aspace = init_aspace,

@@ -6,6 +6,7 @@
  * and its libraries; images held in memory ([vdso]) are memfds.
  */
 #include <errno.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <intel-pt.h>
 #include <stdint.h>
@@ -174,6 +175,21 @@ int itrace_mem_image(const char *name, const void *buf, size_t size, char *path,
 	return fd;
 }
 
+/* Whether path is an ELFCLASS32 file: its code runs in 32-bit (compat) mode. */
+static bool elf_class32(const char *path)
+{
+	unsigned char ident[EI_NIDENT];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool r;
+
+	if (fd < 0)
+		return false;
+	r = pread(fd, ident, sizeof(ident), 0) == sizeof(ident) &&
+	    !memcmp(ident, ELFMAG, SELFMAG) && ident[EI_CLASS] == ELFCLASS32;
+	close(fd);
+	return r;
+}
+
 int itrace_image_add(struct itrace_image *im, struct symtab *st, const char *name,
 		     const char *path, uint64_t addr, uint64_t len, uint64_t pgoff)
 {
@@ -192,6 +208,8 @@ int itrace_image_add(struct itrace_image *im, struct symtab *st, const char *nam
 	if (err < 0)
 		fprintf(stderr, "itrace: warning: %s at 0x%llx: %s\n", path,
 			(unsigned long long)addr, pt_errstr(pt_errcode(err)));
+	else
+		im->is32[im->nr_isids - 1] = elf_class32(path);
 	if (st && sym_add_mapping(st, name, path, addr, len, pgoff))
 		fprintf(stderr, "itrace: warning: no symbols for %s\n", path);
 	return 0;
@@ -201,6 +219,7 @@ int itrace_image_add_section(struct itrace_image *im, const char *path, uint64_t
 			     uint64_t size, uint64_t vaddr)
 {
 	int isid = pt_iscache_add_file(im->iscache, path, offset, size, vaddr);
+	bool *n32;
 	int *ni, err;
 
 	if (isid < 0)
@@ -213,21 +232,36 @@ int itrace_image_add_section(struct itrace_image *im, const char *path, uint64_t
 	if (!ni)
 		return -pte_nomem;
 	im->isids = ni;
+	n32 = realloc(im->is32, (im->nr_isids + 1) * sizeof(*n32));
+	if (!n32)
+		return -pte_nomem;
+	im->is32 = n32;
+	im->is32[im->nr_isids] = false;
 	im->isids[im->nr_isids++] = isid;
 	return err;
 }
 
-int itrace_image_read(const struct itrace_image *im, uint8_t *buf, size_t size, uint64_t ip)
+int itrace_image_read_mode(const struct itrace_image *im, uint8_t *buf, size_t size,
+			   uint64_t ip, bool *is32)
 {
 	size_t i;
 	int n;
 
 	for (i = im->nr_isids; i-- > 0;) {
 		n = pt_iscache_read(im->iscache, buf, size, im->isids[i], ip);
-		if (n > 0)
+		if (n > 0) {
+			*is32 = im->is32[i];
 			return n;
+		}
 	}
 	return -pte_nomap;
+}
+
+int itrace_image_read(const struct itrace_image *im, uint8_t *buf, size_t size, uint64_t ip)
+{
+	bool is32;
+
+	return itrace_image_read_mode(im, buf, size, ip, &is32);
 }
 
 int itrace_image_init(struct itrace_image *im, const char *name)
@@ -253,6 +287,8 @@ void itrace_image_fini(struct itrace_image *im)
 	im->iscache = NULL;
 	free(im->isids);
 	im->isids = NULL;
+	free(im->is32);
+	im->is32 = NULL;
 	im->nr_isids = 0;
 }
 

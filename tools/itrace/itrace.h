@@ -92,6 +92,7 @@ struct itrace_image {
 	struct pt_image			*image;
 	struct pt_image_section_cache	*iscache;
 	int				*isids;	/* its sections in the cache, oldest first */
+	bool				*is32;	/* each one's code 32-bit (an ELFCLASS32 file) */
 	size_t				nr_isids;
 };
 
@@ -105,6 +106,13 @@ void itrace_image_fini(struct itrace_image *im);
  * holds ip, as libipt reads it): the number read, or a libipt error.
  */
 int itrace_image_read(const struct itrace_image *im, uint8_t *buf, size_t size, uint64_t ip);
+/*
+ * The same, and in *is32 whether that section's code is 32-bit (a section
+ * itrace_image_add() took from an ELFCLASS32 file: a compat-mode program,
+ * the 32-bit vDSO): what BTS decoding, which has no MODE.Exec, decodes in.
+ */
+int itrace_image_read_mode(const struct itrace_image *im, uint8_t *buf, size_t size,
+			   uint64_t ip, bool *is32);
 
 /* A decoder configuration for trace [trace, trace + size) of that CPU. */
 void itrace_pt_config(struct pt_config *cfg, const uint8_t *trace, size_t size,

@@ -715,7 +715,7 @@ int main(int argc, char **argv)
 		tips[insns % TRUTH_MAX] = ip;
 		insns++;
 		if (s.bts) {
-			int ic, len = bts_ild(ild, b, sizeof(b), ip, &ic);
+			int ic, len = bts_ild(ild, b, sizeof(b), ip, false, &ic);
 
 			if (!len) {
 				fprintf(stderr,

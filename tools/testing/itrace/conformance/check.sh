@@ -47,8 +47,10 @@ if [ -x $perf ]; then
 	echo "$PERF_KERNEL_PROGS" > "$in/perf-kernel-progs"
 	extra=("$in/perf.tar" "$in/perf-kernel-progs")
 fi
-# ~4 min on an idle 2-core host; the limit leaves room for a loaded one
-BUILD=$BUILD "$here/../scripts/run-vm.sh" -t 1200 -o "$res" "$here/guest.sh" \
+# ~4 min on an idle 2-core host; the limit leaves room for a loaded one.
+# +ds: the CPU has the Debug Store and BTS too, for the intel_bts runs
+# (PT and BTS events never overlap there: one program at a time).
+BUILD=$BUILD ITRACE_CPU_OPTS=${ITRACE_CPU_OPTS:-+ds} "$here/../scripts/run-vm.sh" -t 1200 -o "$res" "$here/guest.sh" \
 	"$in/corpus" "$in/corpus-dir" "${extra[@]}" > "$BUILD/conformance-vm.log" 2>&1
 rc=$?
 n=$((n + 1))

@@ -11,8 +11,12 @@
 #   $OUT/NAME.ss        sstep's addresses (ground truth), NAME.ss-log
 #   $OUT/NAME.itrace    itrace record's recording, NAME.log (itrace's
 #                       messages), NAME.out (the program's output)
-#   $OUT/NAME.rc        "RECORD_RC SSTEP_RC RECORD_K_RC PERF_RC", each the
-#                       program's exit status (perf record's for PERF_RC)
+#   $OUT/NAME.bts       itrace record --pmu intel_bts's recording (the CPU
+#                       has +ds), NAME.bts-log, NAME.bts-out; perf record
+#                       -e intel_bts//u --per-thread's NAME.bts.perf.data
+#   $OUT/NAME.rc        "RECORD_RC SSTEP_RC RECORD_K_RC PERF_RC BTS_RC
+#                       BTS_PERF_RC", each the program's exit status (perf
+#                       record's for the PERF ones; "none": not run)
 #   $OUT/pmu.stat       perf stat -x, --per-thread -e instructions:u,
 #                       branches:u of every program's window (the one
 #                       sstep steps), run at full speed (sstep -c); its
@@ -71,14 +75,37 @@ while read -r name start end; do
 		prec=$?
 	fi
 	t4=$(now)
-	echo "$rec $ss $krec $prec" > "$OUT/$name.rc"
+	# Branch Trace Store (a CPU model with +ds, check.sh): the same run
+	# recorded by itrace record --pmu intel_bts and by perf record -e
+	# intel_bts//u --per-thread (BTS's only mode in perf).  No PMI
+	# throttling meanwhile: the emulated PMI handler copies thousands of
+	# records slowly, and a throttled event loses them.
+	brec=none bprec=none
+	if [ -d /sys/bus/event_source/devices/intel_bts ]; then
+		cpu_pct=$(cat /proc/sys/kernel/perf_cpu_time_max_percent)
+		echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
+		env -i PATH=/bin:/usr/bin HOME=/tmp timeout 60 "$dir/sstep" -x -- \
+			"$itrace" record --pmu intel_bts -o "$OUT/$name.bts" -- "$p" \
+			</dev/null >"$OUT/$name.bts-out" 2>"$OUT/$name.bts-log"
+		brec=$?
+		if [ -n "$perf" ]; then
+			env -i PATH=/bin:/usr/bin HOME=/tmp timeout 120 "$dir/sstep" -x -- \
+				$perf record -e intel_bts//u --per-thread -o "$OUT/$name.bts.perf.data" -- "$p" \
+				</dev/null >"$OUT/$name.bts-perf-out" 2>"$OUT/$name.bts-perf-log"
+			bprec=$?
+		fi
+		echo "$cpu_pct" > /proc/sys/kernel/perf_cpu_time_max_percent
+	fi
+	t5=$(now)
+	echo "$rec $ss $krec $prec $brec $bprec" > "$OUT/$name.rc"
 	# also on the console: the host sees progress even if the VM times out
 	echo "conformance: $name: record rc $rec, sstep rc $ss, record -k rc $krec," \
 		"perf record rc $prec, $(tail -n1 "$OUT/$name.ss-log")," \
 		"times sstep $(echo "$t0 $t1" | awk '{ print $2 - $1 }') s," \
 		"record $(echo "$t1 $t2" | awk '{ print $2 - $1 }') s," \
 		"record -k $(echo "$t2 $t3" | awk '{ print $2 - $1 }') s," \
-		"perf record $(echo "$t3 $t4" | awk '{ print $2 - $1 }') s" | tee /dev/console
+		"perf record $(echo "$t3 $t4" | awk '{ print $2 - $1 }') s," \
+		"intel_bts rc $brec and $bprec, $(echo "$t4 $t5" | awk '{ print $2 - $1 }') s" | tee /dev/console
 done < "$dir/corpus.list"
 
 # The emulated CPU's counters: Debian's perf stat counts user-mode

@@ -41,6 +41,8 @@
 #                         (Debian's perf stat) over the window sstep
 #                         steps, counted at full speed (sstep -c): equal
 #                         to sstep's instructions and branches, exactly
+#   NAME: intel_bts ...   seven lines of Branch Trace Store runs of the
+#                         same program (bts(), below)
 # and at the end: that whole recording, no error and kernel instructions
 # decoded; the checks of -k refused by perf_event_paranoid.
 # Consecutive equal addresses count once on both sides (a REP string
@@ -69,23 +71,204 @@ window() {
 		if (ip != last) print ip
 		last = ip }'
 }
-# compare NAME KIND FILE END: FILE (the window of a decode) against NAME.ss
+# compare NAME KIND FILE END [REF [WHAT]]: FILE (the window of a decode)
+# against REF (default NAME.ss, WHAT "single-stepped")
 compare() {
-	local name=$1 kind=$2 f=$3 end=$4 want all got first mism
-	want=$(wc -l < "$res/$name.ss" 2>/dev/null || echo 0)
+	local name=$1 kind=$2 f=$3 end=$4 ref=${5:-$res/$1.ss} what=${6:-single-stepped}
+	local want all got first mism
+	want=$(wc -l < "$ref" 2>/dev/null || echo 0)
 	# the window is the ground truth's: main to its return, or to the exit
 	all=$(wc -l < "$f")
 	head -n "$want" "$f" > "$f.window"
 	mv "$f.window" "$f"
 	got=$(wc -l < "$f")
 	if [ "$end" = exit ] && [ "$all" != "$want" ]; then
-		tap FAIL "$name: $kind # decoded $all from the start (main, or _start) to the exit, single-stepped $want"
-	elif [ "$want" -gt 0 ] && cmp -s "$f" "$res/$name.ss"; then
-		tap ok "$name: $kind: $got decoded = $want single-stepped, 0 mismatches (from the start, main or _start, to its ${end/ret/return})"
+		tap FAIL "$name: $kind # decoded $all from the start (main, or _start) to the exit, $what $want"
+	elif [ "$want" -gt 0 ] && cmp -s "$f" "$ref"; then
+		tap ok "$name: $kind: $got decoded = $want $what, 0 mismatches (from the start, main or _start, to its ${end/ret/return})"
 	else
-		first=$(cmp "$f" "$res/$name.ss" 2>&1 | sed -n 's/.*line \([0-9]*\).*/\1/p')
-		mism=$(diff "$f" "$res/$name.ss" | grep -c '^[<>]')
-		tap FAIL "$name: $kind # decoded $got, single-stepped $want, $mism differing lines, first at line ${first:-?}: decoded $(sed -n "${first:-1}p" "$f") ss $(sed -n "${first:-1}p" "$res/$name.ss")"
+		first=$(cmp "$f" "$ref" 2>&1 | sed -n 's/.*line \([0-9]*\).*/\1/p')
+		mism=$(diff "$f" "$ref" | grep -c '^[<>]')
+		tap FAIL "$name: $kind # decoded $got, $what $want, $mism differing lines, first at line ${first:-?}: decoded $(sed -n "${first:-1}p" "$f") expected $(sed -n "${first:-1}p" "$ref")"
+	fi
+}
+# Branch Trace Store: the same program run again on the same CPU (+ds,
+# check.sh), recorded by itrace record --pmu intel_bts and by perf record
+# -e intel_bts//u --per-thread (guest.sh).  bts NAME START END:
+#   NAME: intel_bts recorded   both exit 0, the program's output as under
+#                         intel_pt
+#   NAME: intel_bts decode     itrace decode --stats: exit 0, no error, no
+#                         gap (no record lost), system calls seen
+#   NAME: intel_bts insns      the flow itrace decode rebuilds from the
+#                         records and the ELF code equals sstep's, but
+#                         for its "[resumed]" holes (bts_holes(), below)
+#   NAME: intel_bts and intel_pt decodes agree  the same, against the PT
+#                         decode of the first run
+#   NAME: perf intel_bts decode  perf script --itrace=be: exit 0, no error
+#                         (perf reports lost data as one) over the whole
+#                         recording, every thread
+#   NAME: intel_bts branches   the records themselves, as perf script
+#                         --itrace=b gives them (one branch a record, its
+#                         from and to as the CPU stored them), those from
+#                         user to user mode in the program's thread:
+#                         equal, one by one, the taken branches of sstep's
+#                         flow: consecutive addresses A B where A is a
+#                         jmp, call, ret, far jmp or far ret, or a jcc and
+#                         B is not the instruction after A; the record is
+#                         A B, or A and the target of a direct branch
+#                         that is not B (the target faulted before it
+#                         retired: B is a signal handler's entry) (the
+#                         lengths, classes, direct targets of the
+#                         instructions from the ELF code,
+#                         by itrace decode --insn --json of the PT
+#                         recording, which has them all).  A system call
+#                         or a fault goes to the kernel: no user-to-user
+#                         record, and none expected (a far call here is
+#                         SYSCALL or INT n; the corpus has no lcall).
+#   NAME: itrace decode of perf's intel_bts perf.data  exit 0, no error,
+#                         no gap; its flow equals sstep's
+# the first decoded line of each program instruction, "IP LENGTH CLASS
+# TARGET" (class as itrace decode --insn --json gives it: "", jcc, call...;
+# TARGET: a direct branch's, from its disassembly, else empty)
+lengths() {
+	jq -r 'select(.kind == "insn") | [.at.ip, (.bytes | length / 2), .class, .asm] | @tsv' |
+		awk -F'\t' '{ sub(/^0x0*/, "", $1) } !seen[$1]++ { t = ""
+			if ($3 != "" && $4 ~ /^[a-z]+ 0x[0-9a-f]+$/) { t = $4; sub(/^[a-z]+ 0x0*/, "", t) }
+			print $1 "\t" $2 "\t" $3 "\t" t }'
+}
+# bts_holes NAME KIND FLOW REF WHAT END: FLOW (a BTS decode's window, its
+# "[resumed]" lines as "resume") against REF (sstep's window or the PT
+# decode's), address for address, but that after a "resume" line FLOW
+# goes on at a later instruction of REF: the kernel returned where user
+# mode BTS does not record.  Each such hole must be one in REF too: the
+# instruction before it in REF followed by one that is not the next in
+# memory, and no branch that went there (whose record would have been
+# there; a direct branch to elsewhere may come before a hole: its target
+# faulted before it retired, as a signal's entry shows).
+# NAME.lengths: the instructions' lengths and classes.
+bts_holes() {
+	local name=$1 kind=$2 f=$3 ref=$4 what=$5 end=$6 out
+	out=$(awk -F'\t' -v end="$end" 'function hex(s,   v, i) { v = 0
+			for (i = 1; i <= length(s); i++)
+				v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return v }
+		FILENAME == ARGV[1] { len[$1] = $2; cls[$1] = $3; tgt[$1] = $4; next }
+		FILENAME == ARGV[2] { r[++n] = $1; next }
+		done { extra++; next }
+		$1 == "resume" { resync = 1; holes++; next }
+		{ got++
+		  if (resync) {
+			for (j = i + 1; j <= n && r[j] != $1; j++)
+				;
+			if (j > n) { why = "after a resume, " $1 " is not in the rest"; exit }
+			p = r[i]; q = r[i + 1]
+			if (!(p in len) || hex(q) == hex(p) + len[p] ||
+			    (cls[p] ~ /^(jcc|jmp|call|ret|far-jmp|far-ret)$/ &&
+			     (tgt[p] == "" || tgt[p] == q))) {
+				why = "a resume after " p " (" cls[p] "), where the flow goes on to " q " with no kernel between"
+				exit
+			}
+			skipped += j - i - 1; i = j; resync = 0
+		  } else if (r[++i] != $1) {
+			why = "line " i ": decoded " $1 " expected " r[i]; exit
+		  }
+		  if (i == n) done = 1 }
+		END { if (why == "" && !done) why = "decoded to line " i " of " n
+		      if (why == "" && end == "exit" && extra) why = extra " lines after the end"
+		      printf "%s|%d|%d|%d|%d\n", why, got, n, holes, skipped }' \
+		"$res/$name.lengths" "$ref" "$f")
+	IFS='|' read -r why got want holes skipped <<<"$out"
+	if [ -z "$why" ] && [ "$want" -gt 0 ]; then
+		tap ok "$name: $kind: $got decoded = $want $what less $skipped in $holes holes (returns from the kernel that user-mode BTS does not record), 0 mismatches (from the start, main or _start, to its ${end/ret/return})"
+	else
+		tap FAIL "$name: $kind # $got decoded, $want $what, $holes holes: ${why:-nothing compared}"
+	fi
+}
+
+bts() {
+	local name=$1 start=$2 end=$3 st drc errs gaps total nsys tid nb
+	if [ "$brec" = 0 ] && [ "$bprec" = 0 ] && [ -s "$res/$name.bts" ] &&
+		[ -s "$res/$name.bts.perf.data" ] && cmp -s "$res/$name.bts-out" "$res/$name.out" &&
+		cmp -s "$res/$name.bts-perf-out" "$res/$name.out"; then
+		tap ok "$name: intel_bts recorded: itrace record --pmu intel_bts and perf record -e intel_bts//u --per-thread exit 0, the program's output as under intel_pt"
+	else
+		tap FAIL "$name: intel_bts recorded # itrace record exit $brec, perf record exit $bprec: $(tail -n1 "$res/$name.bts-log" 2>/dev/null) $(grep -v '^\[ perf record' "$res/$name.bts-perf-log" 2>/dev/null | tail -n1)"
+	fi
+
+	st=$("$ITRACE" decode --stats "$res/$name.bts" 2>"$res/$name.bts-decode-err")
+	drc=$?
+	errs=$(awk '$1 == "total" && $2 == "errors" { print $3 }' <<<"$st")
+	gaps=$(awk '$1 == "total" && $2 == "gaps" { print $3 }' <<<"$st")
+	total=$(awk '$1 == "total" && $2 == "insns" { print $3 }' <<<"$st")
+	nsys=$(awk '$1 == "total" && $2 == "syscalls" { print $3 }' <<<"$st")
+	if [ $drc = 0 ] && [ "${errs:-x}" = 0 ] && [ "${gaps:-x}" = 0 ] && [ "${nsys:-0}" -gt 0 ]; then
+		tap ok "$name: intel_bts decode: $total instructions, $nsys system calls, 0 errors, 0 gaps"
+	else
+		tap FAIL "$name: intel_bts decode # exit $drc, errors ${errs:-?}, gaps ${gaps:-?}, system calls ${nsys:-?}: $(head -n1 "$res/$name.bts-decode-err")"
+	fi
+	tid=$(awk '$1 == "thread" && $3 == "pid" && $2 == $4 { print $2; exit }' <<<"$st")
+	"$ITRACE" decode --insn ${tid:+--tid "$tid"} "$res/$name.bts" 2>/dev/null |
+		awk '/^ *\[resumed by the kernel/ { print "resume"; next }
+			$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && length($2) == 16 { print $2 }' |
+		window "$start" > "$res/$name.bts-insns"
+	# lengths and classes of the instructions: the PT decode has them all
+	"$ITRACE" decode --insn --json "$res/$name.itrace" 2>/dev/null | lengths > "$res/$name.lengths"
+	bts_holes "$name" "intel_bts insns" "$res/$name.bts-insns" "$res/$name.ss" single-stepped "$end"
+	bts_holes "$name" "intel_bts and intel_pt decodes agree" "$res/$name.bts-insns" \
+		"$res/$name.pt" "decoded from intel_pt" "$end"
+
+	# perf's decode: branches and errors in one pass, "TID FROM => TO"
+	"$PERF" --buildid-dir "$res/perf-buildid" script -i "$res/$name.bts.perf.data" \
+		--itrace=be -F tid,ip,addr > "$res/$name.bts-perf-branches" 2> "$res/$name.bts-perf-stderr"
+	drc=$?
+	errs=$(grep -c 'instruction trace error' "$res/$name.bts-perf-branches")
+	nb=$(grep -c '=>' "$res/$name.bts-perf-branches")
+	if [ $drc = 0 ] && [ "$errs" = 0 ] && [ "$nb" -gt 0 ]; then
+		tap ok "$name: perf intel_bts decode: perf script --itrace=be: $nb branches, 0 errors"
+	else
+		tap FAIL "$name: perf intel_bts decode # exit $drc, $errs errors, $nb branches: $(grep -m1 'instruction trace error' "$res/$name.bts-perf-branches") $(head -n1 "$res/$name.bts-perf-stderr")"
+	fi
+	# the program's thread (the first perf shows), user to user mode,
+	# from the first branch to START (none if START is where the program
+	# begins: main is called, _start is not)
+	awk '!/instruction trace error/ { for (i = 2; i < NF; i++) if ($i == "=>") {
+			if (!t) t = $1
+			f = $(i - 1); g = $(i + 1); sub(/^0+/, "", f); sub(/^0+/, "", g)
+			if ($1 == t && f != "" && g != "" && length(f) <= 12 && length(g) <= 12)
+				print f, g } }' "$res/$name.bts-perf-branches" > "$res/$name.bts-records"
+	awk -v s="$start" 'FNR == NR { if (!at && $2 == s) at = FNR; next }
+		FNR > at' "$res/$name.bts-records" "$res/$name.bts-records" > "$res/$name.bts-records.window"
+	mv "$res/$name.bts-records.window" "$res/$name.bts-records"
+	awk -F'\t' 'function hex(s,   v, i) { v = 0; s = tolower(s)
+			for (i = 1; i <= length(s); i++)
+				v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return v }
+		FNR == NR { len[$1] = $2; cls[$1] = $3; tgt[$1] = $4; next }
+		{ ip = $1; sub(/^0+/, "", ip) }
+		p != "" && (p in len) && (cls[p] ~ /^(jmp|call|ret|far-jmp|far-ret)$/ ||
+			(cls[p] == "jcc" && hex(ip) != hex(p) + len[p])) {
+			print p, tgt[p] != "" && tgt[p] != ip ? tgt[p] : ip }
+		p != "" && !(p in len) { print p, "(not decoded)" }
+		{ p = ip }' "$res/$name.lengths" "$res/$name.ss" > "$res/$name.ss-taken"
+	compare "$name" "intel_bts branches (perf's records, user to user)" "$res/$name.bts-records" \
+		"$end" "$res/$name.ss-taken" "taken in sstep's flow"
+
+	st=$("$ITRACE" decode --stats --buildid-dir "$res/perf-buildid" "$res/$name.bts.perf.data" \
+		2>"$res/$name.bts-pdecode-err")
+	drc=$?
+	errs=$(awk '$1 == "total" && $2 == "errors" { print $3 }' <<<"$st")
+	gaps=$(awk '$1 == "total" && $2 == "gaps" { print $3 }' <<<"$st")
+	tid=$(awk '$1 == "thread" && $3 == "pid" && $2 == $4 { print $2; exit }' <<<"$st")
+	"$ITRACE" decode --insn --buildid-dir "$res/perf-buildid" ${tid:+--tid "$tid"} \
+		"$res/$name.bts.perf.data" 2>/dev/null |
+		awk '/^ *\[resumed by the kernel/ { print "resume"; next }
+			$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && length($2) == 16 { print $2 }' |
+		window "$start" > "$res/$name.bts-pinsns"
+	if [ $drc = 0 ] && [ "${errs:-x}" = 0 ] && [ "${gaps:-x}" = 0 ]; then
+		bts_holes "$name" "itrace decode of perf's intel_bts perf.data (0 errors, 0 gaps)" \
+			"$res/$name.bts-pinsns" "$res/$name.ss" single-stepped "$end"
+	else
+		tap FAIL "$name: itrace decode of perf's intel_bts perf.data # exit $drc, errors ${errs:-?}, gaps ${gaps:-?}: $(grep -m1 -v warning "$res/$name.bts-pdecode-err")"
 	fi
 }
 have_perf=false
@@ -94,7 +277,7 @@ nk=0
 for k in $PERF_KERNEL_PROGS; do nk=$((nk + 1)); done
 nall=0
 [ "$nk" -gt 0 ] && nall=1
-echo "1..$(($(wc -l < "$list") * 12 + nk * 2 + nall + 2))"
+echo "1..$(($(wc -l < "$list") * 19 + nk * 2 + nall + 2))"
 # perf record --kcore -e intel_pt// of PERF_KERNEL_PROGS, all in one
 # recording (a directory: perf.data and kcore_dir/), decoded twice:
 #  - with the kernel text perf copied (perf script takes kcore_dir/ by
@@ -133,6 +316,7 @@ fi
 while read -r name start end; do
 	set -- $(cat "$res/$name.rc" 2>/dev/null)
 	rec=${1:-none} ss=${2:-none} krec=${3:-none} prec=${4:-none}
+	brec=${5:-none} bprec=${6:-none}
 	if [ "$rec" = 0 ] && [ "$ss" = 0 ] && [ -s "$res/$name.itrace" ] && [ -s "$res/$name.ss" ]; then
 		tap ok "$name: recorded (itrace record and sstep: exit 0)"
 	else
@@ -205,6 +389,8 @@ while read -r name start end; do
 			window "$start" > "$res/$name.perf-pt"
 		compare "$name" "perf insns" "$res/$name.perf-pt" "$end"
 	fi
+
+	bts "$name" "$start" "$end"
 
 	# user and kernel mode: itrace record -k, decoded through the kernel
 	# from the live kernel text (KCORE): every instruction walked, ~5*10^7
