@@ -60,12 +60,12 @@
 #define MSG_LEN		256
 
 enum ent_kind { E_INSN, E_CALL, E_RET, E_JUMP, E_JCC, E_SYSCALL, E_FAR,
-		E_ERROR, E_OVERFLOW };
+		E_ERROR, E_OVERFLOW, E_RESUMED };
 
 static const char * const ent_name[] = {
 	[E_INSN] = "insn", [E_CALL] = "call", [E_RET] = "ret", [E_JUMP] = "jmp",
 	[E_JCC] = "jcc", [E_SYSCALL] = "syscall", [E_FAR] = "far",
-	[E_ERROR] = "error", [E_OVERFLOW] = "overflow",
+	[E_ERROR] = "error", [E_OVERFLOW] = "overflow", [E_RESUMED] = "resumed",
 };
 
 /* One line of the tail: a branch, an instruction, or a hole in the trace. */
@@ -812,6 +812,20 @@ static bool in_interp(const struct ctx *x, uint64_t ip)
 	return false;
 }
 
+/* A line that is no instruction or branch: an error, an overflow, a resume. */
+static bool is_mark(const struct ent *e)
+{
+	return e->kind == E_ERROR || e->kind == E_OVERFLOW || e->kind == E_RESUMED;
+}
+
+/* What a mark says. */
+static const char *mark_msg(const struct ent *e)
+{
+	if (e->kind == E_OVERFLOW)
+		return "hardware lost trace";
+	return e->msg ? e->msg : pt_errstr(e->err);
+}
+
 static void push(struct ctx *x, const struct ent *e)
 {
 	struct core_thread *t = x->t;
@@ -823,7 +837,7 @@ static void push(struct ctx *x, const struct ent *e)
 	 * into it and the one out of it to the function stay.  --all keeps
 	 * them all.
 	 */
-	if (!x->o->all && e->kind != E_ERROR && e->kind != E_OVERFLOW && in_interp(x, e->ip) &&
+	if (!x->o->all && !is_mark(e) && in_interp(x, e->ip) &&
 	    (!e->to || in_interp(x, e->to)) && !in_interp(x, t->rip_start)) {
 		t->hidden++;
 		return;
@@ -1053,6 +1067,21 @@ static void bts_tail_kernel(void *ctx, uint64_t off, uint64_t from, uint64_t to,
 	t->end_ip = from;
 }
 
+/* Back from the kernel where BTS does not say (bts.h): a mark, no error. */
+static void bts_tail_resume(void *ctx, uint64_t off, uint64_t at)
+{
+	struct ctx *x = ctx;
+	struct core_thread *t = x->t;
+	struct ent e = {
+		.kind = E_RESUMED, .ip = at, .off = off,
+		.msg = "back from the kernel where BTS does not record (a signal handler?)",
+	};
+
+	t->pend = false;
+	t->how = END_NONE;
+	push(x, &e);
+}
+
 static void bts_tail_gap(void *ctx, uint64_t off, uint64_t last_ip, const char *why)
 {
 	struct ctx *x = ctx;
@@ -1082,6 +1111,7 @@ static int decode_bts_thread(struct ctx *x, struct core_thread *t)
 {
 	static const struct bts_ops ops = {
 		.insn = bts_tail_insn, .kernel = bts_tail_kernel, .gap = bts_tail_gap,
+		.resume = bts_tail_resume,
 	};
 	uint64_t size = t->note.trace_size - t->note.trace_size % BTS_RECORD_SIZE;
 	uint64_t window = CORE_WINDOW, off;
@@ -1175,11 +1205,9 @@ static void print_ent(struct ctx *x, const struct ent *e)
 {
 	unsigned int i;
 
-	if (e->kind == E_ERROR || e->kind == E_OVERFLOW) {
+	if (is_mark(e)) {
 		fprintf(x->out, "    [%s at trace offset 0x%llx: %s]\n", ent_name[e->kind],
-			(unsigned long long)e->off,
-			e->kind == E_OVERFLOW ? "hardware lost trace" :
-			e->msg ? e->msg : pt_errstr(e->err));
+			(unsigned long long)e->off, mark_msg(e));
 		return;
 	}
 	fprintf(x->out, "    %-7s ", ent_kind(e));
@@ -1201,11 +1229,10 @@ static struct json_object *json_ent(struct ctx *x, const struct ent *e)
 	struct json_object *o = json_object_new_object();
 	const char *msg;
 
-	if (e->kind == E_ERROR || e->kind == E_OVERFLOW) {
+	if (is_mark(e)) {
 		json_object_object_add(o, "kind", json_object_new_string(ent_name[e->kind]));
 		json_object_object_add(o, "offset", json_object_new_uint64(e->off));
-		msg = e->kind == E_OVERFLOW ? "trace overflow" :
-		      e->msg ? e->msg : pt_errstr(e->err);
+		msg = e->kind == E_OVERFLOW ? "trace overflow" : mark_msg(e);
 		json_object_object_add(o, "message", json_object_new_string(msg));
 		return o;
 	}

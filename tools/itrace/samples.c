@@ -319,6 +319,14 @@ static void bts_gap(void *ctx, uint64_t off, uint64_t last_ip, const char *why)
 	s->errors++;
 }
 
+/* Back from the kernel where BTS does not say (bts.h): no error. */
+static void bts_resume(void *ctx, uint64_t off, uint64_t at)
+{
+	struct srep *r = ctx;
+
+	r->cur->pend = false;
+}
+
 /* A canonical x86-64 address: bits 63 to 47 all the same. */
 static bool canonical(uint64_t a)
 {
@@ -347,6 +355,7 @@ static void decode_bts_sample(struct srep *r, struct sample *s)
 {
 	static const struct bts_ops ops = {
 		.insn = bts_insn, .kernel = bts_kernel, .gap = bts_gap,
+		.resume = bts_resume,
 	};
 	const uint8_t *p = s->ps.trace;
 	uint64_t off, size = s->ps.trace_size;

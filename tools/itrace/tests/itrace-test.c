@@ -2542,6 +2542,48 @@ static void test_bts_tiny(const char *itrace)
 	   ret);
 	free(out);
 
+	/*
+	 * An exception at _start+10 (its record into the kernel), and the
+	 * kernel going back elsewhere, into g, as to a signal handler: a
+	 * user-mode trace has no record of that return, so the walk from
+	 * _start+10 cannot reach the next record (the call at _start+21 made
+	 * none).  Not a loss: a [resumed] line, no error, on at g+2.
+	 */
+	{
+		const uint64_t S = sym_start, F = sym_f, G = sym_g;
+		const uint64_t rec[][3] = {
+			{ T_KEXEC, S }, { S + 5, F }, { F, S + 10 }, { S + 10, T_KIRQ },
+			{ G + 2, G + 5 }, { G + 5, S + 23 }, { S + 30, T_KENTRY },
+		};
+
+		write_bts_file(tmp("resume.bts"), rec, sizeof(rec), 1, 0);
+		snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1 && %s decode %s 2>&1 &&"
+			 " %s decode --insn %s 2>&1", itrace, tmp("resume.bts"), itrace,
+			 tmp("resume.bts"), itrace, tmp("resume.bts"));
+		ret = run_out(cmd, &out);
+		ok(ret == 0 && has_line(out, "total insns 8") && has_line(out, "total gaps 0") &&
+		   has_line(out, "total errors 0") && strstr(out, "[resumed]") &&
+		   strstr(out, "[resumed by the kernel where BTS does not record; on at 0x"),
+		   "bts: a return from the kernel to elsewhere (a signal handler): a [resumed] line, 8 instructions, no gap, no error, exit 0 (%d)",
+		   ret);
+		free(out);
+	}
+	/* the mode of the code: 40 is inc %eax in 32-bit code, a REX prefix in 64-bit */
+	{
+		static const uint8_t incnop[] = { 0x40, 0x90 };
+		struct bts_ild *l = bts_ild_new();
+		int c32 = -1, c64 = -1, n32 = 0, n64 = 0;
+
+		if (l) {
+			n32 = bts_ild(l, incnop, sizeof(incnop), 0x8049000, true, &c32);
+			n64 = bts_ild(l, incnop, sizeof(incnop), 0x401000, false, &c64);
+		}
+		ok(n32 == 1 && n64 == 2 && c32 == ptic_other && c64 == ptic_other,
+		   "bts: 40 90 in 32-bit code: inc %%eax, 1 byte (%d); in 64-bit: rex nop, 2 (%d)",
+		   n32, n64);
+		bts_ild_free(l);
+	}
+
 	/* cut in the last record, no END section */
 	n = tiny_bts(recs, -1) - 16 - 10;
 	write_bts_file(tmp("cut.bts"), recs, n, 0, 0);
