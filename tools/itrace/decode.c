@@ -40,6 +40,13 @@
 #define NR_PROG		40	/* calls into the program kept for it */
 #define NR_JSON_ERRORS	100	/* errors listed in a JSON report */
 #define NR_FS_CACHE	1024	/* per-function counters by symbol, direct mapped */
+#define NR_LENS		4096	/* --stats: instruction lengths, direct mapped */
+
+struct blk_len {
+	uint64_t	ip;
+	int		isid;
+	uint8_t		len;	/* 0: empty */
+};
 #define NR_LINE_CACHE	16384	/* --insn lines by address, direct mapped */
 
 struct fstat {
@@ -99,6 +106,9 @@ struct dstate {
 	int		cnt_n;
 	char		*exe;		/* module name of the program */
 	bool		slow_insn;	/* on_insn(): no fast path (skip, --time, --insn) */
+	bool		blk_stats;	/* --stats, --summary on the block decoder */
+	struct bts_ild	*ild;		/* its lengths of instructions, */
+	struct blk_len	*lens;		/* cached, NR_LENS */
 	const char	*exe_mod;	/* in_exe(): module pointers seen to be */
 	const char	*other_mod;	/* the program's, and one that is not */
 	char		*exe_path;	/* its path in the recording */
@@ -969,32 +979,96 @@ static enum pt_insn_class classify(const uint8_t *b, size_t n)
 	return ptic_other;
 }
 
+/* The length of an instruction a block decoder gave: cached, 0 if unknown. */
+static unsigned int insn_len(struct dstate *s, const struct pt_block *b, uint64_t ip)
+{
+	struct blk_len *c = &s->lens[(ip ^ (ip >> 12) ^ b->isid) % NR_LENS];
+	uint8_t raw[pt_max_insn_size];
+	int n, len, ic;
+
+	if (c->len && c->ip == ip && c->isid == b->isid)
+		return c->len;
+	if (ip == b->end_ip && b->truncated)
+		return b->size;
+	if (b->mode != ptem_64bit && b->mode != ptem_32bit)
+		return 0;
+	n = pt_iscache_read(s->im.iscache, raw, sizeof(raw), b->isid, ip);
+	if (n <= 0)
+		return 0;
+	len = bts_ild(s->ild, raw, n, ip, b->mode == ptem_32bit, &ic);
+	if (len <= 0)
+		return 0;
+	c->ip = ip;
+	c->isid = b->isid;
+	c->len = len;
+	return len;
+}
+
 /*
- * The block decoder's view (the default flow): only the last instruction
- * of a block can branch, so only it is looked at.
+ * --stats on blocks: a block's instructions to their functions (all to
+ * one, unless it runs on into the next: then one by one), and where its
+ * conditional branch would go on if not taken.  The instruction decoder's
+ * on_insn() gives the same counts.
  */
-static void on_block(void *ctx, struct pt_block_decoder *dec, const struct pt_block *b)
+static void block_stats(struct dstate *s, const struct pt_block *b, unsigned int ninsn,
+			enum pt_insn_class iclass)
+{
+	uint64_t ip = b->ip;
+	unsigned int i, len;
+
+	if (!s->have_cur || ip - s->cur.start >= s->cur.end - s->cur.start) {
+		sym_lookup(s->st, ip, &s->cur);
+		s->cur_fs = fs_of(s, &s->cur);
+		s->have_cur = 1;
+	}
+	if (b->end_ip - s->cur.start < s->cur.end - s->cur.start) {
+		s->cur_fs->insns += ninsn;
+	} else {
+		for (i = 0; i < ninsn; i++) {
+			if (ip - s->cur.start >= s->cur.end - s->cur.start) {
+				sym_lookup(s->st, ip, &s->cur);
+				s->cur_fs = fs_of(s, &s->cur);
+			}
+			s->cur_fs->insns++;
+			len = insn_len(s, b, ip);
+			if (!len) {
+				/* not readable: the rest to this function */
+				s->cur_fs->insns += ninsn - i - 1;
+				break;
+			}
+			ip += len;
+		}
+	}
+	if (iclass == ptic_cond_jump) {
+		/* 0 if unknown: then counted as taken (it never is: it was decoded) */
+		len = insn_len(s, b, b->end_ip);
+		s->pend = P_COND;
+		s->pend_next = len ? b->end_ip + len : 0;
+		if (b->end_ip - s->cur.start >= s->cur.end - s->cur.start) {
+			sym_lookup(s->st, b->end_ip, &s->cur);
+			s->cur_fs = fs_of(s, &s->cur);
+		}
+		s->pend_fs = s->cur_fs;
+	}
+}
+
+/*
+ * The block decoder's view (the default flow, --stats): only the last
+ * instruction of a block can branch, so only it is looked at.
+ */
+static void on_block(void *ctx, struct pt_block_decoder *dec, const struct pt_block *b,
+		     int status)
 {
 	struct dstate *s = ctx;
 	enum pt_insn_class iclass = b->iclass;
 	uint8_t raw[pt_max_insn_size];
+	unsigned int ninsn = b->ninsn;
 	int n = -1;
 
 	if (s->skip || out_of_time(s))
 		return;
 	if (s->pend)
 		resolve(s, b->ip);
-	s->insns += b->ninsn;
-	if (b->ip >> 63)
-		s->kernel_insns += b->ninsn;
-	if (s->insns >= s->next_check) {
-		uint64_t off = 0;
-
-		s->next_check = s->insns + (1 << 18);
-		pt_blk_get_offset(dec, &off);
-		progress(s, off);
-	}
-
 	if (b->truncated) {
 		memcpy(raw, b->raw, b->size);
 		n = b->size;
@@ -1004,6 +1078,27 @@ static void on_block(void *ctx, struct pt_block_decoder *dec, const struct pt_bl
 	}
 	if (iclass == ptic_error)
 		iclass = n > 0 ? classify(raw, n) : ptic_other;
+	/*
+	 * A block that ends in an error with a branch: decoding failed at
+	 * that branch (its trace is missing).  The instruction decoder does
+	 * not give it, so neither do --stats and --summary.
+	 */
+	if (s->blk_stats && status < 0 && iclass != ptic_other) {
+		ninsn--;
+		iclass = ptic_other;
+	}
+	s->insns += ninsn;
+	if (b->ip >> 63)
+		s->kernel_insns += ninsn;
+	if (s->insns >= s->next_check) {
+		uint64_t off = 0;
+
+		s->next_check = s->insns + (1 << 18);
+		pt_blk_get_offset(dec, &off);
+		progress(s, off);
+	}
+	if (s->blk_stats && ninsn)
+		block_stats(s, b, ninsn, iclass);
 	switch (iclass) {
 	case ptic_cond_jump:
 		s->cond++;
@@ -1030,6 +1125,8 @@ static void on_block(void *ctx, struct pt_block_decoder *dec, const struct pt_bl
 
 			s->syscalls++;
 			sym_lookup(s->st, b->end_ip, &si);
+			if (s->blk_stats)
+				fs_of(s, &si)->syscalls++;
 			flow_line(s, "syscall", b->end_ip, &si);
 		}
 		break;
@@ -2198,6 +2295,19 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 		return 1;
 	s->o = o;
 	s->slow_insn = o->time_from || o->time_to || o->mode == DECODE_INSN;
+	/*
+	 * --stats and --summary count on the block decoder (as fast as the
+	 * flow), but with --time, which the instruction decoder applies to
+	 * each instruction
+	 */
+	s->blk_stats = (o->mode == DECODE_STATS || o->mode == DECODE_SUMMARY) &&
+		       !o->time_from && !o->time_to && !(d->hdr.flags & ITRACE_FLAG_BTS);
+	if (s->blk_stats) {
+		s->ild = bts_ild_new();
+		s->lens = calloc(NR_LENS, sizeof(*s->lens));
+		if (!s->ild || !s->lens)
+			oom();
+	}
 	s->out = out;
 	s->d = d;
 	s->vdso_fd = -1;
@@ -2287,7 +2397,7 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 		/* tl_decode_bts() said why */
 		if (tl_decode_bts(s->tl, &btsops, s))
 			s->errors++;
-	} else if (tl_decode(s->tl, &ops, &bops, o->mode == DECODE_FLOW, s)) {
+	} else if (tl_decode(s->tl, &ops, &bops, o->mode == DECODE_FLOW || s->blk_stats, s)) {
 		fprintf(stderr, "itrace: cannot allocate the libipt decoder\n");
 		s->errors++;
 	}
@@ -2323,6 +2433,8 @@ out:
 		s->fs_tree = NULL;
 	tdestroy(s->fs_tree, free_fstat);
 	free(s->fsv);
+	free(s->lens);
+	bts_ild_free(s->ild);
 	tl_free(s->tl);
 	tdestroy(s->bid_checked, free);
 	for (i = 0; i < NR_KEEP; i++) {

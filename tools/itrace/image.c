@@ -125,7 +125,7 @@ int itrace_blk_walk(const struct pt_config *cfg, struct pt_image *image,
 		/* a block may end in an error: its instructions did execute */
 		if (b.ninsn) {
 			last_ip = b.end_ip;
-			ops->block(ctx, dec, &b);
+			ops->block(ctx, dec, &b, status);
 		}
 		if (status == -pte_eos)
 			break;

@@ -80,9 +80,13 @@ struct pt_walk_ops {
 	void (*error)(void *ctx, struct pt_insn_decoder *dec, int err, uint64_t last_ip);
 };
 
-/* The same with the block decoder: one call per block of instructions. */
+/*
+ * The same with the block decoder: one call per block of instructions;
+ * status: pt_blk_next()'s, negative if the block ended in an error.
+ */
 struct blk_walk_ops {
-	void (*block)(void *ctx, struct pt_block_decoder *dec, const struct pt_block *b);
+	void (*block)(void *ctx, struct pt_block_decoder *dec, const struct pt_block *b,
+		      int status);
 	void (*event)(void *ctx, struct pt_block_decoder *dec, const struct pt_event *ev);
 	void (*error)(void *ctx, struct pt_block_decoder *dec, int err, uint64_t last_ip);
 };

@@ -1149,7 +1149,7 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 				if (b.ninsn) {
 					s->last_ip = b.end_ip;
 					learn_cr3(s, b.ip);
-					x->bops->block(x->ctx, s->bdec, &b);
+					x->bops->block(x->ctx, s->bdec, &b, s->status);
 				}
 			} while (s->status >= 0 && !(s->status & (pts_event_pending | pts_eos)));
 		}
