@@ -47,6 +47,7 @@ struct blk_len {
 	int		isid;
 	uint8_t		len;	/* 0: empty */
 };
+
 #define NR_LINE_CACHE	16384	/* --insn lines by address, direct mapped */
 
 struct fstat {

@@ -2557,9 +2557,10 @@ static void test_bts_tiny(const char *itrace)
 		};
 
 		write_bts_file(tmp("resume.bts"), rec, sizeof(rec), 1, 0);
-		snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1 && %s decode %s 2>&1 &&"
-			 " %s decode --insn %s 2>&1", itrace, tmp("resume.bts"), itrace,
-			 tmp("resume.bts"), itrace, tmp("resume.bts"));
+		snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>&1 && %s decode %s 2>&1 && %s",
+			 itrace, tmp("resume.bts"), itrace, tmp("resume.bts"), itrace);
+		snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd), " decode --insn %s 2>&1",
+			 tmp("resume.bts"));
 		ret = run_out(cmd, &out);
 		ok(ret == 0 && has_line(out, "total insns 8") && has_line(out, "total gaps 0") &&
 		   has_line(out, "total errors 0") && strstr(out, "[resumed]") &&
