@@ -277,7 +277,8 @@ nk=0
 for k in $PERF_KERNEL_PROGS; do nk=$((nk + 1)); done
 nall=0
 [ "$nk" -gt 0 ] && nall=1
-echo "1..$(($(wc -l < "$list") * 19 + nk * 2 + nall + 2))"
+# per program: 6 intel_pt, 6 -k, perf stat, 7 intel_bts
+echo "1..$(($(wc -l < "$list") * 20 + nk * 2 + nall + 2))"
 # perf record --kcore -e intel_pt// of PERF_KERNEL_PROGS, all in one
 # recording (a directory: perf.data and kcore_dir/), decoded twice:
 #  - with the kernel text perf copied (perf script takes kcore_dir/ by
