@@ -159,7 +159,12 @@ struct dstate {
 
 	/* flow lines for the summary (malloc'd) */
 	char		*first[NR_KEEP];
-	char		*last[NR_KEEP];
+	struct kept {			/* the last ones, made into text at the end */
+		uint64_t	insns, ip;
+		const char	*what;
+		int		indent;
+		struct sym_info	si;
+	}		last[NR_KEEP];
 	uint64_t	nr_lines;
 	char		*prog[NR_PROG];		/* calls into the program */
 	uint64_t	nr_prog;
@@ -511,6 +516,7 @@ static void flow_line(struct dstate *s, const char *what, uint64_t ip,
 	int indent = s->depth < 0 ? 0 : (s->depth > 30 ? 30 : s->depth);
 	char *line = NULL;
 	size_t len;
+	bool prog;
 	FILE *m;
 
 	s->nr_lines++;
@@ -533,6 +539,15 @@ static void flow_line(struct dstate *s, const char *what, uint64_t ip,
 	/* only the summary keeps lines: the other views do not format them */
 	if (s->o->mode != DECODE_SUMMARY)
 		return;
+	/* what a line's text needs, for the last ones (most are not kept) */
+	s->last[(s->nr_lines - 1) % NR_KEEP] = (struct kept){
+		.insns = s->insns, .ip = ip, .what = what, .indent = indent, .si = *si,
+	};
+	prog = (!strcmp(what, "call") || !strcmp(what, "syscall")) && in_exe(s, si);
+	if (s->nr_lines > NR_KEEP && !(prog && s->nr_prog < NR_PROG)) {
+		s->nr_prog += prog;
+		return;
+	}
 	m = open_memstream(&line, &len);
 	if (!m)
 		oom();
@@ -542,12 +557,12 @@ static void flow_line(struct dstate *s, const char *what, uint64_t ip,
 		oom();
 	if (s->nr_lines <= NR_KEEP)
 		keep(&s->first[s->nr_lines - 1], strdup(line));
-	if (in_exe(s, si) && (!strcmp(what, "call") || !strcmp(what, "syscall"))) {
+	if (prog) {
 		if (s->nr_prog < NR_PROG)
 			keep(&s->prog[s->nr_prog], strdup(line));
 		s->nr_prog++;
 	}
-	keep(&s->last[(s->nr_lines - 1) % NR_KEEP], line);
+	free(line);
 }
 
 static void note(struct dstate *s, const char *what, uint64_t ip)
@@ -2133,8 +2148,14 @@ static void print_summary(struct dstate *s)
 	if (s->nr_lines > NR_KEEP) {
 		fprintf(s->out, "    ...\n  last lines:\n");
 		k = s->nr_lines > 2 * NR_KEEP ? s->nr_lines - NR_KEEP : NR_KEEP;
-		for (; k < s->nr_lines; k++)
-			fprintf(s->out, "    %s\n", s->last[k % NR_KEEP]);
+		for (; k < s->nr_lines; k++) {
+			const struct kept *l = &s->last[k % NR_KEEP];
+
+			fprintf(s->out, "    %10llu %-7s %*s", (unsigned long long)l->insns,
+				l->what, 2 * l->indent, "");
+			print_sym(s, s->out, l->ip, &l->si);
+			fprintf(s->out, "\n");
+		}
 	}
 }
 
@@ -2438,10 +2459,8 @@ out:
 	bts_ild_free(s->ild);
 	tl_free(s->tl);
 	tdestroy(s->bid_checked, free);
-	for (i = 0; i < NR_KEEP; i++) {
+	for (i = 0; i < NR_KEEP; i++)
 		free(s->first[i]);
-		free(s->last[i]);
-	}
 	for (i = 0; i < NR_PROG; i++)
 		free(s->prog[i]);
 	json_object_put(s->jerrors);
