@@ -8,6 +8,8 @@
 #   decode_vs_libipt_insn        ptloop / itrace decode --stats (goal >= 0.9)
 #   decode_flow_vs_libipt_insn   ptloop / itrace decode (the function-level
 #                                flow, on the block decoder) (goal >= 2.0)
+#   decode_summary_vs_libipt_insn  ptloop / itrace decode --summary (also on
+#                                the block decoder) (goal >= 2.0)
 #   decode_vs_perf_script        perf script --itrace=i0ns -F ip,sym /
 #                                itrace decode --insn on the same perf.data
 #                                (every instruction with its symbol; goal
@@ -73,16 +75,19 @@ for _ in $(seq "$reps"); do
 	echo "base $(t "$loop" "$rec")" >> "$BUILD/bench-decode.txt"
 	echo "stats $(t "$it" decode --no-progress --stats "$rec")" >> "$BUILD/bench-decode.txt"
 	echo "flow $(t "$it" decode --no-progress "$rec")" >> "$BUILD/bench-decode.txt"
+	echo "summary $(t "$it" decode --no-progress --summary "$rec")" >> "$BUILD/bench-decode.txt"
 done
 base=$(awk '$1 == "base" { print $2 }' "$BUILD/bench-decode.txt" | min)
 stats=$(awk '$1 == "stats" { print $2 }' "$BUILD/bench-decode.txt" | min)
 flow=$(awk '$1 == "flow" { print $2 }' "$BUILD/bench-decode.txt" | min)
+summary=$(awk '$1 == "summary" { print $2 }' "$BUILD/bench-decode.txt" | min)
 insns=$("$loop" "$rec" | awk '{ print $2 }')
 size=$(stat -c %s "$rec")
 r() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
-echo "# decode: $rec, $size bytes, $insns instructions; $reps runs each, interleaved, min: ptloop ${base} s, --stats ${stats} s, flow ${flow} s ($(awk -v s="$size" -v t="$stats" 'BEGIN { printf "%.1f", s / t / 1048576 }') MiB/s of file with --stats)"
+echo "# decode: $rec, $size bytes, $insns instructions; $reps runs each, interleaved, min: ptloop ${base} s, --stats ${stats} s, flow ${flow} s, --summary ${summary} s ($(awk -v s="$size" -v t="$stats" 'BEGIN { printf "%.1f", s / t / 1048576 }') MiB/s of file with --stats)"
 echo "bench decode_vs_libipt_insn = $(r "$base" "$stats") x (goal >= 0.9)"
 echo "bench decode_flow_vs_libipt_insn = $(r "$base" "$flow") x (goal >= 2.0)"
+echo "bench decode_summary_vs_libipt_insn = $(r "$base" "$summary") x (goal >= 2.0)"
 if [ -n "$pdata" ] && command -v perf > /dev/null; then
 	for _ in $(seq "$reps"); do
 		echo "perf $(t perf script -i "$pdata" --itrace=i0ns -F ip,sym)"

@@ -46,8 +46,9 @@
 #                              buffers, TSC and MTC) against perf record
 #                              with the same packets and buffer per CPU
 #                              (tfd.sh TFD_MODE=threads)
-#   decode_vs_libipt_insn,     host only: itrace decode --stats and the flow
-#   decode_flow_vs_libipt_insn against a bare libipt pt_insn loop with an
+#   decode_vs_libipt_insn,     host only: itrace decode --stats, the flow
+#   decode_flow_vs_libipt_insn and --summary against a bare libipt pt_insn
+#   decode_summary_vs_libipt_insn  loop with an
 #                              image section cache, on step 1's recording
 #                              (tools/testing/itrace/bench/decode.sh)
 #   decode_vs_perf_script      host only: Debian's perf script
