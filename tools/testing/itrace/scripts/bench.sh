@@ -47,9 +47,9 @@
 #                              with the same packets and buffer per CPU
 #                              (tfd.sh TFD_MODE=threads)
 #   decode_vs_libipt_insn,     host only: itrace decode --stats, the flow
-#   decode_flow_vs_libipt_insn and --summary against a bare libipt pt_insn
-#   decode_summary_vs_libipt_insn  loop with an
-#                              image section cache, on step 1's recording
+#   decode_flow_vs_libipt_insn, and --summary against a bare libipt pt_insn
+#   decode_summary_vs_libipt_insn  loop with an image section cache, on
+#                              step 1's recording
 #                              (tools/testing/itrace/bench/decode.sh)
 #   decode_vs_perf_script      host only: Debian's perf script
 #                              --itrace=i0ns -F ip,sym / itrace decode
