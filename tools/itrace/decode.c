@@ -5,8 +5,9 @@
  * The image is built from the executable mappings of the perf stream
  * (MMAP/MMAP2; [vdso] from the bytes saved in the file), through one image
  * section cache.  Every contiguous segment of trace gets its own decoder:
- * the block decoder for the function-level flow (the default view), the
- * instruction decoder for the views that look at every instruction.
+ * the block decoder for the function-level flow (the default view),
+ * --stats and --summary, the instruction decoder for the views that look
+ * at every instruction (--insn, --time).
  * Decode errors are reported with their trace offset, the decoder
  * resynchronizes at the next PSB and the command exits with
  * EXIT_DECODE_ERRORS: there is never a silent gap.
