@@ -304,7 +304,7 @@ void bts_record(struct bts_walker *w, const struct itrace_image *im, struct bts_
 		err = reaches(w, im, pos->ip, r->from, why, sizeof(why));
 		if (!err) {
 			emit(w, im, pos->ip, r->from, ran);
-		} else if (pos->in_kernel && w->ops->resume) {
+		} else if (pos->in_kernel) {
 			/* back from the kernel elsewhere: on at this record */
 			w->ops->resume(w->ctx, off, r->from);
 			emit(w, im, r->from, r->from, ran);

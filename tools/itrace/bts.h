@@ -62,7 +62,7 @@ struct bts_ops {
 	 * the record at off.  BTS records of user mode hold nothing of the
 	 * return (a record's CPL filter is its source's), so this is no loss:
 	 * the flow goes on at the record's source, at; what ran between the
-	 * return and at is not known.  NULL: reported as a gap.
+	 * return and at is not known.
 	 */
 	void (*resume)(void *ctx, uint64_t off, uint64_t at);
 };

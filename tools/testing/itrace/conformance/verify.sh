@@ -185,6 +185,9 @@ bts_holes() {
 	fi
 }
 
+# total KEY STATS: the "total KEY N" line's N of itrace decode --stats output
+total() { awk -v k="$1" '$1 == "total" && $2 == k { print $3 }' <<<"$2"; }
+
 bts() {
 	local name=$1 start=$2 end=$3 st drc errs gaps total nsys tid nb
 	if [ "$brec" = 0 ] && [ "$bprec" = 0 ] && [ -s "$res/$name.bts" ] &&
@@ -197,10 +200,8 @@ bts() {
 
 	st=$("$ITRACE" decode --stats "$res/$name.bts" 2>"$res/$name.bts-decode-err")
 	drc=$?
-	errs=$(awk '$1 == "total" && $2 == "errors" { print $3 }' <<<"$st")
-	gaps=$(awk '$1 == "total" && $2 == "gaps" { print $3 }' <<<"$st")
-	total=$(awk '$1 == "total" && $2 == "insns" { print $3 }' <<<"$st")
-	nsys=$(awk '$1 == "total" && $2 == "syscalls" { print $3 }' <<<"$st")
+	errs=$(total errors "$st") gaps=$(total gaps "$st")
+	total=$(total insns "$st") nsys=$(total syscalls "$st")
 	if [ $drc = 0 ] && [ "${errs:-x}" = 0 ] && [ "${gaps:-x}" = 0 ] && [ "${nsys:-0}" -gt 0 ]; then
 		tap ok "$name: intel_bts decode: $total instructions, $nsys system calls, 0 errors, 0 gaps"
 	else
@@ -256,8 +257,7 @@ bts() {
 	st=$("$ITRACE" decode --stats --buildid-dir "$res/perf-buildid" "$res/$name.bts.perf.data" \
 		2>"$res/$name.bts-pdecode-err")
 	drc=$?
-	errs=$(awk '$1 == "total" && $2 == "errors" { print $3 }' <<<"$st")
-	gaps=$(awk '$1 == "total" && $2 == "gaps" { print $3 }' <<<"$st")
+	errs=$(total errors "$st") gaps=$(total gaps "$st")
 	tid=$(awk '$1 == "thread" && $3 == "pid" && $2 == $4 { print $2; exit }' <<<"$st")
 	"$ITRACE" decode --insn --buildid-dir "$res/perf-buildid" ${tid:+--tid "$tid"} \
 		"$res/$name.bts.perf.data" 2>/dev/null |
