@@ -127,6 +127,8 @@ struct core_map {
 	char		*path;		/* libdwfl's: the file it read (malloc'd) */
 	bool		nofile;		/* libdwfl's: a module without a file */
 	bool		exec;		/* libdwfl's: an executable segment of the file */
+	int		err;		/* nofile: why, an errno or 0 */
+	const char	*why;		/* nofile: why, in words, or NULL */
 };
 
 struct core {
@@ -144,6 +146,7 @@ struct core {
 	char		**names;	/* module names of libdwfl's maps */
 	size_t		nr_names;
 	char		exe[PATH_MAX];	/* the program's file libdwfl was given */
+	const char	*sysroot;	/* --sysroot, for libdwfl's modules */
 	char		psname[17];	/* NT_PRPSINFO pr_fname */
 	uint32_t	pid;		/* NT_PRPSINFO pr_pid; 0 if none */
 };
@@ -581,6 +584,116 @@ static int add_map(struct core *c, uint64_t start, uint64_t end, uint64_t pgoff,
 	return 0;
 }
 
+/* The len bytes at addr in the core's memory, or NULL if it lacks them. */
+static const void *core_bytes(const struct core *c, uint64_t addr, size_t len)
+{
+	const GElf_Phdr *p = load_at(c, addr);
+	Elf_Data *d;
+
+	if (!p || addr - p->p_vaddr > p->p_filesz || p->p_filesz - (addr - p->p_vaddr) < len)
+		return NULL;
+	d = elf_getdata_rawchunk(c->elf, p->p_offset + addr - p->p_vaddr, len, ELF_T_BYTE);
+	return d ? d->d_buf : NULL;
+}
+
+/* A file's GNU build-id, where its bytes are loaded, and PT_DYNAMIC's vaddr */
+struct elf_id {
+	uint8_t		id[64];
+	size_t		len;		/* 0: no build-id note in a PT_NOTE */
+	GElf_Addr	id_vaddr;
+	GElf_Addr	dyn_vaddr;	/* 0: no PT_DYNAMIC */
+	bool		dyn;
+};
+
+static void elf_id(Elf *elf, struct elf_id *e)
+{
+	size_t i, n, off, name, desc;
+	Elf_Data *d;
+	GElf_Phdr ph;
+	GElf_Nhdr nh;
+
+	memset(e, 0, sizeof(*e));
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, i, &ph))
+			continue;
+		if (ph.p_type == PT_DYNAMIC) {
+			e->dyn_vaddr = ph.p_vaddr;
+			e->dyn = true;
+		}
+		if (ph.p_type != PT_NOTE || e->len)
+			continue;
+		d = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz,
+					 ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		for (off = 0; d && (off = gelf_getnote(d, off, &nh, &name, &desc)) > 0; ) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)d->d_buf + name, "GNU", 4) ||
+			    !nh.n_descsz || nh.n_descsz > sizeof(e->id))
+				continue;
+			memcpy(e->id, (char *)d->d_buf + desc, nh.n_descsz);
+			e->len = nh.n_descsz;
+			e->id_vaddr = ph.p_vaddr + desc;
+			break;
+		}
+	}
+}
+
+/*
+ * A module libdwfl read from a file outside --sysroot: libdwfl opens the
+ * names of the dynamic linker's list itself, checking them against the
+ * build-ids the core's memory holds, if it holds them.  The file under
+ * the sysroot is the one the user means: take it, loaded where the
+ * dynamic linker put it (its PT_DYNAMIC at the l_ld libdwfl placed the
+ * other at), if the build-id the core's memory holds there, if any, is
+ * its own.  Else the module has no file, and *m says why.
+ * Returns the sysroot's file, open (elf_end() and close(*fd)), or NULL.
+ */
+static Elf *sysroot_module(const struct core *c, Elf *elf, const char *file, Dwarf_Addr *bias,
+			   char *alt, size_t size, int *fd, struct core_map *m)
+{
+	struct elf_id was, is;
+	const void *mem;
+	Elf *e;
+
+	snprintf(alt, size, "%s%s", c->sysroot, file);
+	*fd = open(alt, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0) {
+		m->err = errno;
+		return NULL;
+	}
+	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF) {
+		m->why = "not an ELF file";
+		goto fail;
+	}
+	elf_id(elf, &was);
+	elf_id(e, &is);
+	if (was.len == is.len && !memcmp(was.id, is.id, is.len))
+		return e;
+	/* the build-id libdwfl checked the other file against, if it could */
+	mem = was.len ? core_bytes(c, *bias + was.id_vaddr, was.len) : NULL;
+	if (mem && !memcmp(mem, was.id, was.len)) {
+		m->why = "another build-id than the core's memory holds for it";
+		goto fail;
+	}
+	if (!was.dyn || !is.dyn) {
+		m->why = "another build than the core's list names, and no PT_DYNAMIC to place by";
+		goto fail;
+	}
+	*bias += was.dyn_vaddr - is.dyn_vaddr;
+	mem = is.len ? core_bytes(c, *bias + is.id_vaddr, is.len) : NULL;
+	if (mem && memcmp(mem, is.id, is.len)) {
+		m->why = "another build-id than the core's memory holds for it";
+		goto fail;
+	}
+	return e;
+fail:
+	elf_end(e);
+	close(*fd);
+	return NULL;
+}
+
 /*
  * One module libdwfl found: the PT_LOAD segments of its file where they
  * are mapped, as NT_FILE would have named them; without a file, its
@@ -592,11 +705,13 @@ static int add_module(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Ad
 	struct core *c = arg;
 	const char *file = NULL;
 	Dwarf_Addr bias = 0, high = 0;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	char *name, **names;
+	Elf *elf = dwfl_module_getelf(mod, &bias), *own = NULL;
+	struct core_map why = { 0 };
+	char *name, **names, alt[PATH_MAX];
 	GElf_Phdr ph;
 	size_t i, n = 0;
 	bool nofile;
+	int fd = -1, ret = DWARF_CB_ABORT;
 
 	dwfl_module_info(mod, NULL, NULL, &high, NULL, NULL, &file, NULL);
 	/* the vdso and what only the core's memory holds: read from the core */
@@ -607,27 +722,43 @@ static int add_module(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Ad
 		return DWARF_CB_ABORT;
 	c->names = names;
 	nofile = !elf || !file || elf_getphdrnum(elf, &n);
+	if (!nofile && c->sysroot && file[0] == '/' && strcmp(file, c->exe) &&
+	    strncmp(file, c->sysroot, strlen(c->sysroot))) {
+		own = sysroot_module(c, elf, file, &bias, alt, sizeof(alt), &fd, &why);
+		elf = own;
+		file = alt;
+		nofile = !own || elf_getphdrnum(own, &n);
+	}
 	/* the program without its file: named by the path tried */
-	name = strdup(nofile && c->exe[0] && c->entry >= low && c->entry < high ?
-		      c->exe : modname);
+	name = strdup(nofile && c->exe[0] && c->entry >= low && c->entry < high ? c->exe :
+		      why.err || why.why ? alt : modname);
 	if (!name)
-		return DWARF_CB_ABORT;
+		goto out;
 	c->names[c->nr_names++] = name;
 	if (nofile) {
 		if (add_map(c, low, high, 0, name, NULL))
-			return DWARF_CB_ABORT;
+			goto out;
 		c->maps[c->nr_maps - 1].nofile = true;
-		return DWARF_CB_OK;
+		c->maps[c->nr_maps - 1].err = why.err;
+		c->maps[c->nr_maps - 1].why = why.why;
+		ret = DWARF_CB_OK;
+		goto out;
 	}
 	for (i = 0; i < n; i++) {
 		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
 			continue;
 		if (add_map(c, bias + ph.p_vaddr, bias + ph.p_vaddr + ph.p_filesz, ph.p_offset,
 			    name, file))
-			return DWARF_CB_ABORT;
+			goto out;
 		c->maps[c->nr_maps - 1].exec = ph.p_flags & PF_X;
 	}
-	return DWARF_CB_OK;
+	ret = DWARF_CB_OK;
+out:
+	if (own) {
+		elf_end(own);
+		close(fd);
+	}
+	return ret;
 }
 
 /*
@@ -651,6 +782,7 @@ static int core_modules(struct core *c, const struct core_opts *o)
 		snprintf(c->exe, sizeof(c->exe), "%s%s", o->sysroot && execfn[0] == '/' ?
 			 o->sysroot : "", execfn);
 	mod_sysroot = o->sysroot;
+	c->sysroot = o->sysroot;
 	dwfl = dwfl_begin(&cb);
 	if (!dwfl)
 		return -1;
@@ -694,9 +826,13 @@ static bool file_exec(const char *path, uint64_t pgoff)
 }
 
 /* A module libdwfl found in the core but no file of */
-static void missing_module(struct ctx *x, const char *name)
+static void missing_module(struct ctx *x, const struct core_map *m)
 {
-	if (strcmp(name, x->c->exe))
+	const char *name = m->name;
+
+	if (m->err || m->why)
+		add_missing(x, name, m->err, m->why);
+	else if (strcmp(name, x->c->exe))
 		add_missing(x, name, 0, "no file found by its path in the core or its build-id");
 	else if (access(name, F_OK))
 		add_missing(x, name, errno, NULL);
@@ -751,7 +887,7 @@ static void build_image(struct ctx *x)
 		char path[4096];
 
 		if (m->nofile) {
-			missing_module(x, m->name);
+			missing_module(x, m);
 			continue;
 		}
 		if (x->o->exe && exe && !strcmp(m->name, exe))

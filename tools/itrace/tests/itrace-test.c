@@ -2238,6 +2238,31 @@ static void test_gcore(const char *itrace)
 		 tmpdir, itrace, crash_dir);
 	ok(run(cmd) == 0,
 	   "gcore cores without NT_FILE: the program from AT_EXECFN or --exe, libc by libdwfl; a missing --exe reported");
+
+	/*
+	 * --sysroot without NT_FILE: libdwfl opens the names of the dynamic
+	 * linker's list on the host itself.  Every file comes from the sysroot,
+	 * else it is missing: none there (sr), there (sr1: the host's, copied),
+	 * another build there (sr2: libm as libc; the core's memory holds
+	 * libc's build-id).
+	 */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && rm -rf sr sr1 sr2 && mkdir sr &&\n"
+		 "libs=$(ldd %3$s/crashabort | sed -n 's,^[^/]*\\(/[^ ]*\\) (0x.*,\\1,p') &&\n"
+		 "libc=$(echo \"$libs\" | grep '/libc\\.so') && [ -n \"$libc\" ] &&\n"
+		 "for l in $libs; do mkdir -p sr1${l%%/*} && cp -L $l sr1$l || exit 1; done &&\n"
+		 "cp -a sr1 sr2 && cp -L $(dirname $libc)/libm.so.6 sr2$libc &&\n"
+		 "%2$s core --exe %3$s/crashabort --sysroot sr ga-nofile.core > gs0.txt 2>&1 &&\n"
+		 "grep -q \"^missing: sr$libc: No such file or directory\" gs0.txt &&\n"
+		 "grep -q '^  rip 0x[0-9a-f]* ?$' gs0.txt &&\n"
+		 "%2$s core --exe %3$s/crashabort --sysroot sr1 ga-nofile.core > gs1.txt 2>&1 &&\n"
+		 "! grep -q missing gs1.txt && grep -q '^  rip 0x[0-9a-f]* [^ ?]* \\[libc.so.6\\]' gs1.txt &&\n"
+		 "%2$s core --exe %3$s/crashabort --sysroot sr2 ga-nofile.core > gs2.txt 2>&1 &&\n"
+		 "grep -q \"^missing: sr2$libc: another build-id than the core's memory holds for it\" gs2.txt &&\n"
+		 "! grep -q 'missing: sr2/.*ld-linux' gs2.txt && grep -q '^  rip 0x[0-9a-f]* ?$' gs2.txt",
+		 tmpdir, itrace, crash_dir);
+	ok(run(cmd) == 0,
+	   "gcore cores without NT_FILE, --sysroot: libc missing from it is missing, a copy of it is read, another build there is refused");
 }
 
 static void test_core(const char *itrace, const char *ptsim)
