@@ -71,6 +71,11 @@ rec nofilter -- "$p/fib"
 # one more when the program first runs beta() (a hardware breakpoint)
 rec snap --snapshot -- "$p/snapme"
 rec snapon --snapshot-on beta -- "$p/snapme"
+# ... and of every buffer at once: the exit's snapshot of threads and
+# migrate (with two vCPUs, two per-CPU buffers; migrate's thread moves
+# between them)
+rec snapthreads --snapshot -- "$p/threads"
+rec snapmigrate --snapshot -- "$p/migrate"
 
 # SIGTERM in the middle: a complete file, the command ended, status 143
 "$itrace" record -o term.itrace -- "$p/spin" 0 term.pid > term.out 2> term.log &

@@ -17,6 +17,10 @@
 #  - snap: the SIGUSR2 snapshot decodes alone from its first PSB with
 #    every alpha() call, the two snapshots together every call;
 #    snapon: --snapshot-on beta takes one at beta()'s first call;
+#    snapthreads, snapmigrate: the exit's snapshot of every
+#    buffer (one per CPU) holds every thread's trace: the per-thread
+#    counts exact; migrate's calls and branches as migrate.expect has
+#    them, and, when it moved between CPUs, trace from more than one;
 #  - term: SIGTERM mid-run: exit 143, a complete decodable file, the
 #    command gone.
 #
@@ -230,6 +234,44 @@ elif [ "$(stat_of "$stats" calls beta)" -ge 1 ] && [ "$(stat_of "$stats" calls a
 	tap ok "snapshot-on beta: its snapshot alone decodes: $(stat_of "$stats" calls beta) calls of beta(), none of alpha()"
 else
 	tap fail "snapshot-on" "beta $(stat_of "$stats" calls beta), alpha $(stat_of "$stats" calls alpha)"
+fi
+
+# the exit's snapshot of every buffer: each thread's whole trace
+snapped() {	# snapped NAME: recorded, 1 snapshot, a buffer per CPU, clean
+	local ncpu
+	ncpu=$(sed -n 's/.* on \([0-9]*\) CPUs* (.*/\1/p' "$dir/$1.log" 2>/dev/null)
+	nbuf=$(sed -n 's/.* from \([0-9]*\) buffers* (one per CPU).*/\1/p' "$dir/$1.log" 2>/dev/null)
+	decode "$1"
+	why=
+	if [ "$(cat "$dir/$1.rc" 2>/dev/null)" != 0 ] ||
+	   ! grep -q ', 1 snapshot$' "$dir/$1.log" 2>/dev/null; then
+		why="exit $(cat "$dir/$1.rc" 2>/dev/null): $(tail -n1 "$dir/$1.log" 2>/dev/null)"
+	elif [ -z "$ncpu" ] || [ "$nbuf" != "$ncpu" ]; then
+		why="${nbuf:-?} buffers for ${ncpu:-?} CPUs: $(tr '\n' ' ' < "$dir/$1.log")"
+	else
+		clean "$1"
+	fi
+	[ -z "$why" ]
+}
+if ! snapped snapthreads || ! per_thread "$dir/snapthreads.out"; then
+	tap fail "snapthreads" "$why"
+else
+	tap ok "snapthreads: --snapshot of threads, the exit's snapshot of $nbuf buffer(s): $threads_checked per-thread counts exact, 0 errors"
+fi
+moves=$(sed -n 's/^cpus [0-9]* moves \([0-9]*\) .*/\1/p' "$dir/snapmigrate.out" 2>/dev/null)
+if ! snapped snapmigrate; then
+	tap fail "snapmigrate" "$why"
+elif [ "$(stat_of "$stats" calls hop)" != 16 ] || [ "$(stat_of "$stats" calls spin)" != 16 ] ||
+     [ "$(stat_of "$stats" taken spin)" != 15984 ]; then
+	tap fail "snapmigrate" "hop $(stat_of "$stats" calls hop) calls, spin $(stat_of "$stats" calls spin), taken $(stat_of "$stats" taken spin) (16, 16, 15984 expected)"
+else
+	cpus=$("$ITRACE" decode --json "$dir/snapmigrate.itrace" 2>/dev/null |
+		grep -o '"cpu": *[0-9]*' | sort -u | wc -l)
+	if [ "${moves:-0}" -gt 0 ] && [ "$cpus" -lt 2 ]; then
+		tap fail "snapmigrate" "moved $moves times, but the flow has trace of $cpus CPU"
+	else
+		tap ok "snapmigrate: --snapshot of a thread moving between CPUs (${moves:-0} moves), the exit's snapshot of $nbuf buffer(s): every call and branch, trace of $cpus CPU(s), 0 errors"
+	fi
 fi
 
 # SIGTERM in the middle.  The trace of a second of spin may outrun the
