@@ -1213,7 +1213,8 @@ static void bts_tail_resume(void *ctx, uint64_t off, uint64_t at)
 		.msg = "back from the kernel where BTS does not record (a signal handler?)",
 	};
 
-	t->pend = false;
+	/* a system call that went elsewhere (sigreturn, exec) ran: where to is not known */
+	resolve(x, 0);
 	t->how = END_NONE;
 	push(x, &e);
 }

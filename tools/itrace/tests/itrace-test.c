@@ -1886,8 +1886,9 @@ static int read_truth(const char *path, uint64_t *ips, int max, int *n, uint64_t
 /*
  * `itrace core --insn -n 64` against what ptsim single-stepped: the same
  * 64 addresses in the same order, then the crash at the ptsim end address.
+ * marks: lines in the tail that are no instruction (-n 64 + marks).
  */
-static int tail_is_truth(const char *itrace, const char *core, const char *truth,
+static int tail_is_truth(const char *itrace, const char *core, const char *truth, int marks,
 			 char *why, size_t whylen)
 {
 	uint64_t want[64], end;
@@ -1899,7 +1900,7 @@ static int tail_is_truth(const char *itrace, const char *core, const char *truth
 		snprintf(why, whylen, "no ground truth in %s", truth);
 		return 0;
 	}
-	snprintf(cmd, sizeof(cmd), "%s core --insn -n 64 %s 2>&1", itrace, core);
+	snprintf(cmd, sizeof(cmd), "%s core --insn -n %d %s 2>&1", itrace, 64 + marks, core);
 	ret = run_out(cmd, &out);
 	for (l = strtok(out, "\n"); l; l = strtok(NULL, "\n")) {
 		char *x = strstr(l, " 0x");
@@ -1948,7 +1949,7 @@ static void sim_crash(const char *itrace, const char *ptsim, const char *prog,
 	free(out);
 	snprintf(core, sizeof(core), "%s/%s.core", tmpdir, name);
 	snprintf(truth, sizeof(truth), "%s/%s.truth", tmpdir, name);
-	ret = tail_is_truth(itrace, core, truth, why, sizeof(why));
+	ret = tail_is_truth(itrace, core, truth, 0, why, sizeof(why));
 	ok(ret, "core %s: the last 64 instructions and the crash are what ptsim stepped (%s)",
 	   name, why);
 }
@@ -2265,6 +2266,243 @@ static void test_gcore(const char *itrace)
 	   "gcore cores without NT_FILE, --sysroot: libc missing from it is missing, a copy of it is read, another build there is refused");
 }
 
+/* Field i (0 from, 1 to) of BTS record k of the trace at tr */
+static uint64_t bts_field(const uint8_t *tr, size_t k, int i)
+{
+	uint64_t v;
+
+	memcpy(&v, tr + k * BTS_RECORD_SIZE + 8 * i, sizeof(v));
+	return v;
+}
+
+/* BTS record k of the trace at tr becomes { from, to, 0 } */
+static void bts_set(uint8_t *tr, size_t k, uint64_t from, uint64_t to)
+{
+	const uint64_t r[3] = { from, to, 0 };
+
+	memcpy(tr + k * BTS_RECORD_SIZE, r, sizeof(r));
+}
+
+/* The last index of ip in ips[0, end), or -1 */
+static int last_ip(const uint64_t *ips, int end, uint64_t ip)
+{
+	while (end-- > 0)
+		if (ips[end] == ip)
+			return end;
+	return -1;
+}
+
+/* bts-crashnull.core and ptsim's truth of it, for bts_resume_core() */
+struct bts_cut {
+	const char		*itrace;
+	uint64_t		at, off;	/* main's call of level1: the 4th last record */
+	uint64_t		to8, sys;	/* the 8th last's target; the last system call */
+	unsigned long long	insns;		/* itrace core decodes */
+	uint64_t		ips[8192];	/* ptsim's instructions */
+	int			nips, i4;	/* how many; the index of at */
+	uint64_t		end;		/* ptsim's end: rip */
+};
+
+/*
+ * itrace core of the cut core: a [resumed] line after the branch to to8 (an
+ * interrupt) or after the system call (its target not known), then the
+ * call at c->at; no error; the crash; c->insns less the cut instructions;
+ * the last 64 of them ptsim's less the cut (the ones before c->i4).
+ */
+static void bts_resumed_text(const struct bts_cut *c, const char *name, const char *core,
+			     bool sys, int cut)
+{
+	char cmd[1024], mark[192], prev[64], why[512], *out, *p, *q;
+	int ret, good, i;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "%s core %s 2>&1", c->itrace, core);
+	ret = run_out(cmd, &out);
+	snprintf(mark, sizeof(mark),
+		 "\n    [resumed at trace offset 0x%llx: %s]\n    call    0x%llx ",
+		 (unsigned long long)c->off,
+		 "back from the kernel where BTS does not record (a signal handler?)",
+		 (unsigned long long)c->at);
+	snprintf(prev, sizeof(prev), sys ? "    syscall 0x%llx " : " -> 0x%llx ",
+		 (unsigned long long)(sys ? c->sys : c->to8));
+	p = strstr(out, mark);
+	for (q = p; q && q > out && q[-1] != '\n'; q--)
+		;
+	good = p && p - q > 5;
+	if (good) {			/* the line before the mark */
+		*p = 0;
+		good = strstr(q, prev) && (!sys || !strcmp(p - 5, " -> ?"));
+		*p = '\n';
+	}
+	snprintf(cmd, sizeof(cmd), "\n  decoded %llu instructions, 0 errors\n", c->insns - cut);
+	ok(ret == 0 && good && strstr(out, cmd) && !strstr(out, "gap at") &&
+	   strstr(out, "level3 (crashnull.c:7)  = NT_PRSTATUS rip\n"),
+	   "core %s: a [resumed] line after %s, then main's call; %llu instructions, 0 errors, exit %d",
+	   name, sys ? "the system call" : "the branch before the interrupt", c->insns - cut, ret);
+	if (ret || !good)
+		printf("# %s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd), "%s/%s.truth", tmpdir, name);
+	f = fopen(cmd, "w");
+	for (i = 0; f && i < c->nips; i++)
+		if (i < c->i4 - cut || i >= c->i4)
+			fprintf(f, "0x%llx\n", (unsigned long long)c->ips[i]);
+	if (f) {
+		fprintf(f, "end 0x%llx\n", (unsigned long long)c->end);
+		fclose(f);
+	}
+	ok(tail_is_truth(c->itrace, core, cmd, 1, why, sizeof(why)),
+	   "core %s: --insn: the last 64 instructions (and the [resumed] line) are ptsim's less the cut (%s)",
+	   name, why);
+}
+
+/* --json of the cut core: one mark of kind at c->off; after a resume, the call at c->at */
+#define RESUME_PY \
+	"import json, sys\n" \
+	"t = json.load(open(sys.argv[1]))[\"threads\"][0]\n" \
+	"b, k, a = t[\"branches\"], sys.argv[2], sys.argv[4]\n" \
+	"m = [i for i, x in enumerate(b) if \"message\" in x]\n" \
+	"assert len(m) == 1 and b[m[0]][\"kind\"] == k\n" \
+	"assert b[m[0]][\"offset\"] == int(sys.argv[3])\n" \
+	"assert t[\"nr_errors\"] == (k == \"error\") and t[\"end\"][\"matches_rip\"]\n" \
+	"n, p = b[m[0] + 1], b[m[0] - 1]\n" \
+	"assert k == \"error\" or (n[\"kind\"] == \"call\" and n[\"at\"][\"ip\"] == a)\n" \
+	"assert k == \"error\" or (p[\"to\"] or {\"ip\": \"?\"})[\"ip\"] == sys.argv[5]\n" \
+	"assert sys.argv[5] != \"?\" or p[\"kind\"] == \"syscall\"\n"
+
+static void bts_resumed_json(const struct bts_cut *c, const char *name, const char *core,
+			     const char *kind, const char *prev)
+{
+	const char *src = getenv("ITRACE_SRC");
+	char cmd[2048], json[256];
+	int ret;
+
+	if (!src || access("/usr/bin/python3", X_OK)) {
+		printf("ok %d core %s --json # SKIP no ITRACE_SRC or python3\n", ++nr_test, name);
+		return;
+	}
+	snprintf(json, sizeof(json), "%s/%s.json", tmpdir, name);
+	snprintf(cmd, sizeof(cmd),
+		 "%1$s core --json %2$s > %3$s &&\n"
+		 "/usr/bin/python3 -c '%4$s' %3$s %5$s %6$llu 0x%7$llx %8$s &&\n"
+		 "/usr/bin/python3 %9$s/tests/check-json.py %9$s/itrace.schema.json %3$s >/dev/null",
+		 c->itrace, core, json, RESUME_PY, kind, (unsigned long long)c->off,
+		 (unsigned long long)c->at, prev, src);
+	ret = run(cmd);
+	ok(ret == 0,
+	   "core %s --json: \"kind\":\"%s\" at trace offset %llu%s; valid against itrace.schema.json (%d)",
+	   name, kind, (unsigned long long)c->off,
+	   strcmp(kind, "error") ? ", no error, then main's call" : "", ret);
+}
+
+/*
+ * A return from the kernel elsewhere than where the thread entered it (a
+ * signal handler, sigreturn, exec), which a user-mode BTS does not record
+ * (bts.h: resume), in the tail of an intel_bts note.  Of the records of
+ * bts-crashnull.core (main's call of level1 is the 4th last), the 7th to
+ * 5th last become an interrupt at the target of the 8th last ({ it, 0 })
+ * and zeros, which the walker skips ("irq"); or all after the last system
+ * call up to main's call become zeros, as after a sigreturn ("sys").  The
+ * flow goes on at main's call with no error.  The same records without
+ * the interrupt ("bad"): the code does not lead to main's call, an error.
+ */
+static void bts_resume_core(const char *itrace)
+{
+	static struct bts_cut c;
+	char core[256], cmd[1024], *out, *p;
+	size_t size, n = 0, k, ks;
+	struct itrace_note note;
+	uint8_t *buf, *b, *tr;
+	int cut[2], ret;
+	long nh;
+
+	if (load(tmp("bts-crashnull.core"), &buf, &size)) {
+		ok(0, "core bts-resume: read back bts-crashnull.core");
+		return;
+	}
+	nh = itrace_note_at(buf, size);
+	if (nh > 0) {
+		memcpy(&note, buf + nh + 20, sizeof(note));
+		n = note.trace_size / BTS_RECORD_SIZE;
+	}
+	if (n < 8) {
+		ok(0, "core bts-resume: the records of bts-crashnull.core");
+		free(buf);
+		return;
+	}
+	tr = buf + nh + 20 + note.hdr_size;
+	for (ks = n - 4; ks-- > 0;)
+		if (bts_field(tr, ks, 0) && !bts_field(tr, ks, 1))
+			break;
+	c.itrace = itrace;
+	c.sys = ks < n ? bts_field(tr, ks, 0) : 0;
+	c.to8 = bts_field(tr, n - 8, 1);
+	c.at = bts_field(tr, n - 4, 0);
+	c.off = (n - 4) * BTS_RECORD_SIZE;
+	/* ptsim's instructions, cut out: from to8 (which did not run), after sys */
+	if (read_truth(tmp("bts-crashnull.truth"), c.ips, ARRAY_SIZE(c.ips), &c.nips, &c.end) ||
+	    c.nips > (int)ARRAY_SIZE(c.ips))
+		c.nips = 0;
+	c.i4 = last_ip(c.ips, c.nips, c.at);
+	cut[0] = c.i4 - last_ip(c.ips, c.i4, c.to8);
+	cut[1] = c.i4 - last_ip(c.ips, c.i4, c.sys) - 1;
+	snprintf(cmd, sizeof(cmd), "%s core %s 2>&1", itrace, tmp("bts-crashnull.core"));
+	ret = run_out(cmd, &out);
+	p = strstr(out, "\n  decoded ");
+	c.insns = !ret && p ? strtoull(p + 11, NULL, 10) : 0;
+	free(out);
+	ret = c.sys && c.i4 > 0 && cut[0] <= c.i4 && cut[1] < c.i4 && c.insns;
+	ok(ret, "core bts-resume: bts-crashnull.core's records, a system call, ptsim's truth");
+	b = malloc(size);
+	if (!ret || !b) {
+		free(b);
+		free(buf);
+		return;
+	}
+
+	/* an interrupt, and the kernel back at main's call */
+	memcpy(b, buf, size);
+	bts_set(b + (tr - buf), n - 7, c.to8, 0);
+	bts_set(b + (tr - buf), n - 6, 0, 0);
+	bts_set(b + (tr - buf), n - 5, 0, 0);
+	snprintf(core, sizeof(core), "%s/bts-resume-irq.core", tmpdir);
+	save(core, b, size);
+	bts_resumed_text(&c, "bts-resume-irq", core, false, cut[0]);
+	snprintf(cmd, sizeof(cmd), "0x%llx", (unsigned long long)c.to8);
+	bts_resumed_json(&c, "bts-resume-irq", core, "resumed", cmd);
+
+	/* the last system call, and the kernel back at main's call */
+	memcpy(b, buf, size);
+	for (k = ks + 1; k < n - 4; k++)
+		bts_set(b + (tr - buf), k, 0, 0);
+	snprintf(core, sizeof(core), "%s/bts-resume-sys.core", tmpdir);
+	save(core, b, size);
+	bts_resumed_text(&c, "bts-resume-sys", core, true, cut[1]);
+	bts_resumed_json(&c, "bts-resume-sys", core, "resumed", "?");
+
+	/* the interrupt's records without it: the code cannot get there */
+	memcpy(b, buf, size);
+	bts_set(b + (tr - buf), n - 7, 0, 0);
+	bts_set(b + (tr - buf), n - 6, 0, 0);
+	bts_set(b + (tr - buf), n - 5, 0, 0);
+	snprintf(core, sizeof(core), "%s/bts-resume-bad.core", tmpdir);
+	save(core, b, size);
+	snprintf(cmd, sizeof(cmd), "%s core %s 2>&1", itrace, core);
+	ret = run_out(cmd, &out);
+	snprintf(cmd, sizeof(cmd), "\n    [error at trace offset 0x%llx: %s]\n",
+		 (unsigned long long)c.off, "the code does not lead to this BTS record");
+	p = strstr(out, cmd);
+	snprintf(cmd, sizeof(cmd), "\n  gap at trace offset 0x%llx ", (unsigned long long)c.off);
+	ok(ret == 0 && p && strstr(out, cmd) && strstr(out, " instructions, 1 errors\n") &&
+	   !strstr(out, "[resumed"),
+	   "core bts-resume-bad: the records without the kernel entry: a gap, an error, exit %d",
+	   ret);
+	free(out);
+	bts_resumed_json(&c, "bts-resume-bad", core, "error", "-");
+	free(b);
+	free(buf);
+}
+
 static void test_core(const char *itrace, const char *ptsim)
 {
 	char cmd[2048], *out;
@@ -2291,6 +2529,8 @@ static void test_core(const char *itrace, const char *ptsim)
 		 "grep -q '^  trace: 3000 bytes (buffer 3000), flags wrapped, intel_bts config 0x0$' %s",
 		 tmp("bts-wrapped.txt"));
 	ok(run(cmd) == 0, "core bts-wrapped: the report says wrapped, intel_bts");
+	/* the kernel back elsewhere than the entry left the thread: no error */
+	bts_resume_core(itrace);
 	/* the newest 3000 bytes only, cut mid-packet: decoded from the first PSB */
 	sim_crash(itrace, ptsim, "crashnull", "-w 3000", "wrapped");
 	snprintf(cmd, sizeof(cmd),
