@@ -809,6 +809,24 @@ static int check_input(const struct itrace_data *d, const char *name)
  * EXIT_USAGE.  The [vdso] goes into perf's build-id cache after the
  * perf.data is complete; failing that is a warning.
  */
+/* Do the paths name one file (a perf record --kcore directory: its data)? */
+static bool is_same_path(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	char *data;
+
+	if (!strcmp(a, "-") || stat(a, &sa) || stat(b, &sb))
+		return false;
+	if (S_ISDIR(sa.st_mode)) {
+		if (asprintf(&data, "%s/data", a) < 0)
+			return false;
+		if (stat(data, &sa))
+			sa.st_ino = 0;
+		free(data);
+	}
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -858,6 +876,12 @@ int cmd_convert(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	name = optind < argc ? argv[optind] : "itrace.data";
+	if (is_same_path(name, out)) {
+		fprintf(stderr,
+			"itrace convert: -o %s is the recording itself: it would be replaced; write the perf.data elsewhere\n",
+			out);
+		return EXIT_USAGE;
+	}
 	if (itrace_read_any(name, &d, NULL, err, sizeof(err))) {
 		fprintf(stderr, "itrace: %s\n", err);
 		return 1;

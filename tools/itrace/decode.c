@@ -1323,6 +1323,50 @@ static void bts_resume(void *ctx, uint64_t off, uint64_t at)
 
 /* ---- threads (timeline.c calls these) ------------------------------- */
 
+/* Did the recording's trace event trace kernel mode (attr.exclude_kernel clear)? */
+static bool traced_kernel(const struct itrace_data *d)
+{
+	struct perf_event_attr a;
+
+	if (!d->attr || (d->hdr.flags & ITRACE_FLAG_SAMPLES) ||
+	    d->attr_size < offsetof(struct perf_event_attr, read_format))
+		return false;
+	memset(&a, 0, sizeof(a));
+	memcpy(&a, d->attr, d->attr_size < sizeof(a) ? d->attr_size : sizeof(a));
+	return !a.exclude_kernel;
+}
+
+/* --tid: warn of each thread the recording does not have (none, if no tids) */
+static void check_tids(struct dstate *s, const struct itrace_data *d)
+{
+	struct tl_thread **tv;
+	const char *p;
+	size_t n, i, nr;
+	unsigned long tid;
+
+	if (!s->o->tids)
+		return;
+	if (!s->threads) {
+		fprintf(stderr,
+			"itrace: %s: warning: --tid: the recording has no thread ids (%s): nothing is selected\n",
+			s->o->name, d->is_perf_data ?
+			"a perf.data is decoded as one flow; perf script --tid selects threads" :
+			"no sideband of its threads");
+		return;
+	}
+	tv = tl_threads(s->tl, &nr);
+	for (p = s->o->tids; *p; p += n + (p[n] == ',')) {
+		n = strcspn(p, ",");
+		tid = strtoul(p, NULL, 10);
+		for (i = 0; i < nr && tv[i]->tid != tid; i++)
+			;
+		if (i == nr)
+			fprintf(stderr,
+				"itrace: %s: warning: --tid: no thread %lu in the recording\n",
+				s->o->name, tid);
+	}
+}
+
 static struct dthread *dthread_of(struct dstate *s, struct tl_thread *t)
 {
 	struct dthread *th = t->priv;
@@ -2376,6 +2420,11 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 		s->kernel_ready = true;
 	}
 	tl_done(s->tl);
+	check_tids(s, d);
+	if (!o->kernel && traced_kernel(d))
+		fprintf(stderr,
+			"itrace: %s: warning: the recording traced kernel mode too (record -k): without --kernel KERNEL (vmlinux, or the kernel text as an ELF core: record --kcore's FILE.kcore, perf record --kcore's kcore_dir) its kernel code cannot be decoded, and each entry to the kernel is a decode error\n",
+			o->name);
 	if (!s->exe && !(d->hdr.flags & ITRACE_FLAG_CPU_WIDE))
 		fprintf(stderr, "itrace: %s: warning: no executable mapping in the sideband\n",
 			o->name);

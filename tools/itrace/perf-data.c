@@ -67,6 +67,18 @@ static int add_chunk(struct itrace_data *d, uint32_t idx, uint64_t offset, const
 
 	if (!n)
 		return 0;
+	/*
+	 * perf record pads each AUXTRACE record's data to 8 bytes
+	 * (PERF_AUXTRACE_RECORD_ALIGNMENT) with zeros it counts in the size,
+	 * while the next record's offset follows the unpadded data: drop the
+	 * padding where the next chunk of the buffer overlaps it.
+	 */
+	if (last && last->buf_idx == idx && offset > last->stream_offset &&
+	    last->stream_offset + last->size > offset &&
+	    last->stream_offset + last->size - offset < 8) {
+		d->trace_size -= last->stream_offset + last->size - offset;
+		last->size = offset - last->stream_offset;
+	}
 	if (!last || last->buf_idx != idx || last->stream_offset + last->size != offset) {
 		struct itrace_segment *ns = realloc(d->segs, (d->nr_segs + 1) * sizeof(*ns));
 

@@ -651,14 +651,14 @@ static void put_aux(struct pev_buf *b, uint32_t pid, uint32_t tid, uint32_t cpu,
 static void test_threads(const char *itrace)
 {
 	struct perf_event_attr attr = { .size = sizeof(attr), .sample_id_all = 1,
-					.sample_type = ST_IDS };
+					.sample_type = ST_IDS, .exclude_kernel = 1 };
 	struct itrace_file_header hdr;
 	struct pev_buf sb = { 0 };
 	struct enc e1, e2;
 	uint8_t t0[8192], t1[8192];
 	size_t n, n2;
 	char cmd[1024], *out;
-	int ret;
+	int ret, v;
 	FILE *f;
 
 	n = encode_tiny(&e1);
@@ -682,26 +682,38 @@ static void test_threads(const char *itrace)
 	put_aux(&sb, 42, 43, 0, n, n, 30);
 	put_aux(&sb, 50, 50, 1, n, n2, 40);
 
-	f = fopen(tmp("threads.itrace"), "wb");
-	itrace_header_init(&hdr);
-	hdr.page_size = 4096;
-	hdr.cpu_vendor = ITRACE_CPU_INTEL;
-	hdr.cpu_family = 6;
-	hdr.cpu_model = 0x55;
-	hdr.trace_pages = 2;
-	hdr.flags = ITRACE_FLAG_PER_CPU;
-	hdr.pid = 42;
-	itrace_write_header(f, &hdr);
-	itrace_write_section(f, ITRACE_SEC_ATTR, 0, &attr, sizeof(attr));
-	itrace_write_buf_section2(f, ITRACE_SEC_PERF, 0, 0, sb.buf, sb.len, NULL, 0);
-	/* the two buffers' chunks interleave in the file, as record drains them */
-	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 1, 0, t1, n, NULL, 0);
-	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, 0, t0, n + 3, NULL, 0);
-	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 1, n, t1 + n, n2, NULL, 0);
-	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, n + 3, t0 + n + 3, n - 3, NULL, 0);
-	itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
-	fclose(f);
+	/* threads-k.itrace: the same as if recorded with -k (exclude_kernel clear) */
+	for (v = 0; v < 2; v++) {
+		attr.exclude_kernel = !v;
+		f = fopen(tmp(v ? "threads-k.itrace" : "threads.itrace"), "wb");
+		itrace_header_init(&hdr);
+		hdr.page_size = 4096;
+		hdr.cpu_vendor = ITRACE_CPU_INTEL;
+		hdr.cpu_family = 6;
+		hdr.cpu_model = 0x55;
+		hdr.trace_pages = 2;
+		hdr.flags = ITRACE_FLAG_PER_CPU;
+		hdr.pid = 42;
+		itrace_write_header(f, &hdr);
+		itrace_write_section(f, ITRACE_SEC_ATTR, 0, &attr, sizeof(attr));
+		itrace_write_buf_section2(f, ITRACE_SEC_PERF, 0, 0, sb.buf, sb.len, NULL, 0);
+		/* the two buffers' chunks interleave in the file, as record drains them */
+		itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 1, 0, t1, n, NULL, 0);
+		itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, 0, t0, n + 3, NULL, 0);
+		itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 1, n, t1 + n, n2, NULL, 0);
+		itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, n + 3, t0 + n + 3, n - 3,
+					  NULL, 0);
+		itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
+		fclose(f);
+	}
 	free(sb.buf);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && %2$s decode --stats threads.itrace 2> k0.err >/dev/null && ! grep -q 'kernel mode' k0.err &&\n"
+		 "%2$s decode --stats threads-k.itrace 2>&1 >/dev/null |\n"
+		 "grep -q 'warning: the recording traced kernel mode too (record -k): without --kernel KERNEL'",
+		 tmpdir, itrace);
+	ok(run(cmd) == 0,
+	   "threads: a recording that traced kernel mode too, decoded without --kernel: a warning that says to give it (none for user mode)");
 
 	out = decode_stats(tmp("threads.itrace"), &ret);
 	ok(ret == 0 && out && has_line(out, "total errors 0") && has_line(out, "calls f 9") &&
@@ -718,6 +730,12 @@ static void test_threads(const char *itrace)
 		 "%s decode --stats --tid 43,50 %s | grep -c -x 'calls f 6\\|total insns 63' | grep -qx 2",
 		 itrace, tmp("threads.itrace"));
 	ok(run(cmd) == 0, "threads: decode --tid 43,50 counts their instructions only");
+	snprintf(cmd, sizeof(cmd),
+		 "%1$s decode --stats --tid 43,77 %2$s 2>&1 >/dev/null | grep -qx 'itrace: %2$s: warning: --tid: no thread 77 in the recording' &&\n"
+		 "! %1$s decode --stats --tid 43,50 %2$s 2>&1 >/dev/null | grep -q warning",
+		 itrace, tmp("threads.itrace"));
+	ok(run(cmd) == 0,
+	   "threads: decode --tid of a thread not in the recording: a warning naming it");
 	/* the flow in time order: 42 (cpu 0), 43 (cpu 1), 43 (cpu 0), 50 (cpu 1) */
 	snprintf(cmd, sizeof(cmd),
 		 "%s decode %s | grep '^\\[thread' | sed 's/ at [0-9.]*//' | tr '\\n' ';' | grep -qx '%s'",
@@ -1067,8 +1085,12 @@ static int run(const char *cmd)
 /* The AUXTRACE_INFO type of write_perf_data()'s files: PERF_AUXTRACE_INTEL_PT. */
 static uint64_t pd_auxtrace_type = 1;
 
+/* write_perf_data()'s flags */
+#define PD_COMPRESSED	1	/* a PERF_RECORD_COMPRESSED record first */
+#define PD_PADDED	2	/* the first chunk's data padded to 8 bytes, as perf does */
+
 static void write_perf_data(const char *path, const void *side, size_t side_len,
-			    const uint8_t *trace, size_t n, size_t cut, int compressed,
+			    const uint8_t *trace, size_t n, size_t cut, int flags,
 			    const uint8_t *vdso_id)
 {
 	struct { struct perf_event_header h; int32_t pid; uint8_t id[24]; char name[8]; } bid;
@@ -1080,7 +1102,7 @@ static void write_perf_data(const char *path, const void *side, size_t side_len,
 	char cpuid[32] = "GenuineIntel,6,85,4";
 	uint32_t clen = sizeof(cpuid);
 	uint8_t *file;
-	size_t off;
+	size_t off, h, pad;
 	FILE *f;
 
 	memset(&fh, 0, sizeof(fh));
@@ -1090,7 +1112,7 @@ static void write_perf_data(const char *path, const void *side, size_t side_len,
 	fh.attrs[0] = sizeof(fh);
 	fh.attrs[1] = 128 + 16;
 	pev_put(&b, PERF_RECORD_AUXTRACE_INFO, 0, info, sizeof(info));
-	if (compressed)
+	if (flags & PD_COMPRESSED)
 		pev_put(&b, PERF_RECORD_COMPRESSED, 0, info, 8);
 	memcpy(b.buf + b.len, side, 0);
 	{
@@ -1107,22 +1129,29 @@ static void write_perf_data(const char *path, const void *side, size_t side_len,
 			pos += rs;
 		}
 	}
-	/* two AUXTRACE chunks of the one buffer: size, offset, reference, idx|tid, cpu */
-	at[0] = n / 2;
+	/*
+	 * two AUXTRACE chunks of the one buffer: size, offset, reference,
+	 * idx|tid, cpu; PD_PADDED: the first cut 3 bytes past a multiple of 8
+	 * and its size rounded up with zeros, the next at the unpadded offset
+	 */
+	h = flags & PD_PADDED ? (n / 2 & ~7UL) + 3 : n / 2;
+	pad = flags & PD_PADDED ? 5 : 0;
+	at[0] = h + pad;
 	at[1] = 0;
 	at[3] = 42ULL << 32;
 	at[4] = 0xffffffff;
 	pev_put(&b, PERF_RECORD_AUXTRACE, 0, at, 40);
 	off = b.len;
 	b.buf = realloc(b.buf, b.len + n + 4096);
-	memcpy(b.buf + b.len, trace, n / 2);
-	b.len += n / 2;
-	at[0] = n - n / 2;
-	at[1] = n / 2;
+	memcpy(b.buf + b.len, trace, h);
+	memset(b.buf + b.len + h, 0, pad);
+	b.len += h + pad;
+	at[0] = n - h;
+	at[1] = h;
 	pev_put(&b, PERF_RECORD_AUXTRACE, 0, at, 40);
 	b.buf = realloc(b.buf, b.len + n);
-	memcpy(b.buf + b.len, trace + n / 2, n - n / 2);
-	b.len += n - n / 2;
+	memcpy(b.buf + b.len, trace + h, n - h);
+	b.len += n - h;
 	(void)off;
 	fh.data[0] = sizeof(fh) + 128 + 16;
 	fh.data[1] = b.len;
@@ -1187,13 +1216,25 @@ static void test_perf_data(const char *itrace)
 		 "mkdir -p %1$s/kcoredir && cp %1$s/tiny.perf.data %1$s/kcoredir/data &&\n"
 		 "%2$s decode --stats %1$s/kcoredir | grep -qx 'total insns 21'", tmpdir, itrace);
 	ok(run(cmd) == 0, "perf.data: a perf record --kcore directory (DIR/data)");
+	snprintf(cmd, sizeof(cmd),
+		 "%1$s decode --stats --tid 42 %2$s 2>&1 >/dev/null | grep -q 'warning: --tid: the recording has no thread ids (a perf.data is decoded as one flow'",
+		 itrace, tmp("tiny.perf.data"));
+	ok(run(cmd) == 0, "perf.data: decode --tid: a warning that it selects nothing there");
+	write_perf_data(tmp("pad.perf.data"), side, side_len, e.buf, n, 0, PD_PADDED, NULL);
+	snprintf(cmd, sizeof(cmd),
+		 "%1$s decode --stats %2$s > %3$s/pad.txt 2>&1 && grep -qx 'total insns 21' %3$s/pad.txt &&\n"
+		 "grep -qx 'total gaps 0' %3$s/pad.txt && grep -qx 'total errors 0' %3$s/pad.txt &&\n"
+		 "! grep -q gap %3$s/pad.txt",
+		 itrace, tmp("pad.perf.data"), tmpdir);
+	ok(run(cmd) == 0,
+	   "perf.data: an AUXTRACE chunk padded to 8 bytes, the next at the unpadded offset (as perf writes them): one run, no gap");
 	write_perf_data(tmp("cut.perf.data"), side, side_len, e.buf, n, 60, 0, NULL);
 	snprintf(cmd, sizeof(cmd),
 		 "%s decode %s 2>&1 >/dev/null | grep -q 'perf.data: truncated header'; r=$?;"
 		 "%s decode %s >/dev/null 2>&1; test $? = 1 -a $r = 0", itrace,
 		 tmp("cut.perf.data"), itrace, tmp("cut.perf.data"));
 	ok(run(cmd) == 0, "perf.data cut in its header: says so, exit 1");
-	write_perf_data(tmp("z.perf.data"), side, side_len, e.buf, n, 0, 1, NULL);
+	write_perf_data(tmp("z.perf.data"), side, side_len, e.buf, n, 0, PD_COMPRESSED, NULL);
 	snprintf(cmd, sizeof(cmd),
 		 "%s decode %s 2>&1 | grep -q 'compressed records (perf record -z)'",
 		 itrace, tmp("z.perf.data"));
@@ -3839,6 +3880,15 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 		 tmpdir, itrace);
 	ok(run(cmd) == 0,
 	   "convert that fails keeps an existing output as it was, no temporary file");
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && cp conv-fib.itrace self.itrace && ln -sf self.itrace self-link &&\n"
+		 "for o in self.itrace ./self.itrace self-link; do\n"
+		 "  { %2$s convert -o $o self.itrace 2> self.err; test $? = 2; } &&\n"
+		 "  grep -q 'is the recording itself' self.err || exit 1\n"
+		 "done && cmp -s self.itrace conv-fib.itrace && test -z \"$(ls | grep 'self\\.itrace\\.')\"",
+		 tmpdir, itrace);
+	ok(run(cmd) == 0,
+	   "convert -o naming its own input (the path, another path, a link to it): usage, exit 2, the recording kept");
 	/* a write error (RLIMIT_FSIZE, SIGXFSZ ignored: EFBIG) removes the temporary file */
 	snprintf(cmd, sizeof(cmd),
 		 "cd %1$s && rm -rf convout && mkdir convout && trap '' XFSZ &&\n"
