@@ -22,8 +22,20 @@
  *
  * The file goes to a temporary file beside the output, renamed at the
  * end; an error or SIGINT/SIGTERM/SIGHUP removes it.
+ *
+ * With --kernel (a recording of record -k and the kernel text of its boot),
+ * the output is a directory in perf record --kcore's layout, which perf
+ * script reads the kernel code from: OUT/data, the perf.data file (with a
+ * PERF_RECORD_MMAP of [kernel.kallsyms]_text as perf record writes one,
+ * which names the kernel map and its relocation symbol), and
+ * OUT/kcore_dir/{kcore,kallsyms,modules}, copies of the kernel text's.  It
+ * is made as a temporary directory beside OUT, renamed (or exchanged with
+ * an OUT of that layout) at the end.
  */
+#include <dirent.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <intel-pt.h>
 #include <signal.h>
@@ -32,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "itrace.h"
@@ -44,6 +57,10 @@
 #define NAME_ALIGN		64
 /* attr.size written: PERF_ATTR_SIZE_VER7, which every perf since 5.13 reads */
 #define ATTR_SIZE		128
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+
+/* statfs f_type of procfs (<linux/magic.h>): /proc/kcore is not copied */
+#define PROC_SUPER_MAGIC	0x9fa0
 /* the last kernel record type a current perf knows (AUX_OUTPUT_HW_ID) */
 #define LAST_KNOWN_RECORD	21
 
@@ -105,18 +122,28 @@ struct conv {
 };
 
 /*
- * The temporary output, removed by the signal handler: stored and loaded
- * with __atomic builtins, so the handler sees whole pointers in order.
+ * The temporary output, removed by the signal handler: a NULL-terminated
+ * list of paths, unlinked (files) or else removed as directories, in
+ * order; stored and loaded with __atomic builtins, so the handler sees
+ * whole pointers in order.
  */
-static char *tmp_path;
+static char **tmp_paths;
+
+/* Remove the paths of a tmp_paths list (async-signal-safe). */
+static void remove_paths(char *const *p)
+{
+	for (; *p; p++)
+		if (unlink(*p))
+			rmdir(*p);
+}
 
 /* SIGINT, SIGTERM, SIGHUP: remove the temporary output, then die of sig. */
 static void on_signal(int sig)
 {
-	char *p = __atomic_load_n(&tmp_path, __ATOMIC_SEQ_CST);
+	char **p = __atomic_load_n(&tmp_paths, __ATOMIC_SEQ_CST);
 
 	if (p)
-		unlink(p);
+		remove_paths(p);
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -764,15 +791,399 @@ static void add_vdso_to_cache(const struct conv *c, const char *dir)
 	free(dflt);
 }
 
+/* the --kernel files refused */
+#define WHY_PROC \
+	"the running kernel's memory, not a copy of its text (itrace record --kcore or perf record --kcore make one)"
+#define WHY_NOT_CORE \
+	"not an ELF core file of the kernel text (perf script reads the kernel code from kcore, not vmlinux)"
+
+/*
+ * --kernel: the kernel text of the recording's boot in perf record
+ * --kcore's layout, what perf script needs to decode kernel code: the
+ * kcore (an ELF core file of the text), kallsyms beside it (perf checks
+ * its _text against the kernel map's relocation symbol) and modules
+ * beside it, if there is one (else an empty one is written: no modules).
+ */
+struct kern {
+	char		*kcore, *kallsyms, *modules;	/* modules: NULL if none */
+	uint64_t	text, etext;	/* _text and _etext of kallsyms */
+};
+
+static void kern_free(struct kern *k)
+{
+	free(k->kcore);
+	free(k->kallsyms);
+	free(k->modules);
+}
+
+/* path's sibling name: the same directory, another file name; NULL no memory */
+static char *sibling(const char *path, const char *name)
+{
+	const char *slash = strrchr(path, '/');
+	char *s;
+
+	if (asprintf(&s, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path, name) < 0)
+		return NULL;
+	return s;
+}
+
+/*
+ * The kernel text of --kernel arg: a kcore file (kcore_dir/kcore of perf
+ * record --kcore or of itrace record --kcore), or a directory holding
+ * kcore_dir/kcore (those commands' output).  0, or 1 with a message.
+ */
+static int kern_find(const char *arg, struct kern *k)
+{
+	uint8_t eh[EI_NIDENT + 2];	/* e_ident, e_type */
+	struct statfs sf;
+	struct stat sb;
+	char line[512], name[256], t;
+	unsigned long long a;
+	const char *why = NULL;
+	FILE *f;
+
+	memset(k, 0, sizeof(*k));
+	if (!stat(arg, &sb) && S_ISDIR(sb.st_mode)) {
+		if (asprintf(&k->kcore, "%s/kcore_dir/kcore", arg) < 0)
+			k->kcore = NULL;
+	} else {
+		k->kcore = strdup(arg);
+	}
+	if (!k->kcore)
+		goto nomem;
+	f = fopen(k->kcore, "rb");
+	if (!f) {
+		fprintf(stderr, "itrace: --kernel %s: %s\n", k->kcore, strerror(errno));
+		goto fail;
+	}
+	if (fstat(fileno(f), &sb) || !S_ISREG(sb.st_mode))
+		why = "not a regular file";
+	else if (!fstatfs(fileno(f), &sf) && sf.f_type == PROC_SUPER_MAGIC)
+		why = WHY_PROC;
+	else if (fread(eh, sizeof(eh), 1, f) != 1 || memcmp(eh, ELFMAG, SELFMAG) ||
+		 eh[EI_CLASS] != ELFCLASS64 || eh[EI_DATA] != ELFDATA2LSB ||
+		 (eh[EI_NIDENT] | eh[EI_NIDENT + 1] << 8) != ET_CORE)
+		why = WHY_NOT_CORE;
+	fclose(f);
+	if (why) {
+		fprintf(stderr, "itrace: --kernel %s: %s\n", k->kcore, why);
+		goto fail;
+	}
+	k->kallsyms = sibling(k->kcore, "kallsyms");
+	k->modules = sibling(k->kcore, "modules");
+	if (!k->kallsyms || !k->modules)
+		goto nomem;
+	f = fopen(k->kallsyms, "r");
+	if (!f) {
+		fprintf(stderr,
+			"itrace: --kernel: %s: %s (perf needs the kallsyms of the kcore's boot beside it)\n",
+			k->kallsyms, strerror(errno));
+		goto fail;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &a, &t, name) == 3) {
+			if (!strcmp(name, "_text"))
+				k->text = a;
+			else if (!strcmp(name, "_etext"))
+				k->etext = a;
+		}
+	fclose(f);
+	if (!k->text || k->etext <= k->text) {
+		fprintf(stderr,
+			"itrace: --kernel: %s: no _text and _etext addresses (a copy of /proc/kallsyms read by root?)\n",
+			k->kallsyms);
+		goto fail;
+	}
+	if (access(k->modules, F_OK)) {
+		free(k->modules);
+		k->modules = NULL;
+	}
+	return 0;
+nomem:
+	fprintf(stderr, "itrace: out of memory\n");
+fail:
+	kern_free(k);
+	return 1;
+}
+
+/*
+ * The kernel map as perf record writes it (perf_event__synthesize_kernel_mmap):
+ * PERF_RECORD_MMAP of pid -1 (the host's kernel), "[kernel.kallsyms]" and
+ * the relocation symbol's name, from _text to _etext, pgoff the symbol's
+ * address; time 0, before everything.
+ */
+static int put_kernel_mmap(struct conv *c, const struct kern *k)
+{
+	static const char name[] = "[kernel.kallsyms]_text";
+	struct {
+		uint32_t	pid, tid;
+		uint64_t	start, len, pgoff;
+		char		name[sizeof(name)];
+	} body;
+	struct pev_id id = { .pid = UINT32_MAX, .id = EVENT_ID };
+
+	memset(&body, 0, sizeof(body));
+	body.pid = UINT32_MAX;
+	body.start = k->text;
+	body.len = k->etext - k->text;
+	body.pgoff = k->text;
+	memcpy(body.name, name, sizeof(name));
+	return pev_put_id(&c->head, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, &body,
+			  sizeof(body), c->out_type, &id);
+}
+
+/* Copy the file from to a new file to (mode 0600): 0, or -1 with a message. */
+static int copy_file(const char *from, const char *to)
+{
+	static char buf[1 << 16];
+	int in, out = -1, ret = -1;
+	ssize_t n = 0;
+
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		fprintf(stderr, "itrace: %s: %s\n", from, strerror(errno));
+		return -1;
+	}
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (out < 0)
+		goto werr;
+	while ((n = read(in, buf, sizeof(buf))) > 0) {
+		errno = 0;
+		if (write(out, buf, n) != n) {
+			if (errno == 0)
+				errno = ENOSPC;	/* a short write */
+			goto werr;
+		}
+	}
+	if (n < 0) {
+		fprintf(stderr, "itrace: %s: %s\n", from, strerror(errno));
+		goto out;
+	}
+	if (close(out)) {
+		out = -1;
+		goto werr;
+	}
+	out = -1;
+	ret = 0;
+	goto out;
+werr:
+	fprintf(stderr, "itrace: %s: write error: %s\n", to, strerror(errno));
+out:
+	if (out >= 0)
+		close(out);
+	close(in);
+	return ret;
+}
+
+/* The names of perf record --kcore's directory, in the order they are removed */
+static const char *const kdir_names[] = {
+	"data", "kcore_dir/kcore", "kcore_dir/kallsyms", "kcore_dir/modules", "kcore_dir",
+};
+
+#define NR_KDIR		ARRAY_SIZE(kdir_names)
+
+/*
+ * Whether the directory dir holds nothing but what kdir_names says (an
+ * earlier convert --kernel's output or perf record --kcore's, which is
+ * replaced): 1 yes, 0 no.
+ */
+static int kdir_only(const char *dir)
+{
+	char *sub = NULL;
+	struct dirent *e;
+	int ret = 1, sub_ok = 1;
+	DIR *dp;
+
+	dp = opendir(dir);
+	if (!dp)
+		return 0;
+	while (ret && (e = readdir(dp))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    !strcmp(e->d_name, "data"))
+			continue;
+		if (strcmp(e->d_name, "kcore_dir") || asprintf(&sub, "%s/kcore_dir", dir) < 0) {
+			ret = 0;
+			break;
+		}
+	}
+	closedir(dp);
+	if (!ret || !sub)
+		return ret;
+	dp = opendir(sub);
+	free(sub);
+	if (!dp)
+		return 0;
+	while (sub_ok && (e = readdir(dp)))
+		sub_ok = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+			 !strcmp(e->d_name, "kcore") || !strcmp(e->d_name, "kallsyms") ||
+			 !strcmp(e->d_name, "modules");
+	closedir(dp);
+	return sub_ok;
+}
+
+/*
+ * The perf.data into out: written to a temporary file beside it, renamed
+ * to it at the end; with k, a temporary directory beside it (perf record
+ * --kcore's layout: data, and the kernel text in kcore_dir/), renamed to
+ * out, or exchanged with an out of that layout, whose files are then
+ * removed.  On an error or a signal the temporary output is removed, out
+ * left as it was.  0, or 1 with a message.
+ */
+static int write_output(struct conv *c, const char *out, const struct kern *k)
+{
+	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
+	char *paths[NR_KDIR + 2] = { NULL }, *tmp = NULL;
+	struct sigaction sa, old[3];
+	sigset_t block, prev;
+	bool replace = false, made;
+	struct stat sb;
+	size_t j;
+	FILE *f;
+	int fd = -1, ret = 1, i;
+
+	if (k && !lstat(out, &sb)) {
+		if (!S_ISDIR(sb.st_mode)) {
+			fprintf(stderr,
+				"itrace: %s exists and is not a directory: --kernel writes a perf.data directory (OUT/data, OUT/kcore_dir/); not replaced\n",
+				out);
+			return 1;
+		}
+		if (!kdir_only(out)) {
+			fprintf(stderr,
+				"itrace: %s: a directory with other files than a perf.data directory's (data, kcore_dir/{kcore,kallsyms,modules}); not replaced\n",
+				out);
+			return 1;
+		}
+		replace = true;
+	}
+	if (asprintf(&tmp, "%s.XXXXXX", out) < 0) {
+		fprintf(stderr, "itrace: out of memory\n");
+		return 1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&block);
+	for (i = 0; i < 3; i++) {
+		sigaction(sigs[i], &sa, &old[i]);
+		sigaddset(&block, sigs[i]);
+	}
+	/* the temporary output and the list of its paths, with no signal between */
+	sigprocmask(SIG_BLOCK, &block, &prev);
+	if (k)
+		made = mkdtemp(tmp);
+	else
+		made = (fd = mkstemp(tmp)) >= 0;
+	if (!made) {
+		sigprocmask(SIG_SETMASK, &prev, NULL);
+		fprintf(stderr, "itrace: %s: cannot create a %s there: %s\n", out,
+			k ? "directory" : "file", strerror(errno));
+		goto restore;
+	}
+	for (j = 0; k && j < NR_KDIR; j++)
+		if (asprintf(&paths[j], "%s/%s", tmp, kdir_names[j]) < 0)
+			paths[j] = NULL;
+	paths[k ? NR_KDIR : 0] = strdup(tmp);
+	for (j = 0; j < (k ? NR_KDIR + 1 : 1) && paths[j]; j++)
+		;
+	if (j < (k ? NR_KDIR + 1 : 1)) {
+		if (k)
+			rmdir(tmp);
+		else
+			unlink(tmp);
+		sigprocmask(SIG_SETMASK, &prev, NULL);
+		fprintf(stderr, "itrace: out of memory\n");
+		goto restore;
+	}
+	__atomic_store_n(&tmp_paths, paths, __ATOMIC_SEQ_CST);
+	sigprocmask(SIG_SETMASK, &prev, NULL);
+
+	if (k) {
+		/* paths: data, kcore_dir/{kcore,kallsyms,modules}, kcore_dir, tmp */
+		if (mkdir(paths[4], 0700)) {
+			fprintf(stderr, "itrace: %s: %s\n", paths[4], strerror(errno));
+			goto remove;
+		}
+		if (copy_file(k->kcore, paths[1]) || copy_file(k->kallsyms, paths[2]))
+			goto remove;
+		if (k->modules) {
+			if (copy_file(k->modules, paths[3]))
+				goto remove;
+		} else {
+			fd = open(paths[3], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+			if (fd < 0 || close(fd)) {
+				fprintf(stderr, "itrace: %s: %s\n", paths[3], strerror(errno));
+				goto remove;
+			}
+		}
+		fd = open(paths[0], O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			fprintf(stderr, "itrace: %s: %s\n", paths[0], strerror(errno));
+			goto remove;
+		}
+	}
+	f = fdopen(fd, "wb");
+	if (!f) {
+		fprintf(stderr, "itrace: %s: %s\n", paths[0], strerror(errno));
+		close(fd);
+		goto remove;
+	}
+	if (write_perf_data(c, f)) {
+		fprintf(stderr, "itrace: %s: write error: %s\n", paths[0], strerror(errno));
+		fclose(f);
+		goto remove;
+	}
+	if (fclose(f)) {
+		fprintf(stderr, "itrace: %s: write error: %s\n", paths[0], strerror(errno));
+		goto remove;
+	}
+	if (replace) {
+		/* the old directory goes to the temporary name, to be removed */
+		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, out, RENAME_EXCHANGE)) {
+			fprintf(stderr, "itrace: %s: %s\n", out, strerror(errno));
+			goto remove;
+		}
+		__atomic_store_n(&tmp_paths, NULL, __ATOMIC_SEQ_CST);
+		remove_paths(paths);
+		if (!access(tmp, F_OK))
+			fprintf(stderr, "itrace: warning: the replaced %s left at %s\n", out, tmp);
+		ret = 0;
+		goto restore;
+	}
+	if (rename(tmp, out)) {
+		fprintf(stderr, "itrace: %s: %s\n", out, strerror(errno));
+		goto remove;
+	}
+	__atomic_store_n(&tmp_paths, NULL, __ATOMIC_SEQ_CST);
+	ret = 0;
+	goto restore;
+remove:
+	__atomic_store_n(&tmp_paths, NULL, __ATOMIC_SEQ_CST);
+	remove_paths(paths);
+restore:
+	for (i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	for (j = 0; j < NR_KDIR + 1; j++)
+		free(paths[j]);
+	free(tmp);
+	return ret;
+}
+
 /* The usage of itrace convert on f. */
 static void usage_convert(FILE *f)
 {
 	fprintf(f,
-		"usage: itrace convert -o OUT.data [--buildid-dir DIR | -N] [FILE | -]\n"
+		"usage: itrace convert -o OUT.data [--kernel KCORE] [--buildid-dir DIR | -N]\n"
+		"                      [FILE | -]\n"
 		"  writes the recording FILE (default itrace.data; - reads standard input)\n"
 		"  as a perf.data that perf script and perf report decode with perf's\n"
 		"  Intel PT decoder (perf script -i OUT.data --itrace=i1i)\n"
 		"  -o, --output OUT.data  the perf.data to write (replaced if it exists)\n"
+		"  --kernel KCORE          the kernel text of a record -k recording's boot:\n"
+		"                          perf record --kcore's or itrace record --kcore's\n"
+		"                          kcore_dir/kcore (kallsyms beside it), or their\n"
+		"                          directory; OUT.data is then a directory as perf\n"
+		"                          record --kcore writes it: OUT.data/data and\n"
+		"                          OUT.data/kcore_dir/{kcore,kallsyms,modules}\n"
 		"  --buildid-dir DIR       perf's build-id cache, where the recording's [vdso]\n"
 		"                          is put for perf (default $PERF_BUILDID_DIR, ~/.debug)\n"
 		"  -N, --no-buildid-cache  do not put the [vdso] there\n"
@@ -804,7 +1215,7 @@ static int check_input(const struct itrace_data *d, const char *name)
 }
 
 /*
- * itrace convert -o OUT.data [--buildid-dir DIR | -N] [FILE | -]: 0
+ * itrace convert -o OUT.data [--kernel KCORE] [--buildid-dir DIR | -N] [FILE | -]: 0
  * written, 1 unusable input or output not written (nothing left behind),
  * EXIT_USAGE.  The [vdso] goes into perf's build-id cache after the
  * perf.data is complete; failing that is a warning.
@@ -833,19 +1244,17 @@ int cmd_convert(int argc, char **argv)
 		{ "output",	required_argument, NULL, 'o' },
 		{ "buildid-dir", required_argument, NULL, 'B' },
 		{ "no-buildid-cache", no_argument, NULL, 'N' },
+		{ "kernel",	required_argument, NULL, 'K' },
 		{ "help",	no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *out = NULL, *name, *bid_dir = NULL;
+	const char *out = NULL, *name, *bid_dir = NULL, *kernel = NULL;
 	bool no_cache = false;
-	struct sigaction sa, old[3];
-	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
 	struct conv c;
 	struct itrace_data d;
-	sigset_t block, prev;
-	char err[512], *path = NULL;
-	FILE *f = NULL;
-	int c_, fd, ret = 1, i;
+	struct kern k;
+	char err[512];
+	int c_, ret = 1;
 
 	optind = 1;
 	while ((c_ = getopt_long(argc, argv, "hNo:", opts, NULL)) != -1) {
@@ -859,6 +1268,9 @@ int cmd_convert(int argc, char **argv)
 		case 'N':
 			no_cache = true;
 			break;
+		case 'K':
+			kernel = optarg;
+			break;
 		case 'h':
 			usage_convert(stdout);
 			return 0;
@@ -867,14 +1279,18 @@ int cmd_convert(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (!out || !*out || argc - optind > 1 || (bid_dir && !*bid_dir)) {
+	if (!out || !*out || argc - optind > 1 || (bid_dir && !*bid_dir) ||
+	    (kernel && !*kernel)) {
 		fprintf(stderr, "itrace convert: %s\n",
 			!out || !*out ? "-o OUT.data is required" :
 			argc - optind > 1 ? "one recording at a time" :
+			kernel && !*kernel ? "--kernel: an empty file name" :
 			"--buildid-dir: an empty directory name");
 		usage_convert(stderr);
 		return EXIT_USAGE;
 	}
+	if (kernel && kern_find(kernel, &k))
+		return 1;
 	name = optind < argc ? argv[optind] : "itrace.data";
 	if (is_same_path(name, out)) {
 		fprintf(stderr,
@@ -884,6 +1300,8 @@ int cmd_convert(int argc, char **argv)
 	}
 	if (itrace_read_any(name, &d, NULL, err, sizeof(err))) {
 		fprintf(stderr, "itrace: %s\n", err);
+		if (kernel)
+			kern_free(&k);
 		return 1;
 	}
 	if (!strcmp(name, "-"))
@@ -893,7 +1311,16 @@ int cmd_convert(int argc, char **argv)
 	if (check_input(&d, name))
 		goto out;
 	conv_attr(&c);
-	if (put_auxtrace_info(&c) || put_time_conv(&c) || put_vdso_build_id(&c)) {
+	if (d.attr && !c.attr.a.exclude_kernel && !kernel)
+		fprintf(stderr,
+			"itrace: warning: %s traces the kernel (record -k): without --kernel, perf script cannot decode the kernel code\n",
+			name);
+	else if (d.attr && c.attr.a.exclude_kernel && kernel)
+		fprintf(stderr,
+			"itrace: warning: %s has no kernel trace (recorded without -k): --kernel adds nothing perf decodes\n",
+			name);
+	if (put_auxtrace_info(&c) || put_time_conv(&c) ||
+	    (kernel && put_kernel_mmap(&c, &k)) || put_vdso_build_id(&c)) {
 		fprintf(stderr, "itrace: out of memory\n");
 		goto out;
 	}
@@ -903,49 +1330,8 @@ int cmd_convert(int argc, char **argv)
 	}
 	conv_ref_tsc(&c);
 
-	/* a temporary file beside OUT, renamed when complete */
-	if (asprintf(&path, "%s.XXXXXX", out) < 0) {
-		path = NULL;
-		fprintf(stderr, "itrace: out of memory\n");
+	if (write_output(&c, out, kernel ? &k : NULL))
 		goto out;
-	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&block);
-	for (i = 0; i < 3; i++) {
-		sigaction(sigs[i], &sa, &old[i]);
-		sigaddset(&block, sigs[i]);
-	}
-	sigprocmask(SIG_BLOCK, &block, &prev);
-	fd = mkstemp(path);
-	if (fd >= 0)
-		__atomic_store_n(&tmp_path, path, __ATOMIC_SEQ_CST);
-	sigprocmask(SIG_SETMASK, &prev, NULL);
-	if (fd < 0) {
-		fprintf(stderr, "itrace: %s: cannot create a file there: %s\n", out,
-			strerror(errno));
-		goto restore;
-	}
-	f = fdopen(fd, "wb");
-	if (!f) {
-		fprintf(stderr, "itrace: %s: %s\n", path, strerror(errno));
-		close(fd);
-		goto remove;
-	}
-	if (write_perf_data(&c, f)) {
-		fprintf(stderr, "itrace: %s: write error: %s\n", path, strerror(errno));
-		fclose(f);
-		goto remove;
-	}
-	if (fclose(f)) {
-		fprintf(stderr, "itrace: %s: write error: %s\n", path, strerror(errno));
-		goto remove;
-	}
-	if (rename(path, out)) {
-		fprintf(stderr, "itrace: %s: %s\n", out, strerror(errno));
-		goto remove;
-	}
-	__atomic_store_n(&tmp_path, NULL, __ATOMIC_SEQ_CST);
 	ret = 0;
 	if (!no_cache && c.vdso_id_len)
 		add_vdso_to_cache(&c, bid_dir);
@@ -957,15 +1343,9 @@ int cmd_convert(int argc, char **argv)
 		fprintf(stderr,
 			"itrace: warning: %zu records of types perf does not know not written\n",
 			c.nr_dropped);
-	goto restore;
-remove:
-	__atomic_store_n(&tmp_path, NULL, __ATOMIC_SEQ_CST);
-	unlink(path);
-restore:
-	for (i = 0; i < 3; i++)
-		sigaction(sigs[i], &old[i], NULL);
 out:
-	free(path);
+	if (kernel)
+		kern_free(&k);
 	free(c.head.buf);
 	free(c.bid.buf);
 	itrace_data_free(&d);

@@ -3920,6 +3920,127 @@ static void test_convert(const char *itrace, const char *ptsim, const char *prog
 }
 
 /*
+ * convert --kernel: the output a directory in perf record --kcore's
+ * layout, from a kernel text made up here (kc/kcore_dir/: an ELF core
+ * header, kallsyms with _text and _etext, no modules) and the user-mode
+ * recording conv-fib.itrace (test_convert()), which perf decodes the
+ * same; the kernel map perf record would write; an existing such
+ * directory replaced; then the refusals, each with its message and status
+ * and nothing left behind.
+ */
+static void test_convert_kernel(const char *itrace)
+{
+	char cmd[4096];
+	long long n, p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && rm -rf kc kout && mkdir -p kc/kcore_dir &&\n"
+		 "{ printf '\\177ELF\\002\\001\\001'; head -c 9 /dev/zero; printf '\\004';\n"
+		 "  head -c 47 /dev/zero; } > kc/kcore_dir/kcore &&\n"
+		 "printf 'ffffffff81000000 T _text\\nffffffff81a00000 T _etext\\n' > kc/kcore_dir/kallsyms &&\n"
+		 "%2$s convert --kernel kc -o kout conv-fib.itrace 2> kconv-warn.txt &&\n"
+		 "grep -q 'conv-fib.itrace has no kernel trace' kconv-warn.txt &&\n"
+		 "test \"$(cd kout && find . | sort | tr '\\n' ' ')\" = '. ./data ./kcore_dir ./kcore_dir/kallsyms ./kcore_dir/kcore ./kcore_dir/modules ' &&\n"
+		 "cmp -s kout/kcore_dir/kcore kc/kcore_dir/kcore &&\n"
+		 "cmp -s kout/kcore_dir/kallsyms kc/kcore_dir/kallsyms && ! [ -s kout/kcore_dir/modules ] &&\n"
+		 "test -z \"$(ls | grep '^kout\\.')\"",
+		 tmpdir, itrace);
+	ok(run(cmd) == 0,
+	   "convert --kernel: a perf.data directory, data and kcore_dir/{kcore,kallsyms,modules} (copies; modules empty when there is none), no temporary left; a warning: the recording has no kernel trace");
+	n = stats_insns(itrace, tmp("conv-fib.itrace"));
+	p = stats_insns(itrace, tmp("kout"));
+	ok(n > 0 && p == n,
+	   "convert --kernel: itrace decode of the directory: %lld instructions, %lld in the recording",
+	   p, n);
+	if (access("/usr/bin/perf", X_OK)) {
+		printf("ok %d convert --kernel: perf script # SKIP: no perf (/usr/bin/perf)\n",
+		       ++nr_test);
+	} else {
+		snprintf(cmd, sizeof(cmd),
+			 "perf script -i %s --itrace=i0ns -F ip 2>/dev/null | grep -c '^ *[0-9a-f]\\+$'",
+			 tmp("kout"));
+		p = run_num(cmd);
+		snprintf(cmd, sizeof(cmd),
+			 "perf script -i %s --show-mmap-events --itrace= 2>&1 | grep -m1 MMAP |\n"
+			 "grep -q 'PERF_RECORD_MMAP -1/0: \\[0xffffffff81000000(0xa00000) @ 0xffffffff81000000\\]: x \\[kernel.kallsyms\\]_text$'",
+			 tmp("kout"));
+		ok(p == n && run(cmd) == 0,
+		   "convert --kernel: perf script -i DIR: %lld instructions, itrace %lld; first the kernel's MMAP as perf record writes it ([kernel.kallsyms]_text, _text to _etext, pgoff _text)",
+		   p, n);
+	}
+	/* a second run replaces the directory; a kcore file names the same text */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && echo stale > kout/kcore_dir/modules &&\n"
+		 "%2$s convert --kernel kc/kcore_dir/kcore -o kout conv-fib.itrace 2> /dev/null &&\n"
+		 "! [ -s kout/kcore_dir/modules ] && cmp -s kout/kcore_dir/kcore kc/kcore_dir/kcore &&\n"
+		 "test -z \"$(ls | grep '^kout\\.')\"",
+		 tmpdir, itrace);
+	ok(run(cmd) == 0,
+	   "convert --kernel into an existing perf.data directory: replaced, nothing else left");
+
+	/* refusals: the message, exit 1, nothing in the output's directory */
+	ok(convert_fails(itrace, "--kernel nokc/kcore -o convout/x.data conv-fib.itrace", 1,
+			 "--kernel nokc/kcore: No such file or directory") == 0,
+	   "convert --kernel of a missing kcore: says so, exit 1, no output");
+	ok(convert_fails(itrace, "--kernel nokc -o convout/x.data conv-fib.itrace", 1,
+			 "--kernel nokc: No such file or directory") == 0,
+	   "convert --kernel of a missing directory: says so, exit 1, no output");
+	ok(convert_fails(itrace, "--kernel kout -o convout/x.data no-such.itrace", 1,
+			 "no-such.itrace: No such file or directory") == 0,
+	   "convert --kernel of a missing recording: says so, exit 1, no output");
+	ok(convert_fails(itrace, "--kernel conv-fib.itrace -o convout/x.data conv-fib.itrace", 1,
+			 "--kernel conv-fib.itrace: not an ELF core file") == 0,
+	   "convert --kernel of a file that is not an ELF core (vmlinux, anything else): says so, exit 1");
+	snprintf(cmd, sizeof(cmd), "cd %s && rm -rf kn && mkdir kn && cp kc/kcore_dir/kcore kn/",
+		 tmpdir);
+	ok(run(cmd) == 0 &&
+	   convert_fails(itrace, "--kernel kn/kcore -o convout/x.data conv-fib.itrace", 1,
+			 "--kernel: kn/kallsyms: No such file or directory") == 0,
+	   "convert --kernel of a kcore without kallsyms beside it: says so, exit 1");
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && echo 'ffffffff81000000 T _stext' > kn/kallsyms", tmpdir);
+	ok(run(cmd) == 0 &&
+	   convert_fails(itrace, "--kernel kn/kcore -o convout/x.data conv-fib.itrace", 1,
+			 "kn/kallsyms: no _text and _etext addresses") == 0,
+	   "convert --kernel with a kallsyms without _text: says so, exit 1");
+	ok(convert_fails(itrace, "--kernel '' -o convout/x.data conv-fib.itrace", 2,
+			 "--kernel: an empty file name") == 0,
+	   "convert --kernel '': usage, exit 2");
+	/* an output that is a file, or a directory of something else: kept */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && rm -rf kfile kdir && echo keep > kfile && mkdir kdir && echo keep > kdir/x &&\n"
+		 "{ %2$s convert --kernel kc -o kfile conv-fib.itrace 2> conv.err; test $? = 1; } &&\n"
+		 "grep -q 'kfile exists and is not a directory: --kernel writes a perf.data directory' conv.err &&\n"
+		 "{ %2$s convert --kernel kc -o kdir conv-fib.itrace 2> conv.err; test $? = 1; } &&\n"
+		 "grep -q 'kdir: a directory with other files than a perf.data directory' conv.err &&\n"
+		 "test \"$(cat kfile kdir/x)\" = 'keep\nkeep' && test \"$(ls kdir)\" = x &&\n"
+		 "test -z \"$(ls | grep '^kfile\\.\\|^kdir\\.')\"",
+		 tmpdir, itrace);
+	ok(run(cmd) == 0,
+	   "convert --kernel into an existing file or another directory: says so, exit 1, both kept as they were, no temporary left");
+	/*
+	 * SIGTERM while the directory is filled (strace sends it at the
+	 * third write(), or at rename()/renameat2(), which it fails): no
+	 * temporary directory left, the old output as it was.
+	 */
+	if (access("/usr/bin/strace", X_OK)) {
+		printf("ok %d convert --kernel killed while writing # SKIP: no strace\n",
+		       ++nr_test);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && cp -r kout kold && for i in write:signal=TERM:when=3 write:signal=TERM:when=5 \\\n"
+		 "    renameat2:error=EINTR:signal=TERM; do\n"
+		 "  { strace -qq -o /dev/null -e trace=write,renameat2 -e inject=$i \\\n"
+		 "    %2$s convert --kernel kc -o kout conv-fib.itrace; test $? = 143; } 2>/dev/null &&\n"
+		 "  diff -r kout kold && test -z \"$(ls | grep '^kout\\.')\" || exit 1\n"
+		 "done",
+		 tmpdir, itrace);
+	ok(run(cmd) == 0,
+	   "convert --kernel killed by SIGTERM while writing the directory or before renaming it: no temporary left, the old output kept");
+}
+
+/*
  * ptsim -T: a recording with TSC packets (in each PSB+, a PSB every 4 KiB;
  * the TSC counts 8 per instruction from 2e9, a 2 GHz TSC: perf time
  * 1.0 s at the first instruction) converted: perf decodes it with time
@@ -4454,6 +4575,7 @@ int main(int argc, char **argv)
 		test_sim(argv[2], argv[3], argv[4], argv[5]);
 		test_cxx(argv[2], argv[3]);
 		test_convert(argv[2], argv[3], argv[4]);
+		test_convert_kernel(argv[2]);
 		test_convert_time(argv[2], argv[3], argv[4]);
 		test_convert_switch(argv[2], argv[3], argv[4]);
 		test_convert_snapshot(argv[2], argv[3], argv[4]);
