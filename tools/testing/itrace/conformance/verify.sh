@@ -14,6 +14,10 @@
 #   NAME: perf decode     perf script --itrace=e reports no error
 #   NAME: perf insns      perf script --itrace=i1i's addresses (the
 #                         program's thread) equal sstep's, as above
+#   NAME: convert         itrace convert of the recording (NAME.itrace):
+#                         perf script --itrace=i0nse of the perf.data
+#                         exits 0 with no error and as many instructions
+#                         as itrace decode --stats (every thread), exactly
 #   NAME: -k recorded     itrace record -k (user and kernel) ran it, same
 #                         output, and its trace holds kernel instructions
 #   NAME: -k libipt decode through the kernel  itrace decode --stats
@@ -21,6 +25,14 @@
 #                         --kcore copied in the same boot,
 #                         all.kperf.data/kcore_dir/kcore) of that trace:
 #                         exit 0, no error, no gap, kernel instructions > 0
+#   NAME: -k convert --kernel  itrace convert --kernel KCORE of that trace
+#                         (a perf.data directory: data, kcore_dir/ with
+#                         KCORE's kcore, kallsyms, modules): perf script
+#                         --itrace=i0nse through the kernel exits 0 with no
+#                         error, and its user-mode and kernel instructions
+#                         are as many as itrace decode's above, exactly
+#                         (every instruction walked: ~20 s of perf a
+#                         program, run in the background, kconv())
 #   NAME: kcut of the user-only recording  kcut (below) changes nothing
 #                         libipt decodes in a trace without kernel packets;
 #                         the MODE.Exec packets it counts: a 32-bit program
@@ -271,14 +283,40 @@ bts() {
 		tap FAIL "$name: itrace decode of perf's intel_bts perf.data # exit $drc, errors ${errs:-?}, gaps ${gaps:-?}: $(grep -m1 -v warning "$res/$name.bts-pdecode-err")"
 	fi
 }
+# perf script --itrace=i0nse -F ip of a perf.data (file or directory) on
+# stdin: "USER KERNEL ERRORS", the instructions at user and kernel
+# addresses and the "instruction trace error" lines
+pcount() {
+	awk '/instruction trace error/ { e++; next } $1 ~ /^ffff/ { k++; next } { u++ }
+		END { print u + 0, k + 0, e + 0 }'
+}
+# kconv NAME: NAME.kitrace converted with the kernel text KCORE into the
+# perf.data directory NAME.kconv.data (removed after: a copy of the 10 MB
+# kcore) and walked by perf script: NAME.kconv-counts "CONVERT_EXIT
+# PERF_EXIT USER KERNEL ERRORS", their messages in NAME.kconv-err
+kconv() {
+	local name=$1 d=$res/$1.kconv.data crc prc counts
+	rm -rf "$d"
+	"$ITRACE" convert --kernel "$KCORE" --buildid-dir "$res/perf-buildid" -o "$d" \
+		"$res/$name.kitrace" 2> "$res/$name.kconv-err"
+	crc=$?
+	if [ $crc = 0 ]; then
+		counts=$("$PERF" --buildid-dir "$res/perf-buildid" script -i "$d" --itrace=i0nse \
+			-F ip 2>> "$res/$name.kconv-err" | pcount; exit "${PIPESTATUS[0]}")
+		prc=$?
+	fi
+	echo "$crc ${prc:-none} ${counts:-? ? ?}" > "$res/$name.kconv-counts"
+	rm -rf "$d"
+}
 have_perf=false
 [ -x "$PERF" ] && [ -n "$(ls "$res"/*.perf.data 2>/dev/null)" ] && have_perf=true
 nk=0
 for k in $PERF_KERNEL_PROGS; do nk=$((nk + 1)); done
 nall=0
 [ "$nk" -gt 0 ] && nall=1
-# per program: 6 intel_pt, 6 -k, perf stat, 7 intel_bts
-echo "1..$(($(wc -l < "$list") * 20 + nk * 2 + nall + 2))"
+# per program: 7 intel_pt (convert too), 7 -k (convert --kernel too),
+# perf stat, 7 intel_bts
+echo "1..$(($(wc -l < "$list") * 22 + nk * 2 + nall + 2))"
 # perf record --kcore -e intel_pt// of PERF_KERNEL_PROGS, all in one
 # recording (a directory: perf.data and kcore_dir/), decoded twice:
 #  - with the kernel text perf copied (perf script takes kcore_dir/ by
@@ -315,6 +353,14 @@ if [ "$nk" -gt 0 ] && [ -d "$res/all.kperf.data" ]; then
 	usrc=$?
 fi
 while read -r name start end; do
+	# the -k recording through perf's decoder (kconv(), checked below)
+	# while the rest runs
+	rm -f "$res/$name.kconv-counts"
+	kconv_pid=
+	if [ -x "$PERF" ] && [ -f "$KCORE" ]; then
+		kconv "$name" < /dev/null &
+		kconv_pid=$!
+	fi
 	set -- $(cat "$res/$name.rc" 2>/dev/null)
 	rec=${1:-none} ss=${2:-none} krec=${3:-none} prec=${4:-none}
 	brec=${5:-none} bprec=${6:-none}
@@ -343,6 +389,29 @@ while read -r name start end; do
 		awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && length($2) == 16 { print $2 }' |
 		window "$start" > "$res/$name.pt"
 	compare "$name" insns "$res/$name.pt" "$end"
+
+	# itrace convert of the recording: perf script decodes the perf.data
+	# into as many instructions as itrace decode (every thread), no error
+	"$ITRACE" convert --buildid-dir "$res/perf-buildid" -o "$res/$name.conv.data" \
+		"$res/$name.itrace" 2> "$res/$name.conv-err"
+	crc=$?
+	prc=none counts=
+	if [ $crc = 0 ] && [ -x "$PERF" ]; then
+		counts=$("$PERF" --buildid-dir "$res/perf-buildid" script \
+			-i "$res/$name.conv.data" --itrace=i0nse -F ip \
+			2>> "$res/$name.conv-err" | pcount; exit "${PIPESTATUS[0]}")
+		prc=$?
+	fi
+	read -r cu ck cerrs <<<"${counts:-? ? ?}"
+	desc="$name: convert: perf script --itrace=i0nse of itrace convert's perf.data"
+	if [ $crc = 0 ] && [ "$prc" = 0 ] && [ "$cerrs" = 0 ] && [ "$ck" = 0 ] &&
+		[ "${total:-0}" -gt 0 ] && [ "$cu" = "$total" ]; then
+		tap ok "$desc: $cu instructions = itrace decode's, 0 errors"
+	else
+		why=$(grep -m1 -v warning "$res/$name.conv-err")
+		tap FAIL "$desc # convert exit $crc, perf exit $prc: $cu user + $ck kernel \
+instructions, $cerrs errors; itrace decode ${total:-?}: $why"
+	fi
 
 	# upstream perf: recorded by perf record -e intel_pt//u, decoded by
 	# perf script on the host (the guest's [vdso] from its build-id cache)
@@ -421,6 +490,23 @@ while read -r name start end; do
 		tap ok "$name: -k libipt decode through the kernel (kcore): $ku user + $kk kernel instructions, 0 errors, 0 gaps"
 	else
 		tap FAIL "$name: -k libipt decode through the kernel (kcore) # exit $kdrc, errors ${kerrs:-?}, gaps ${kgaps:-?}, $ku user + $kk kernel instructions: $(grep -m1 -v 'warning' "$res/$name.kdecode-err")"
+	fi
+	# the same trace converted with the kernel text, through perf (kconv)
+	why="not run: no $PERF or no $KCORE"
+	crc=none prc=none cu='?' ck='?' cerrs='?'
+	if [ -n "$kconv_pid" ]; then
+		wait "$kconv_pid"
+		read -r crc prc cu ck cerrs < "$res/$name.kconv-counts"
+		why=$(grep -m1 -v warning "$res/$name.kconv-err")
+	fi
+	desc="$name: -k convert --kernel: perf script --itrace=i0nse of the perf.data directory"
+	desc="$desc (kcore_dir/: the kernel text)"
+	if [ "$crc" = 0 ] && [ "$prc" = 0 ] && [ "$cerrs" = 0 ] && [ "$kk" -gt 0 ] &&
+		[ "$cu" = "$ku" ] && [ "$ck" = "$kk" ]; then
+		tap ok "$desc: $cu user + $ck kernel instructions = itrace decode's, 0 errors"
+	else
+		tap FAIL "$desc # convert exit $crc, perf exit $prc: $cu user + $ck kernel \
+instructions, $cerrs errors; itrace decode --kernel $ku + $kk: $why"
 	fi
 	# kcut itself: on the user-only recording (no kernel packets) it must
 	# change nothing that libipt decodes (but for the "[thread ...]"
