@@ -1029,7 +1029,7 @@ static int kdir_only(const char *dir)
  * removed.  On an error or a signal the temporary output is removed, out
  * left as it was.  0, or 1 with a message.
  */
-static int write_output(struct conv *c, const char *out, const struct kern *k)
+static int write_output(struct conv *c, const char *out_arg, const struct kern *k)
 {
 	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
 	char *paths[NR_KDIR + 2] = { NULL }, *tmp = NULL;
@@ -1040,25 +1040,35 @@ static int write_output(struct conv *c, const char *out, const struct kern *k)
 	size_t j;
 	FILE *f;
 	int fd = -1, ret = 1, i;
+	size_t len = strlen(out_arg);
+	char *out;
 
+	/* a directory named with a trailing slash: its temporary one beside it */
+	while (k && len > 1 && out_arg[len - 1] == '/')
+		len--;
+	out = strndup(out_arg, len);
+	if (!out) {
+		fprintf(stderr, "itrace: out of memory\n");
+		return 1;
+	}
 	if (k && !lstat(out, &sb)) {
 		if (!S_ISDIR(sb.st_mode)) {
 			fprintf(stderr,
 				"itrace: %s exists and is not a directory: --kernel writes a perf.data directory (OUT/data, OUT/kcore_dir/); not replaced\n",
 				out);
-			return 1;
+			goto done;
 		}
 		if (!kdir_only(out)) {
 			fprintf(stderr,
 				"itrace: %s: a directory with other files than a perf.data directory's (data, kcore_dir/{kcore,kallsyms,modules}); not replaced\n",
 				out);
-			return 1;
+			goto done;
 		}
 		replace = true;
 	}
 	if (asprintf(&tmp, "%s.XXXXXX", out) < 0) {
 		fprintf(stderr, "itrace: out of memory\n");
-		return 1;
+		goto done;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -1165,6 +1175,8 @@ restore:
 	for (j = 0; j < NR_KDIR + 1; j++)
 		free(paths[j]);
 	free(tmp);
+done:
+	free(out);
 	return ret;
 }
 

@@ -3968,15 +3968,19 @@ static void test_convert_kernel(const char *itrace)
 		   "convert --kernel: perf script -i DIR: %lld instructions, itrace %lld; first the kernel's MMAP as perf record writes it ([kernel.kallsyms]_text, _text to _etext, pgoff _text)",
 		   p, n);
 	}
-	/* a second run replaces the directory; a kcore file names the same text */
+	/*
+	 * A second run replaces the directory (named with a trailing slash:
+	 * the temporary one still beside it); a kcore file names the same text.
+	 */
 	snprintf(cmd, sizeof(cmd),
 		 "cd %1$s && echo stale > kout/kcore_dir/modules &&\n"
-		 "%2$s convert --kernel kc/kcore_dir/kcore -o kout conv-fib.itrace 2> /dev/null &&\n"
+		 "%2$s convert --kernel kc/kcore_dir/kcore -o kout/ conv-fib.itrace 2> /dev/null &&\n"
 		 "! [ -s kout/kcore_dir/modules ] && cmp -s kout/kcore_dir/kcore kc/kcore_dir/kcore &&\n"
+		 "test \"$(ls kout | tr '\\n' ' ')\" = 'data kcore_dir ' &&\n"
 		 "test -z \"$(ls | grep '^kout\\.')\"",
 		 tmpdir, itrace);
 	ok(run(cmd) == 0,
-	   "convert --kernel into an existing perf.data directory: replaced, nothing else left");
+	   "convert --kernel into an existing perf.data directory (OUT/): replaced, nothing else left");
 
 	/* refusals: the message, exit 1, nothing in the output's directory */
 	ok(convert_fails(itrace, "--kernel nokc/kcore -o convout/x.data conv-fib.itrace", 1,
