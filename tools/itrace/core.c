@@ -457,6 +457,7 @@ static int parse_notes(struct core *c, const GElf_Phdr *p, char *err, size_t err
 static int core_parse(struct core *c, int fd, char *err, size_t errlen)
 {
 	GElf_Ehdr eh;
+	uint64_t miss;
 	size_t i;
 
 	elf_version(EV_CURRENT);
@@ -503,6 +504,18 @@ static int core_parse(struct core *c, int fd, char *err, size_t errlen)
 	for (i = 0; i < c->phnum; i++)
 		if (c->ph[i].p_type == PT_NOTE && parse_notes(c, &c->ph[i], err, errlen))
 			return -1;
+	/* a core cut short (a full disk, a crash while dumping): say what is gone */
+	for (i = 0, miss = 0; i < c->phnum; i++) {
+		const GElf_Phdr *p = &c->ph[i];
+
+		if (p->p_type == PT_LOAD && p->p_offset + p->p_filesz > c->size)
+			miss += p->p_offset >= c->size ? p->p_filesz :
+				p->p_offset + p->p_filesz - c->size;
+	}
+	if (miss)
+		fprintf(stderr,
+			"itrace: %s: warning: cut short: %llu bytes of its memory segments are beyond the end of the file (%zu bytes); code there is missing\n",
+			c->path, (unsigned long long)miss, c->size);
 	if (!c->nr_th) {
 		snprintf(err, errlen, "no NT_PRSTATUS note: not a Linux process core dump");
 		return -1;

@@ -1551,8 +1551,14 @@ static void add_mapping(struct dstate *s, struct itrace_image *im, struct symtab
 	name = itrace_base_name(file);
 	if (!strcmp(file, "[vdso]")) {
 		if (!s->d->vdso_size) {
-			fprintf(stderr,
-				"itrace: warning: [vdso] mapped but not saved in the file\n");
+			if (s->d->is_perf_data)
+				fprintf(stderr,
+					"itrace: %s: warning: [vdso] mapped, but its image is not in perf's build-id cache (--buildid-dir DIR, $PERF_BUILDID_DIR, ~/.debug): its code cannot be decoded\n",
+					s->o->name);
+			else
+				fprintf(stderr,
+					"itrace: %s: warning: [vdso] mapped but not saved in the file\n",
+					s->o->name);
 			goto out;
 		}
 		if (s->vdso_fd < 0) {
@@ -2667,7 +2673,7 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 	};
 	struct decode_opts o = { .mode = mode, .progress = -1, .nbranches = 16, .path_depth = 3,
 				 .top = 5 };
-	bool report = mode == DECODE_SUMMARY, sample_opts = false;
+	bool report = mode == DECODE_SUMMARY, sample_opts = false, mode_set = false;
 	char *kcore_dir = NULL;
 	struct itrace_data d;
 	char err[512];
@@ -2691,7 +2697,9 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 			if (c != O_SAMPLES)
 				v = strtoul(optarg, &end, 10);
 			if (c != O_SAMPLES && (*end || !v || v > 100000)) {
-				fprintf(stderr, "itrace: %s: a number from 1 to 100000\n", optarg);
+				fprintf(stderr, "itrace: %s %s: a number from 1 to 100000\n",
+					c == 'n' ? "-n" : c == O_PATHLEN ? "--path" : "--top",
+					optarg);
 				return EXIT_USAGE;
 			}
 			sample_opts = true;
@@ -2706,17 +2714,21 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 			break;
 		}
 		case 'i':
-			o.mode = DECODE_INSN;
-			break;
 		case 's':
-			o.mode = DECODE_SUMMARY;
-			break;
 		case 'S':
-			o.mode = DECODE_STATS;
+		case 'b': {
+			enum decode_mode m = c == 'i' ? DECODE_INSN : c == 's' ? DECODE_SUMMARY :
+					     c == 'S' ? DECODE_STATS : DECODE_SIDEBAND;
+
+			if (mode_set && o.mode != m) {
+				fprintf(stderr,
+					"itrace: --insn, --summary, --stats, --sideband: one at a time\n");
+				return EXIT_USAGE;
+			}
+			o.mode = m;
+			mode_set = true;
 			break;
-		case 'b':
-			o.mode = DECODE_SIDEBAND;
-			break;
+		}
 		case 'j':
 			o.json = 1;
 			break;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* itrace.data reader and writer; the format is described in itrace-file.h. */
+#include <elf.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -207,6 +208,9 @@ int itrace_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 	int seen_end = 0;
 
 	memset(d, 0, sizeof(*d));
+	if (size >= 4 && !memcmp(buf, ELFMAG, SELFMAG))
+		return fail(err, errlen,
+			    "an ELF file, not an itrace recording or perf.data (a core dump: itrace core)");
 	if (size < 8 || memcmp(buf, ITRACE_FILE_MAGIC, 8))
 		return fail(err, errlen, "not an itrace data file (bad magic)");
 	if (size < sizeof(*hdr))

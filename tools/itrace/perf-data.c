@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "itrace-file.h"
 #include "perf-data.h"
@@ -196,7 +197,7 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 	struct perf_file_header fh;
 	struct pev_iter it;
 	struct pev ev;
-	uint64_t end, fpos;
+	uint64_t end, fpos, cut = 0;
 	unsigned int bit;
 	int r, have_info = 0;
 
@@ -212,9 +213,14 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 			    "a perf.data of perf record -o - (pipe mode): not supported; write a file");
 	if (size < sizeof(fh) || fh.size < sizeof(fh) || fh.size > size)
 		return fail(err, errlen, "perf.data: truncated header");
-	if (fh.data.offset > size || fh.data.size > size - fh.data.offset)
+	if (fh.data.offset > size)
 		return fail(err, errlen,
-			    "perf.data: the data section goes beyond the end of the file (perf record did not finish?)");
+			    "perf.data: the data section begins beyond the end of the file (perf record did not finish?)");
+	if (fh.data.size > size - fh.data.offset) {
+		/* cut short: decode what is there, as for an itrace file */
+		cut = fh.data.size - (size - fh.data.offset);
+		fh.data.size = size - fh.data.offset;
+	}
 	if (fh.attrs.offset <= size && fh.attrs.size <= size - fh.attrs.offset &&
 	    fh.attr_size >= 8 + 16 && fh.attrs.size >= fh.attr_size) {
 		const uint8_t *a = buf + fh.attrs.offset;
@@ -264,10 +270,15 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 			break;
 		}
 	}
-	if (r < 0) {
+	if (r < 0 || cut || it.cut) {
 		/* a data section cut short: keep what came before, as itrace files do */
 		d->truncated = 1;
-		snprintf(d->truncated_why, sizeof(d->truncated_why), "perf.data: %s", err);
+		if (r < 0)
+			snprintf(d->truncated_why, sizeof(d->truncated_why), "perf.data: %s", err);
+		else
+			snprintf(d->truncated_why, sizeof(d->truncated_why),
+				 "perf.data: cut short, %llu bytes of its data section missing",
+				 (unsigned long long)(cut ? cut : it.cut));
 	}
 	if (!have_info) {
 		snprintf(err, errlen,
@@ -315,6 +326,13 @@ int itrace_read_any(const char *path, struct itrace_data *d, const char *buildid
 	if (strcmp(path, "-") && !stat(path, &st) && S_ISDIR(st.st_mode)) {
 		if (asprintf(&p, "%s/data", path) < 0)
 			return fail(err, errlen, "out of memory");
+		if (access(p, F_OK)) {
+			snprintf(err, errlen,
+				 "%s: a directory, and not one of perf record --kcore (no %s)",
+				 path, p);
+			free(p);
+			return -1;
+		}
 		path = p;
 	}
 	if (itrace_read_all(path, &buf, &size, err, errlen)) {

@@ -92,6 +92,7 @@ struct pev_iter {
 	size_t		len;
 	size_t		pos;
 	bool		perf_data;	/* perf.data: AUXTRACE carries data after it */
+	uint64_t	cut;		/* perf.data: the last AUXTRACE's bytes cut off */
 };
 
 static inline void pev_iter_init(struct pev_iter *it, const void *buf, size_t len)
@@ -100,6 +101,7 @@ static inline void pev_iter_init(struct pev_iter *it, const void *buf, size_t le
 	it->len = len;
 	it->pos = 0;
 	it->perf_data = false;
+	it->cut = 0;
 }
 
 /*

@@ -746,6 +746,13 @@ static void test_threads(const char *itrace)
 	snprintf(cmd, sizeof(cmd), "%s decode --tid x %s >/dev/null 2>&1", itrace,
 		 tmp("threads.itrace"));
 	ok(run(cmd) == 2, "threads: decode --tid x: usage, exit 2");
+	snprintf(cmd, sizeof(cmd),
+		 "%1$s decode --insn --stats %2$s 2>&1 >/dev/null | grep -q 'one at a time' &&\n"
+		 "{ %1$s decode --stats --sideband %2$s >/dev/null 2>&1; test $? = 2; } &&\n"
+		 "%1$s decode --stats --stats %2$s >/dev/null",
+		 itrace, tmp("threads.itrace"));
+	ok(run(cmd) == 0,
+	   "threads: decode with two modes (--insn --stats): usage, exit 2; one twice is fine");
 	snprintf(cmd, sizeof(cmd), "%s decode --time 5,1 %s >/dev/null 2>&1", itrace,
 		 tmp("threads.itrace"));
 	ok(run(cmd) == 2, "threads: decode --time 5,1 (backwards): usage, exit 2");
@@ -1224,7 +1231,7 @@ static void test_perf_data(const char *itrace)
 	snprintf(cmd, sizeof(cmd),
 		 "%1$s decode --stats %2$s > %3$s/pad.txt 2>&1 && grep -qx 'total insns 21' %3$s/pad.txt &&\n"
 		 "grep -qx 'total gaps 0' %3$s/pad.txt && grep -qx 'total errors 0' %3$s/pad.txt &&\n"
-		 "! grep -q gap %3$s/pad.txt",
+		 "! grep -q 'gap in the trace' %3$s/pad.txt",
 		 itrace, tmp("pad.perf.data"), tmpdir);
 	ok(run(cmd) == 0,
 	   "perf.data: an AUXTRACE chunk padded to 8 bytes, the next at the unpadded offset (as perf writes them): one run, no gap");
@@ -1234,6 +1241,15 @@ static void test_perf_data(const char *itrace)
 		 "%s decode %s >/dev/null 2>&1; test $? = 1 -a $r = 0", itrace,
 		 tmp("cut.perf.data"), itrace, tmp("cut.perf.data"));
 	ok(run(cmd) == 0, "perf.data cut in its header: says so, exit 1");
+	/* the last 60 bytes: the features (52) and the end of the trace */
+	snprintf(cmd, sizeof(cmd),
+		 "cd %1$s && head -c -60 tiny.perf.data > cutdata.perf.data &&\n"
+		 "{ %2$s decode --stats cutdata.perf.data > cutdata.txt 2> cutdata.err; test $? = 3; } &&\n"
+		 "grep -q 'warning: perf.data: cut short, [0-9]* bytes of its data section missing: decoding what is there' cutdata.err &&\n"
+		 "n=$(sed -n 's/^total insns //p' cutdata.txt) && [ \"$n\" -gt 0 ]",
+		 tmpdir, itrace);
+	ok(run(cmd) == 0,
+	   "perf.data cut in its data: decoded as far as it goes with a warning, exit 3 (as perf script does)");
 	write_perf_data(tmp("z.perf.data"), side, side_len, e.buf, n, 0, PD_COMPRESSED, NULL);
 	snprintf(cmd, sizeof(cmd),
 		 "%s decode %s 2>&1 | grep -q 'compressed records (perf record -z)'",
@@ -2655,6 +2671,9 @@ static void test_core(const char *itrace, const char *ptsim)
 	free(out);
 	bad_core(itrace, "truncated", buf, nh + 100, 1,
 		 "goes beyond the end of the file (0x");
+	/* cut in its memory (after the notes): a warning first, the report, exit 0 */
+	bad_core(itrace, "memcut", buf, size - 100, 0,
+		 "warning: cut short: 100 bytes of its memory segments are beyond the end of the file");
 	/* the note: Elf64_Nhdr at nh, "ITRACE\0\0", struct itrace_note at nh + 20 */
 	patch32(b, buf, size, nh + 4, 0x7fffffff);		/* n_descsz */
 	bad_core(itrace, "descsz", b, size, 1, "truncated note at file offset 0x");
