@@ -319,12 +319,14 @@ static void bts_gap(void *ctx, uint64_t off, uint64_t last_ip, const char *why)
 	s->errors++;
 }
 
-/* Back from the kernel where BTS does not say (bts.h): no error. */
+/*
+ * Back from the kernel where BTS does not say (bts.h): no error.  The
+ * branch into the kernel (a system call: rt_sigreturn, execve) went
+ * where the records do not say: kept, its target unknown.
+ */
 static void bts_resume(void *ctx, uint64_t off, uint64_t at)
 {
-	struct srep *r = ctx;
-
-	r->cur->pend = false;
+	resolve(ctx, 0);
 }
 
 /* A canonical x86-64 address: bits 63 to 47 all the same. */

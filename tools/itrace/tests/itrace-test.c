@@ -3293,6 +3293,11 @@ static void test_bts_samples(const char *itrace)
 		{ S + 21, G }, { G, T_KIRQ }, { T_KIRQ + 0x10, T_KIRQ + 0x40 }, { T_KIRET, G },
 		{ G + 2, G + 5 }, { G + 5, S + 23 }, { S + 30, T_KENTRY },
 	};
+	/* back from the exit syscall into g, as into a signal handler: resumed */
+	const uint64_t resume[][2] = {
+		{ S + 21, G }, { G + 2, G + 5 }, { G + 5, S + 23 }, { S + 30, T_KENTRY },
+		{ G + 5, S + 23 },
+	};
 	const uint64_t fault[][2] = { { 0, S }, { S + 5, 0 } };
 	const uint64_t bad[][2] = { { S + 5, F }, { 0x4141414141414141ULL, F } };
 	struct pev_buf sb = { 0 }, sb2 = { 0 };
@@ -3327,6 +3332,12 @@ static void test_bts_samples(const char *itrace)
 	samples_flags = ITRACE_FLAG_BTS;
 	write_samples(tmp("bts-samples.itrace"), ST_SAMPLE | PERF_SAMPLE_ITRACE, &sb);
 	write_samples(tmp("bts-bad.itrace"), ST_SAMPLE | PERF_SAMPLE_ITRACE, &sb2);
+	sb2.len = 0;
+	put_task(&sb2, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 42, 0, 42, 1);
+	put_mmap(&sb2, 42, text_vaddr, 2);
+	n = bts_recs(tr, resume, ARRAY_SIZE(resume), 0);
+	put_sample(&sb2, S + 30, 42, 16, true, n, tr, n);
+	write_samples(tmp("bts-resume.itrace"), ST_SAMPLE | PERF_SAMPLE_ITRACE, &sb2);
 	samples_flags = 0;
 
 	snprintf(cmd, sizeof(cmd), "%s report %s 2>&1", itrace, tmp("bts-samples.itrace"));
@@ -3407,6 +3418,24 @@ static void test_bts_samples(const char *itrace)
 			 s1);
 		ok(run(cmd) == 0, "bts samples: report --json: valid against itrace.schema.json");
 	}
+
+	/*
+	 * the kernel back from the syscall into g (a signal handler): the
+	 * syscall kept, its target unknown, the flow resumed, no error
+	 */
+	snprintf(cmd, sizeof(cmd), "%s report --samples %s 2>&1", itrace,
+		 tmp("bts-resume.itrace"));
+	ret = run_out(cmd, &out);
+	ok(ret == 0 && strstr(out, "(5 BTS records), decoded, 8 instructions\n") &&
+	   strstr(out, "  last 5 branches (oldest first):\n") &&
+	   strstr(out, "1 samples: 1 decoded, 0 trace missing, 0 trace empty, 0 no PSB, ") &&
+	   strstr(out, " 0 undecodable, 0 unreadable;") &&
+	   strstr(out, "         1  ret g+0x5 -> _start+0x17 ; syscall _start+0x1e -> ? ; "
+		       "ret g+0x5 -> _start+0x17\n"),
+	   "bts samples: back from a syscall elsewhere (a signal handler): the syscall kept (-> ?), the flow resumed in g, no error");
+	if (nr_fail)
+		fprintf(stderr, "# report:\n%s", out);
+	free(out);
 
 	snprintf(cmd, sizeof(cmd), "%s report --samples %s 2>&1", itrace, tmp("bts-bad.itrace"));
 	ret = run_out(cmd, &out);
