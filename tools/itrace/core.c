@@ -615,7 +615,6 @@ struct elf_id {
 	size_t		len;		/* 0: no build-id note in a PT_NOTE */
 	GElf_Addr	id_vaddr;
 	GElf_Addr	dyn_vaddr;	/* 0: no PT_DYNAMIC */
-	bool		dyn;
 };
 
 static void elf_id(Elf *elf, struct elf_id *e)
@@ -631,10 +630,8 @@ static void elf_id(Elf *elf, struct elf_id *e)
 	for (i = 0; i < n; i++) {
 		if (!gelf_getphdr(elf, i, &ph))
 			continue;
-		if (ph.p_type == PT_DYNAMIC) {
+		if (ph.p_type == PT_DYNAMIC)
 			e->dyn_vaddr = ph.p_vaddr;
-			e->dyn = true;
-		}
 		if (ph.p_type != PT_NOTE || e->len)
 			continue;
 		d = elf_getdata_rawchunk(elf, ph.p_offset, ph.p_filesz,
@@ -690,7 +687,7 @@ static Elf *sysroot_module(const struct core *c, Elf *elf, const char *file, Dwa
 		m->why = "another build-id than the core's memory holds for it";
 		goto fail;
 	}
-	if (!was.dyn || !is.dyn) {
+	if (!was.dyn_vaddr || !is.dyn_vaddr) {
 		m->why = "another build than the core's list names, and no PT_DYNAMIC to place by";
 		goto fail;
 	}

@@ -1328,12 +1328,7 @@ static bool traced_kernel(const struct itrace_data *d)
 {
 	struct perf_event_attr a;
 
-	if (!d->attr || (d->hdr.flags & ITRACE_FLAG_SAMPLES) ||
-	    d->attr_size < offsetof(struct perf_event_attr, read_format))
-		return false;
-	memset(&a, 0, sizeof(a));
-	memcpy(&a, d->attr, d->attr_size < sizeof(a) ? d->attr_size : sizeof(a));
-	return !a.exclude_kernel;
+	return !(d->hdr.flags & ITRACE_FLAG_SAMPLES) && itrace_attr(d, &a) && !a.exclude_kernel;
 }
 
 /* --tid: warn of each thread the recording does not have (none, if no tids) */

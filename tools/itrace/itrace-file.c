@@ -188,15 +188,20 @@ int itrace_regroup(struct itrace_data *d)
 	return 0;
 }
 
+bool itrace_attr(const struct itrace_data *d, struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (!d->attr || d->attr_size < offsetof(struct perf_event_attr, read_format))
+		return false;
+	memcpy(a, d->attr, d->attr_size < sizeof(*a) ? d->attr_size : sizeof(*a));
+	return true;
+}
+
 uint64_t itrace_sample_type(const struct itrace_data *d)
 {
 	struct perf_event_attr a;
 
-	if (!d->attr || d->attr_size < offsetof(struct perf_event_attr, read_format))
-		return 0;
-	memset(&a, 0, sizeof(a));
-	memcpy(&a, d->attr, d->attr_size < sizeof(a) ? d->attr_size : sizeof(a));
-	return a.sample_id_all ? a.sample_type : 0;
+	return itrace_attr(d, &a) && a.sample_id_all ? a.sample_type : 0;
 }
 
 int itrace_parse(const uint8_t *buf, size_t size, struct itrace_data *d,

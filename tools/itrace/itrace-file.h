@@ -49,6 +49,7 @@
 #ifndef ITRACE_FILE_H
 #define ITRACE_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -236,6 +237,9 @@ int itrace_read_any(const char *path, struct itrace_data *d, const char *buildid
 /* Each buffer's trace in one piece, in stream order (the parsers call it). */
 int itrace_regroup(struct itrace_data *d);
 /* The sample_type of the recording's sideband (its ATTR), 0 if unknown. */
+/* The ATTR section's attr, zero-filled past what it holds; false if none */
+struct perf_event_attr;
+bool itrace_attr(const struct itrace_data *d, struct perf_event_attr *a);
 uint64_t itrace_sample_type(const struct itrace_data *d);
 
 /* Header helpers */
