@@ -74,12 +74,23 @@ __attribute__((noinline)) static unsigned long fib(unsigned long n)
  * Linux's __USER32_CS (0x23), 10 iterations of a 32-bit loop (compat_loop:
  * DEC ECX is 0x49, a REX prefix in 64-bit mode, so only a decoder that
  * follows MODE.Exec counts it right), LJMP back to __USER_CS (0x33).  The
- * 32-bit code touches no stack: RSP is above 4G.  (Not LRETQ: QEMU 7.2's
- * TCG pops a far return with supervisor accesses, which SMAP faults.)
+ * 32-bit code touches no stack.  (Not LRETQ: QEMU 7.2's TCG pops a far
+ * return with supervisor accesses, which SMAP faults.)
+ *
+ * The upper 32 bits of every GPR are undefined after a switch to compat
+ * mode (SDM Vol. 1, 3.4.1.1), and an interrupt's IRET back to compat mode
+ * does lose those of RSP, on QEMU as on some CPUs: RSP and RBP go through
+ * compat_regs (the program is single-threaded while it makes trips), the
+ * other GPRs are clobbers, saved and restored by the compiler in 64-bit
+ * mode.
  */
+static unsigned long compat_regs[2] __attribute__((used));
+
 __attribute__((noinline)) void compat_trip(void)
 {
-	asm volatile("ljmpl *compat_far(%%rip)\n"
+	asm volatile("movq %%rsp, compat_regs(%%rip)\n\t"
+		     "movq %%rbp, compat_regs+8(%%rip)\n\t"
+		     "ljmpl *compat_far(%%rip)\n"
 		     ".code32\n"
 		     "1:\tmovl $10, %%ecx\n"
 		     ".globl compat_loop\n"
@@ -88,11 +99,13 @@ __attribute__((noinline)) void compat_trip(void)
 		     "jnz compat_loop\n\t"
 		     "ljmp $0x33, $2f\n"
 		     ".code64\n"
-		     "2:\n"
+		     "2:\tmovq compat_regs(%%rip), %%rsp\n\t"
+		     "movq compat_regs+8(%%rip), %%rbp\n"
 		     ".pushsection .data\n"
 		     "compat_far:\t.long 1b\n\t.word 0x23\n"
 		     ".popsection\n"
-		     : : : "rcx", "memory", "cc");
+		     : : : "rax", "rbx", "rcx", "rdx", "rsi", "rdi", "r8", "r9",
+		       "r10", "r11", "r12", "r13", "r14", "r15", "memory", "cc");
 }
 
 typedef unsigned long (*op_fn)(unsigned long);

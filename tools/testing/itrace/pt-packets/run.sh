@@ -290,7 +290,9 @@ if [ -x $perf ]; then
 
 	# MODE.Exec through perf: 10 trips to compat mode and back.
 	f=$out/perf-compat.data
-	perf_section perf-compat "$f" > /dev/null
+	rc=$(perf_section perf-compat "$f")
+	check "perf-compat: perf record -e intel_pt//u of the compat trips (rc ${rc:-?})" \
+		[ "${rc:-1}" = 0 ]
 	$perf script -i "$f" --itrace=e > "$out/perf-compat-errors.txt" 2>&1 || true
 	errs=$(grep -c 'instruction trace error' "$out/perf-compat-errors.txt" || true)
 	check "perf-compat: perf script --itrace=e: no decode errors ($errs)" [ "$errs" = 0 ]
