@@ -14,6 +14,11 @@
 #                       --kcore -e intel_pt//, in one run (default: all the
 #                       programs run); its kernel text (kcore) also serves
 #                       the libipt decode of the itrace record -k traces
+#   CONFORMANCE_KCONV_PROGS  the programs whose itrace record -k trace is
+#                       also converted with --kernel and decoded by perf
+#                       script (~20 s each); default: fptr compat32 fork
+#                       threads (a 64-bit, the 32-bit, a multi-process
+#                       and a threaded one); "all" for every program
 set -u
 BUILD=${1:?usage: check.sh BUILD}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -60,7 +65,8 @@ case $rc in
 esac
 sed 's/^/# /' "$res/cmd.log" 2>/dev/null
 ITRACE=$BUILD/tools/itrace/itrace PERF=$perf CORPUS_LIST=$list \
-	PERF_KERNEL_PROGS="$PERF_KERNEL_PROGS" "$here/verify.sh" "$corpus" "$res" |
+	PERF_KERNEL_PROGS="$PERF_KERNEL_PROGS" \
+	KCONV_PROGS=${CONFORMANCE_KCONV_PROGS:-fptr compat32 fork threads} "$here/verify.sh" "$corpus" "$res" |
 	awk -v n=$n 'BEGIN { n0 = n } /^(not )?ok [0-9]+/ { n++; sub(/ok [0-9]+/, "ok " n) }
 		/^1\.\./ { plan = substr($0, 4); next } { print }
 		END { print "1.." (plan != "" && n0 + plan > n ? n0 + plan : n) }'

@@ -25,7 +25,8 @@
 #                         --kcore copied in the same boot,
 #                         all.kperf.data/kcore_dir/kcore) of that trace:
 #                         exit 0, no error, no gap, kernel instructions > 0
-#   NAME: -k convert --kernel  itrace convert --kernel KCORE of that trace
+#   NAME: -k convert --kernel  (KCONV_PROGS, by default all) itrace
+#                         convert --kernel KCORE of that trace
 #                         (a perf.data directory: data, kcore_dir/ with
 #                         KCORE's kcore, kallsyms, modules): perf script
 #                         --itrace=i0nse through the kernel exits 0 with no
@@ -64,6 +65,9 @@ ITRACE=${ITRACE:?}
 KCUT=${KCUT:-$1/kcut}
 PERF=${PERF:-/usr/bin/perf}
 PERF_KERNEL_PROGS=" ${PERF_KERNEL_PROGS:-} "
+# the programs whose -k recording goes through convert --kernel and perf
+# script (~20 s of perf each): "all" or a list
+KCONV_PROGS=" ${KCONV_PROGS:-all} "
 corpus=$1 res=$(cd "$2" && pwd)
 # the programs: CORPUS_LIST (check.sh's CONFORMANCE_PROGS), or all
 list=${CORPUS_LIST:-$corpus/corpus.list}
@@ -312,11 +316,20 @@ have_perf=false
 [ -x "$PERF" ] && [ -n "$(ls "$res"/*.perf.data 2>/dev/null)" ] && have_perf=true
 nk=0
 for k in $PERF_KERNEL_PROGS; do nk=$((nk + 1)); done
+# kconv_wanted NAME: whether KCONV_PROGS has NAME
+kconv_wanted() {
+	case $KCONV_PROGS in " all "|*" $1 "*) return 0 ;; esac
+	return 1
+}
+nkc=0
+while read -r name _; do
+	kconv_wanted "$name" && nkc=$((nkc + 1))
+done < "$list"
 nall=0
 [ "$nk" -gt 0 ] && nall=1
-# per program: 7 intel_pt (convert too), 7 -k (convert --kernel too),
-# perf stat, 7 intel_bts
-echo "1..$(($(wc -l < "$list") * 22 + nk * 2 + nall + 2))"
+# per program: 7 intel_pt (convert too), 6 -k (and convert --kernel if
+# in KCONV_PROGS), perf stat, 7 intel_bts
+echo "1..$(($(wc -l < "$list") * 21 + nkc + nk * 2 + nall + 2))"
 # perf record --kcore -e intel_pt// of PERF_KERNEL_PROGS, all in one
 # recording (a directory: perf.data and kcore_dir/), decoded twice:
 #  - with the kernel text perf copied (perf script takes kcore_dir/ by
@@ -357,7 +370,7 @@ while read -r name start end; do
 	# while the rest runs
 	rm -f "$res/$name.kconv-counts"
 	kconv_pid=
-	if [ -x "$PERF" ] && [ -f "$KCORE" ]; then
+	if [ -x "$PERF" ] && [ -f "$KCORE" ] && kconv_wanted "$name"; then
 		kconv "$name" < /dev/null &
 		kconv_pid=$!
 	fi
@@ -492,21 +505,23 @@ instructions, $cerrs errors; itrace decode ${total:-?}: $why"
 		tap FAIL "$name: -k libipt decode through the kernel (kcore) # exit $kdrc, errors ${kerrs:-?}, gaps ${kgaps:-?}, $ku user + $kk kernel instructions: $(grep -m1 -v 'warning' "$res/$name.kdecode-err")"
 	fi
 	# the same trace converted with the kernel text, through perf (kconv)
-	why="not run: no $PERF or no $KCORE"
-	crc=none prc=none cu='?' ck='?' cerrs='?'
-	if [ -n "$kconv_pid" ]; then
-		wait "$kconv_pid"
-		read -r crc prc cu ck cerrs < "$res/$name.kconv-counts"
-		why=$(grep -m1 -v warning "$res/$name.kconv-err")
-	fi
-	desc="$name: -k convert --kernel: perf script --itrace=i0nse of the perf.data directory"
-	desc="$desc (kcore_dir/: the kernel text)"
-	if [ "$crc" = 0 ] && [ "$prc" = 0 ] && [ "$cerrs" = 0 ] && [ "$kk" -gt 0 ] &&
-		[ "$cu" = "$ku" ] && [ "$ck" = "$kk" ]; then
-		tap ok "$desc: $cu user + $ck kernel instructions = itrace decode's, 0 errors"
-	else
-		tap FAIL "$desc # convert exit $crc, perf exit $prc: $cu user + $ck kernel \
+	if kconv_wanted "$name"; then
+		why="not run: no $PERF or no $KCORE"
+		crc=none prc=none cu='?' ck='?' cerrs='?'
+		if [ -n "$kconv_pid" ]; then
+			wait "$kconv_pid"
+			read -r crc prc cu ck cerrs < "$res/$name.kconv-counts"
+			why=$(grep -m1 -v warning "$res/$name.kconv-err")
+		fi
+		desc="$name: -k convert --kernel: perf script --itrace=i0nse of the perf.data directory"
+		desc="$desc (kcore_dir/: the kernel text)"
+		if [ "$crc" = 0 ] && [ "$prc" = 0 ] && [ "$cerrs" = 0 ] && [ "$kk" -gt 0 ] &&
+			[ "$cu" = "$ku" ] && [ "$ck" = "$kk" ]; then
+			tap ok "$desc: $cu user + $ck kernel instructions = itrace decode's, 0 errors"
+		else
+			tap FAIL "$desc # convert exit $crc, perf exit $prc: $cu user + $ck kernel \
 instructions, $cerrs errors; itrace decode --kernel $ku + $kk: $why"
+		fi
 	fi
 	# kcut itself: on the user-only recording (no kernel packets) it must
 	# change nothing that libipt decodes (but for the "[thread ...]"
