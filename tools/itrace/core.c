@@ -50,6 +50,7 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif
 #define CORE_NOTE_NAME	"CORE"	/* the owner of Linux's core notes */
+#define GDB_NOTE_NAME	"GDB"	/* the owner of gdb's own notes in gcore's cores */
 #define NO_PSB		"no PSB in the trace: nothing to decode"
 
 #define CORE_DEFAULT_N	16
@@ -149,6 +150,7 @@ struct core {
 	const char	*sysroot;	/* --sysroot, for libdwfl's modules */
 	char		psname[17];	/* NT_PRPSINFO pr_fname */
 	uint32_t	pid;		/* NT_PRPSINFO pr_pid; 0 if none */
+	bool		by_gdb;		/* written by gdb's gcore (a "GDB" note) */
 };
 
 struct core_opts {
@@ -431,6 +433,12 @@ static int parse_notes(struct core *c, const GElf_Phdr *p, char *err, size_t err
 		    !memcmp(name, CORE_NOTE_NAME, nh.n_namesz)) {
 			if (core_note(c, &nh, desc, p->p_offset + desc_at, &cur, err, errlen))
 				return -1;
+			continue;
+		}
+		/* gdb's gcore writes its target description (NT_GDB_TDESC) */
+		if (nh.n_namesz == sizeof(GDB_NOTE_NAME) &&
+		    !memcmp(name, GDB_NOTE_NAME, nh.n_namesz)) {
+			c->by_gdb = true;
 			continue;
 		}
 		if (nh.n_namesz != sizeof(ITRACE_NOTE_NAME) || nh.n_type != NT_ITRACE ||
@@ -880,14 +888,92 @@ static const char *exe_file(const struct core *c)
 	return c->nr_maps ? c->maps[0].name : NULL;
 }
 
+/*
+ * Is --exe another build than the program in the core?  Each mapping @m
+ * of the program (file offset m->pgoff at m->start) must be file pages of
+ * a PT_LOAD segment of it, all at the one load bias (*bias, set by the
+ * first; relro splits a segment's mapping, so a mapping may start inside
+ * one), executable if the core's segment there is; and its build-id
+ * note, where that bias loads it, must be the bytes the core has there,
+ * if it has them (Linux dumps the first page of each ELF mapping, where
+ * the note usually is).  Returns why not the program, or NULL (it is, or
+ * nothing tells).
+ */
+static const char *exe_mismatch(const struct core *c, const char *path, const struct core_map *m,
+				uint64_t *bias, bool *have_bias)
+{
+	const GElf_Phdr *seg;
+	const char *why = NULL;
+	struct elf_id is;
+	const void *mem;
+	GElf_Phdr ph;
+	uint64_t b = 0, pg = 0xfff;
+	bool found = false;
+	size_t i, n;
+	Elf *e;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;	/* reported where the image is built */
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF && !elf_getphdrnum(e, &n)) {
+		for (i = 0; i < n && !found; i++) {
+			if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD ||
+			    m->pgoff < (ph.p_offset & ~pg) ||
+			    m->pgoff >= ((ph.p_offset + ph.p_filesz + pg) & ~pg))
+				continue;
+			b = m->start - ((ph.p_vaddr & ~pg) + m->pgoff - (ph.p_offset & ~pg));
+			seg = load_at(c, m->start);
+			found = (!*have_bias || b == *bias) &&
+				(!seg || !(seg->p_flags & PF_X) == !(ph.p_flags & PF_X));
+		}
+		if (!found) {
+			why = "its segments are not where the core maps the program";
+		} else {
+			*bias = b;
+			*have_bias = true;
+			elf_id(e, &is);
+			mem = is.len ? core_bytes(c, b + is.id_vaddr, is.len) : NULL;
+			if (mem && memcmp(mem, is.id, is.len))
+				why = "another build-id than the core's memory holds for it";
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return why;
+}
+
+/*
+ * --exe against each of the program's mappings: refused (reported missing)
+ * if one is not of it; then none of its code or symbols is used.
+ */
+static bool exe_refused(struct ctx *x, const char *exe)
+{
+	uint64_t bias = 0;
+	bool have_bias = false;
+	const char *why = NULL;
+	size_t k;
+
+	for (k = 0; !why && k < x->c->nr_maps; k++)
+		if (!x->c->maps[k].nofile && !strcmp(x->c->maps[k].name, exe))
+			why = exe_mismatch(x->c, x->o->exe, &x->c->maps[k], &bias, &have_bias);
+	if (why)
+		add_missing(x, x->o->exe, 0, why);
+	return why;
+}
+
 static void build_image(struct ctx *x)
 {
 	const struct core *c = x->c;
 	const char *exe = exe_file(c);
 	size_t i, k;
+	bool exe_bad;
 	int err;
 
 	x->exe = exe ? itrace_base_name(exe) : NULL;
+	exe_bad = x->o->exe && exe && exe_refused(x, exe);
 	for (k = 0; c->interp && k < c->nr_maps; k++)
 		if (c->interp >= c->maps[k].start && c->interp < c->maps[k].end)
 			x->interp = c->maps[k].name;
@@ -900,13 +986,16 @@ static void build_image(struct ctx *x)
 			missing_module(x, m);
 			continue;
 		}
-		if (x->o->exe && exe && !strcmp(m->name, exe))
+		if (x->o->exe && exe && !strcmp(m->name, exe)) {
+			if (exe_bad)
+				continue;
 			snprintf(path, sizeof(path), "%s", x->o->exe);
-		else if (m->path)
+		} else if (m->path) {
 			snprintf(path, sizeof(path), "%s", m->path);
-		else
+		} else {
 			snprintf(path, sizeof(path), "%s%s", x->o->sysroot ? x->o->sysroot : "",
 				 m->name);
+		}
 		/* the core's segment says; gdb's gcore may leave file text out */
 		if (p ? !(p->p_flags & PF_X) : m->path ? !m->exec : !file_exec(path, m->pgoff))
 			continue;
@@ -1414,6 +1503,36 @@ static bool fault_sig(int sig)
 	return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE;
 }
 
+/* The signal of a thread's NT_SIGINFO, else of its NT_PRSTATUS. */
+static int thread_sig(const struct core_thread *t)
+{
+	return t->have_si ? t->sig_no : t->cursig;
+}
+
+/*
+ * Did the process crash: the first thread's signal is one whose default
+ * action dumps core (signal(7)); the kernel writes the thread that dumps
+ * first.  gdb's gcore writes the signal the process stopped with: SIGSTOP
+ * when gdb attached, SIGTRAP at a breakpoint or a step, SIGINT at ^C: not
+ * a crash, but for a fault it stopped at.
+ */
+static bool core_crashed(const struct core *c)
+{
+	static const int core_sigs[] = {
+		SIGQUIT, SIGILL, SIGTRAP, SIGABRT, SIGBUS, SIGFPE, SIGSEGV, SIGXCPU, SIGXFSZ,
+		SIGSYS,
+	};
+	int sig = c->nr_th ? thread_sig(&c->th[0]) : 0;
+	size_t i;
+
+	if (c->by_gdb && sig == SIGTRAP)
+		return false;
+	for (i = 0; sig && i < ARRAY_SIZE(core_sigs); i++)
+		if (sig == core_sigs[i])
+			return true;
+	return false;
+}
+
 /* How the end of the trace relates to NT_PRSTATUS's rip. */
 static const char *rip_check(const struct core_thread *t)
 {
@@ -1462,7 +1581,7 @@ static struct json_object *json_thread(struct ctx *x, struct core_thread *t, boo
 {
 	const struct itrace_note *h = &t->note;
 	uint64_t i, n = t->nr_ents < x->o->n ? t->nr_ents : x->o->n;
-	int sig = t->have_si ? t->sig_no : t->cursig;
+	int sig = thread_sig(t);
 	struct json_object *o = json_object_new_object(), *tr, *a, *e;
 	unsigned int k;
 
@@ -1549,7 +1668,7 @@ static void print_thread(struct ctx *x, struct core_thread *t, bool crashed)
 	const struct itrace_note *h = &t->note;
 	uint64_t i, n = t->nr_ents < x->o->n ? t->nr_ents : x->o->n;
 	FILE *f = x->out;
-	int sig = t->have_si ? t->sig_no : t->cursig;
+	int sig = thread_sig(t);
 
 	fprintf(f, "thread %u: signal %d %s", t->tid, sig, sig_name(sig));
 	if (t->have_si && fault_sig(sig))
@@ -1643,7 +1762,8 @@ static void print_report(struct ctx *x)
 		json_object_object_add(doc, "missing", a);
 		a = json_object_new_array();
 		for (i = 0; i < c->nr_th; i++)
-			json_object_array_add(a, json_thread(x, &c->th[i], i == 0));
+			json_object_array_add(a, json_thread(x, &c->th[i],
+							     i == 0 && core_crashed(c)));
 		json_object_object_add(doc, "threads", a);
 		jprint(f, doc, 1);
 		json_object_put(doc);
@@ -1656,7 +1776,7 @@ static void print_report(struct ctx *x)
 		fprintf(f, "missing: %s: %s (code there cannot be decoded)\n", x->miss[i].path,
 			miss_why(&x->miss[i]));
 	for (i = 0; i < c->nr_th; i++)
-		print_thread(x, &c->th[i], i == 0);
+		print_thread(x, &c->th[i], i == 0 && core_crashed(c));
 }
 
 /* ---- the command ----------------------------------------------------- */

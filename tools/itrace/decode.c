@@ -511,6 +511,28 @@ static void keep(char **slot, char *line)
 }
 
 /* One line of the function-level flow. */
+/*
+ * A flow line as JSON; an "[error]" line (@msg set) also has the trace
+ * offset and libipt's message, as the error report on stderr.
+ */
+static void flow_json(struct dstate *s, const char *what, uint64_t ip, uint64_t off,
+		      const char *msg)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "kind", json_object_new_string(what));
+	json_object_object_add(o, "insns", json_object_new_uint64(s->insns));
+	json_object_object_add(o, "depth", json_object_new_int(s->depth));
+	json_object_object_add(o, "at", ip ? jloc(s->st, ip) : NULL);
+	if (msg) {
+		json_object_object_add(o, "offset", json_object_new_uint64(off));
+		json_object_object_add(o, "message", jstr(msg));
+	}
+	jcontext(s, o);
+	jprint(s->out, o, 0);
+	json_object_put(o);
+}
+
 static void flow_line(struct dstate *s, const char *what, uint64_t ip,
 		      const struct sym_info *si)
 {
@@ -522,15 +544,7 @@ static void flow_line(struct dstate *s, const char *what, uint64_t ip,
 
 	s->nr_lines++;
 	if (s->o->mode == DECODE_FLOW && s->o->json) {
-		struct json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "kind", json_object_new_string(what));
-		json_object_object_add(o, "insns", json_object_new_uint64(s->insns));
-		json_object_object_add(o, "depth", json_object_new_int(s->depth));
-		json_object_object_add(o, "at", ip ? jloc(s->st, ip) : NULL);
-		jcontext(s, o);
-		jprint(s->out, o, 0);
-		json_object_put(o);
+		flow_json(s, what, ip, 0, NULL);
 		return;
 	}
 	if (s->o->mode == DECODE_FLOW) {
@@ -566,10 +580,25 @@ static void flow_line(struct dstate *s, const char *what, uint64_t ip,
 	free(line);
 }
 
+/* --time: is the decoder's position outside the range? */
+static bool out_of_time(struct dstate *s)
+{
+	uint64_t t;
+
+	if (!s->o->time_from && !s->o->time_to)
+		return false;
+	if (!s->timed)
+		return true;	/* no time: nothing is in the range (warned) */
+	t = cur_time(s);
+	return t < s->o->time_from || (s->o->time_to && t > s->o->time_to);
+}
+
 static void note(struct dstate *s, const char *what, uint64_t ip)
 {
 	struct sym_info si = { .name = NULL, .module = "", .start = ip };
 
+	if ((s->o->time_from || s->o->time_to) && out_of_time(s))
+		return;
 	if (ip)
 		sym_lookup(s->st, ip, &si);
 	flow_line(s, what, ip, &si);
@@ -850,17 +879,6 @@ static void print_insn(struct dstate *s, const struct pt_insn *in)
 	l[LINE_PRE - 1] = ' ';
 	n = LINE_PRE - 1 - (s->cnt_n > 10 ? s->cnt_n : 10);
 	fwrite_unlocked(l + n, 1, len - n, s->out);
-}
-
-/* --time: is the decoder's position outside the range? */
-static bool out_of_time(struct dstate *s)
-{
-	uint64_t t;
-
-	if (!s->o->time_from && !s->o->time_to)
-		return false;
-	t = cur_time(s);
-	return t < s->o->time_from || (s->o->time_to && t > s->o->time_to);
 }
 
 static void on_insn(void *ctx, struct pt_insn_decoder *dec, const struct pt_insn *in)
@@ -1174,6 +1192,11 @@ static void report_error(struct dstate *s, uint64_t off, uint64_t ip, const char
 		json_object_object_add(e, "message", json_object_new_string(msg));
 		json_object_object_add(e, "last", ip ? jloc(s->st, ip) : NULL);
 		json_object_array_add(s->jerrors, e);
+	}
+	if (s->o->mode == DECODE_FLOW && s->o->json) {
+		s->nr_lines++;
+		flow_json(s, "[error]", ip, off, msg);
+		return;
 	}
 	flow_line(s, "[error]", ip, &si);
 }
@@ -1617,7 +1640,7 @@ out:
 static int add_kernel(struct dstate *s, struct itrace_image *im, struct symtab *st,
 		      const char *path)
 {
-	size_t i, nr = 0, added = 0;
+	size_t i, nr = 0, added = 0, user_half = 0;
 	char *kcore = NULL;
 	struct stat sb;
 	GElf_Ehdr eh;
@@ -1652,6 +1675,11 @@ static int add_kernel(struct dstate *s, struct itrace_image *im, struct symtab *
 
 		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
 			continue;
+		/* kernel code is in the upper half: the rest is not the kernel's */
+		if (!(ph.p_vaddr >> 63)) {
+			user_half++;
+			continue;
+		}
 		if (!core) {
 			if ((ph.p_flags & PF_X) &&
 			    !itrace_image_add(im, st, itrace_base_name(path), path,
@@ -1675,7 +1703,11 @@ static int add_kernel(struct dstate *s, struct itrace_image *im, struct symtab *
 	if (elf)
 		elf_end(elf);
 	close(fd);
-	if (!added && nr)
+	if (!added && user_half)
+		fprintf(stderr,
+			"itrace: --kernel %s: not a kernel: its code is at user-space addresses (give vmlinux, or the kernel text as an ELF core: record --kcore's FILE.kcore, perf record --kcore's directory)\n",
+			path);
+	else if (!added && nr)
 		fprintf(stderr, "itrace: --kernel %s: no %s\n", path,
 			core ? "PT_LOAD segment with contents" : "executable segment");
 	if (added && core) {
