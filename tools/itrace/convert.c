@@ -75,28 +75,6 @@
 #define RTIT_NORETCOMP		BIT_ULL(11)
 #define RTIT_MTC_FREQ		(0xfULL << 14)
 
-/* perf's intel_pt AUXTRACE_INFO priv[] (tools/perf/util/intel-pt.h) */
-enum {
-	PT_PMU_TYPE,
-	PT_TIME_SHIFT,
-	PT_TIME_MULT,
-	PT_TIME_ZERO,
-	PT_CAP_USER_TIME_ZERO,
-	PT_TSC_BIT,
-	PT_NORETCOMP_BIT,
-	PT_HAVE_SCHED_SWITCH,
-	PT_SNAPSHOT_MODE,
-	PT_PER_CPU_MMAPS,
-	PT_MTC_BIT,
-	PT_MTC_FREQ_BITS,
-	PT_TSC_CTC_N,
-	PT_TSC_CTC_D,
-	PT_CYC_BIT,
-	PT_MAX_NONTURBO_RATIO,
-	PT_FILTER_STR_LEN,
-	PT_PRIV_MAX,
-};
-
 /* The event id written in the attr's ids (perf's synthesized events need one). */
 #define EVENT_ID		1
 

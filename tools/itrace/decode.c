@@ -1368,7 +1368,7 @@ static void check_tids(struct dstate *s, const struct itrace_data *d)
 		fprintf(stderr,
 			"itrace: %s: warning: --tid: the recording has no thread ids (%s): nothing is selected\n",
 			s->o->name, d->is_perf_data ?
-			"a perf.data is decoded as one flow; perf script --tid selects threads" :
+			"a perf.data without sample ids is decoded as one flow" :
 			"no sideband of its threads");
 		return;
 	}
@@ -1887,7 +1887,7 @@ other:
 /* One line (or JSON object) per record of the perf stream. */
 static int dump_sideband(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 {
-	uint64_t st = d->is_perf_data ? 0 : itrace_sample_type(d);
+	uint64_t st = itrace_sample_type(d);
 	struct pev_iter it;
 	struct pev_id sid;
 	struct pev ev;

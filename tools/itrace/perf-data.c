@@ -16,6 +16,22 @@
  * other kernel record, as the PERF sections.  The [vdso] image comes from
  * perf's build-id cache (--buildid-dir, default ~/.debug).
  *
+ * Threads: perf.data can have several attrs (intel_pt, perf's dummy
+ * events for the sideband and the context switches), each with its
+ * sample_type and event ids (the id section after each attr).  When every
+ * attr has sample_id_all with TID and TIME, each sideband record's
+ * sample_id trailer is read with the sample_type of its event (found by
+ * its id: PERF_SAMPLE_IDENTIFIER, or PERF_SAMPLE_ID, which perf keeps at
+ * the same place from the end in every attr) and written again with one
+ * sample_type (TID, TIME, CPU), given as the recording's attr: the
+ * timeline then reads the threads, address spaces and owners of the
+ * trace as it does an itrace recording's.  Per-CPU buffers (AUXTRACE cpu
+ * other than -1) are numbered by CPU, CPU-wide events (perf record -a, -C:
+ * a thread map of pid -1) are flagged as such; the TSC to perf time
+ * conversion and the timing ratios come from AUXTRACE_INFO.  Without
+ * sample ids the sideband is read as before: one thread, one address
+ * space.
+ *
  * `perf record -e intel_bts//` (AUXTRACE_INFO type 2): the AUXTRACE
  * chunks hold BTS records, read as an itrace recording of --pmu intel_bts
  * (ITRACE_FLAG_BTS); the fields of its AUXTRACE_INFO (pmu_type, the time
@@ -191,15 +207,186 @@ static void find_vdso(struct itrace_data *d, const uint8_t *p, uint64_t n, const
 	}
 }
 
+/* An attr of the file: its event's sample_type, and the ids of its events. */
+struct pd_attr {
+	uint64_t	sample_type;
+	bool		sample_id_all;
+	const uint8_t	*ids;		/* u64 each, in the file */
+	uint64_t	nr_ids;
+};
+
+/* The sideband as read: with sample ids rewritten (pd->ids) or as it is. */
+struct pd_side {
+	struct pd_attr	*attrs;
+	size_t		nr_attrs;
+	bool		ids;		/* every attr: sample_id_all, TID and TIME */
+	bool		same;		/* every attr has the same sample_type */
+	struct pev_buf	out;
+	bool		have_buf_tid;	/* side_buffer_tid() wrote one, of last_buf */
+	uint32_t	last_buf;
+};
+
+/* The sample_id trailers written: what the timeline reads. */
+#define PD_SAMPLE_TYPE	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
+
+/*
+ * The attrs section: each attr (attr_size - 16 bytes) followed by the file
+ * section of its ids.  Returns the number read, 0 if none.
+ */
+static size_t read_attrs(const uint8_t *buf, size_t size, const struct perf_file_header *fh,
+			 struct pd_side *sd)
+{
+	uint64_t n, i, asz = fh->attr_size - 16;
+
+	if (fh->attrs.offset > size || fh->attrs.size > size - fh->attrs.offset ||
+	    fh->attr_size < 16 + offsetof(struct perf_event_attr, read_format))
+		return 0;
+	n = fh->attrs.size / fh->attr_size;
+	sd->attrs = calloc(n ? n : 1, sizeof(*sd->attrs));
+	if (!sd->attrs)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const uint8_t *a = buf + fh->attrs.offset + i * fh->attr_size;
+		struct perf_event_attr pa;
+		struct perf_file_section ids;
+
+		memset(&pa, 0, sizeof(pa));
+		memcpy(&pa, a, asz < sizeof(pa) ? asz : sizeof(pa));
+		memcpy(&ids, a + asz, sizeof(ids));
+		sd->attrs[i].sample_type = pa.sample_type;
+		sd->attrs[i].sample_id_all = pa.sample_id_all;
+		if (ids.offset <= size && ids.size <= size - ids.offset) {
+			sd->attrs[i].ids = buf + ids.offset;
+			sd->attrs[i].nr_ids = ids.size / 8;
+		}
+	}
+	sd->nr_attrs = n;
+	sd->ids = n > 0;
+	sd->same = true;
+	for (i = 0; i < n; i++) {
+		const struct pd_attr *a = &sd->attrs[i];
+
+		if (!a->sample_id_all || (a->sample_type & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME)) !=
+		    (PERF_SAMPLE_TID | PERF_SAMPLE_TIME))
+			sd->ids = false;
+		if ((a->sample_type & PEV_ID_SAMPLE_TYPES) !=
+		    (sd->attrs[0].sample_type & PEV_ID_SAMPLE_TYPES))
+			sd->same = false;
+	}
+	return n;
+}
+
+/* The sample_type of the event with id, the first attr's if none has it. */
+static uint64_t id_sample_type(const struct pd_side *sd, uint64_t id)
+{
+	size_t i;
+	uint64_t k, v;
+
+	for (i = 0; i < sd->nr_attrs; i++)
+		for (k = 0; k < sd->attrs[i].nr_ids; k++) {
+			memcpy(&v, sd->attrs[i].ids + 8 * k, 8);
+			if (v == id)
+				return sd->attrs[i].sample_type;
+		}
+	return sd->attrs[0].sample_type;
+}
+
+/*
+ * A kernel record of the sideband: as it is, or with its sample_id read
+ * with its event's sample_type and written again with PD_SAMPLE_TYPE (a
+ * record too short for its trailer gets zeros).  The id is where the first
+ * attr's sample_type puts it: perf wants it at the same place from the
+ * end of the record in every attr (IDENTIFIER last, or ID).
+ */
+static int side_add(struct pd_side *sd, const struct pev *ev)
+{
+	struct pev_id id;
+	uint64_t st;
+	size_t body = ev->size - 8;
+
+	if (!sd->ids || ev->type == PERF_RECORD_SAMPLE)
+		return pev_put(&sd->out, ev->type, ev->misc, ev->raw + 8, body) ? -1 : 0;
+	st = sd->attrs[0].sample_type;
+	if (!sd->same && pev_sample_id(ev, st, &id))
+		st = id_sample_type(sd, id.id);
+	if (pev_sample_id(ev, st, &id))
+		body -= pev_id_size(st);
+	else
+		memset(&id, 0, sizeof(id));
+	return pev_put_id(&sd->out, ev->type, ev->misc, ev->raw + 8, body, PD_SAMPLE_TYPE, &id);
+}
+
+/*
+ * A per-thread buffer (AUXTRACE cpu -1) is its tid's: an ITRACE_START of
+ * it at time 0 says so to the timeline (where no PERF_RECORD_AUX says
+ * another), once per run of its AUXTRACE records.
+ */
+static int side_buffer_tid(struct pd_side *sd, const struct pev *ev)
+{
+	uint32_t body[2] = { UINT32_MAX, ev->auxtrace.tid };
+	struct pev_id id = { .pid = UINT32_MAX, .tid = ev->auxtrace.tid };
+
+	if (!sd->ids || ev->auxtrace.cpu != UINT32_MAX || ev->auxtrace.tid == UINT32_MAX ||
+	    (sd->have_buf_tid && sd->last_buf == ev->auxtrace.idx))
+		return 0;
+	sd->have_buf_tid = true;
+	sd->last_buf = ev->auxtrace.idx;
+	return pev_put_id(&sd->out, PERF_RECORD_ITRACE_START, 0, body, sizeof(body),
+			  PD_SAMPLE_TYPE, &id);
+}
+
+/*
+ * intel_pt's AUXTRACE_INFO: the TSC to perf time conversion and the
+ * timing ratios (as itrace record's TIME section); CPU-wide context
+ * switches.
+ */
+static void read_pt_info(struct itrace_data *d, const struct pev *ev, bool *cpu_wide)
+{
+	uint64_t priv[PT_PRIV_MAX] = { 0 };
+	size_t n = ev->size > 16 ? (ev->size - 16) / 8 : 0;
+
+	memcpy(priv, ev->raw + 16, 8 * (n < PT_PRIV_MAX ? n : PT_PRIV_MAX));
+	if (n > PT_CAP_USER_TIME_ZERO && priv[PT_CAP_USER_TIME_ZERO] && priv[PT_TIME_MULT] &&
+	    priv[PT_TIME_SHIFT] < 64) {
+		d->time.time_shift = priv[PT_TIME_SHIFT];
+		d->time.time_mult = priv[PT_TIME_MULT];
+		d->time.time_zero = priv[PT_TIME_ZERO];
+		d->time.flags |= ITRACE_TIME_ZERO;
+		d->has_time = 1;
+	}
+	if (n > PT_TSC_CTC_D) {
+		d->time.tsc_ratio_num = priv[PT_TSC_CTC_N];
+		d->time.tsc_ratio_den = priv[PT_TSC_CTC_D];
+	}
+	if (n > PT_MAX_NONTURBO_RATIO)
+		d->time.nom_freq = priv[PT_MAX_NONTURBO_RATIO];
+	if (n > PT_HAVE_SCHED_SWITCH && priv[PT_HAVE_SCHED_SWITCH] == 3)
+		*cpu_wide = true;
+}
+
+/* PERF_RECORD_THREAD_MAP: nr, then { u64 pid; char comm[16]; }: pid -1 alone is CPU-wide. */
+static int thread_map_cpu_wide(const struct pev *ev)
+{
+	uint64_t nr, pid;
+
+	if (ev->size < 8 + 8 + 24)
+		return -1;
+	memcpy(&nr, ev->raw + 8, 8);
+	memcpy(&pid, ev->raw + 16, 8);
+	return nr == 1 && pid == UINT64_MAX;
+}
+
 int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 		    const char *buildid_dir, char *err, size_t errlen)
 {
 	struct perf_file_header fh;
+	struct pd_side sd = { 0 };
 	struct pev_iter it;
 	struct pev ev;
 	uint64_t end, fpos, cut = 0;
 	unsigned int bit;
-	int r, have_info = 0;
+	int r, have_info = 0, map_wide = -1;
+	bool per_cpu = false, info_wide = false;
 
 	memset(d, 0, sizeof(*d));
 	itrace_header_init(&d->hdr);
@@ -224,11 +411,30 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 	if (fh.attrs.offset <= size && fh.attrs.size <= size - fh.attrs.offset &&
 	    fh.attr_size >= 8 + 16 && fh.attrs.size >= fh.attr_size) {
 		const uint8_t *a = buf + fh.attrs.offset;
+		size_t n = fh.attr_size - 16;
 		uint32_t type;
 
 		memcpy(&type, a, 4);
 		memcpy(&d->hdr.config, a + 8, 8);
 		d->hdr.pmu_type = type;
+		/*
+		 * The trace event's attr (perf writes it first) as the
+		 * recording's: its sample_type is that of the sideband as
+		 * rewritten below, sample_id_all only if it was.
+		 */
+		if (read_attrs(buf, size, &fh, &sd)) {
+			struct perf_event_attr pa;
+
+			memset(&pa, 0, sizeof(pa));
+			memcpy(&pa, a, n < sizeof(pa) ? n : sizeof(pa));
+			pa.sample_type = sd.ids ? PD_SAMPLE_TYPE : 0;
+			pa.sample_id_all = sd.ids;
+			d->attr = malloc(sizeof(pa));
+			if (!d->attr)
+				goto nomem;
+			memcpy(d->attr, &pa, sizeof(pa));
+			d->attr_size = sizeof(pa);
+		}
 	}
 
 	pev_iter_init(&it, buf + fh.data.offset, fh.data.size);
@@ -248,13 +454,24 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 					 type);
 				goto err;
 			}
+			if (type == PERF_AUXTRACE_INTEL_PT)
+				read_pt_info(d, &ev, &info_wide);
 			have_info = 1;
 			break;
 		}
+		case PERF_RECORD_THREAD_MAP:
+			map_wide = thread_map_cpu_wide(&ev);
+			break;
 		case PERF_RECORD_AUXTRACE:
 			if (pev_short(&ev))
 				break;
-			if (add_chunk(d, ev.auxtrace.idx, ev.auxtrace.offset, ev.raw + ev.size,
+			/* per-CPU buffers (tid -1) by CPU, as itrace record numbers them */
+			if (ev.auxtrace.cpu != UINT32_MAX)
+				per_cpu = true;
+			else if (side_buffer_tid(&sd, &ev))
+				goto nomem;
+			if (add_chunk(d, ev.auxtrace.cpu != UINT32_MAX ? ev.auxtrace.cpu :
+					 ev.auxtrace.idx, ev.auxtrace.offset, ev.raw + ev.size,
 				      ev.auxtrace.size))
 				goto nomem;
 			break;
@@ -264,11 +481,24 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 			goto err;
 		default:
 			/* kernel records are the sideband; perf's own are not */
-			if (ev.type < PERF_RECORD_HEADER_ATTR &&
-			    append(&d->perf, &d->perf_size, ev.raw, ev.size))
+			if (ev.type < PERF_RECORD_HEADER_ATTR && side_add(&sd, &ev))
 				goto nomem;
 			break;
 		}
+	}
+	d->perf = sd.out.buf;
+	d->perf_size = sd.out.len;
+	sd.out.buf = NULL;
+	/*
+	 * Per-CPU buffers; CPU-wide events by the thread map (pid -1: perf
+	 * record -a, -C), else (no THREAD_MAP) by AUXTRACE_INFO's context
+	 * switches (3: CPU-wide; perf record of a task with kernel mode also
+	 * has CPU-wide switch records, but its thread map names the task).
+	 */
+	if (per_cpu) {
+		d->hdr.flags |= ITRACE_FLAG_PER_CPU;
+		if (map_wide > 0 || (map_wide < 0 && info_wide))
+			d->hdr.flags |= ITRACE_FLAG_CPU_WIDE;
 	}
 	if (r < 0 || cut || it.cut) {
 		/* a data section cut short: keep what came before, as itrace files do */
@@ -305,10 +535,13 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 		else if (bit == HEADER_BUILD_ID && buildid_dir)
 			find_vdso(d, buf + fs.offset, end, buildid_dir);
 	}
+	free(sd.attrs);
 	return 0;
 nomem:
 	snprintf(err, errlen, "out of memory");
 err:
+	free(sd.attrs);
+	free(sd.out.buf);
 	itrace_data_free(d);
 	return -1;
 }

@@ -24,6 +24,31 @@ struct itrace_data;
 #define PERF_AUXTRACE_INTEL_BTS	2
 #define PERF_RECORD_MISC_BUILD_ID_SIZE	BIT(15)
 
+/*
+ * perf's intel_pt AUXTRACE_INFO priv[] (tools/perf/util/intel-pt.h):
+ * convert.c writes them, perf-data.c reads them.
+ */
+enum {
+	PT_PMU_TYPE,
+	PT_TIME_SHIFT,
+	PT_TIME_MULT,
+	PT_TIME_ZERO,
+	PT_CAP_USER_TIME_ZERO,
+	PT_TSC_BIT,
+	PT_NORETCOMP_BIT,
+	PT_HAVE_SCHED_SWITCH,
+	PT_SNAPSHOT_MODE,
+	PT_PER_CPU_MMAPS,
+	PT_MTC_BIT,
+	PT_MTC_FREQ_BITS,
+	PT_TSC_CTC_N,
+	PT_TSC_CTC_D,
+	PT_CYC_BIT,
+	PT_MAX_NONTURBO_RATIO,
+	PT_FILTER_STR_LEN,
+	PT_PRIV_MAX,
+};
+
 struct perf_file_section {
 	uint64_t	offset, size;
 };

@@ -84,6 +84,7 @@ struct timeline {
 	uint64_t		sample_type;
 	bool			ids;		/* records carry pid, tid, time */
 	bool			per_cpu, cpu_wide;
+	bool			sw_owner;	/* perf.data: switches refine the owners */
 	struct pt_image_section_cache *iscache;
 	struct tl_aspace	**as;		/* every address space */
 	size_t			nr_as, cap_as;
@@ -317,12 +318,14 @@ static void handle(struct timeline *tl, const struct rec *r, bool *lost_warned)
 		break;
 	case PERF_RECORD_COMM:
 		th = thread_get(tl, ev->comm.pid, ev->comm.tid);
+		th->traced = true;
 		snprintf(th->comm, sizeof(th->comm), "%.*s", (int)ev->comm.name_len, ev->comm.name);
 		if (tl->ids && (ev->misc & PERF_RECORD_MISC_COMM_EXEC))
 			aspace_new(tl, ev->comm.pid, time);
 		break;
 	case PERF_RECORD_FORK:
 		th = thread_get(tl, ev->task.pid, ev->task.tid);
+		th->traced = true;
 		if (tl->ids && ev->task.pid != ev->task.ppid)
 			fork_aspace(tl, ev->task.pid, ev->task.ppid, time);
 		if (!th->comm[0]) {
@@ -332,7 +335,19 @@ static void handle(struct timeline *tl, const struct rec *r, bool *lost_warned)
 		}
 		break;
 	case PERF_RECORD_ITRACE_START:
-		thread_get(tl, ev->start.pid, ev->start.tid);
+		th = thread_get(tl, ev->start.pid, ev->start.tid);
+		th->traced = true;
+		/*
+		 * Per-task events: the trace of a CPU starts with this task
+		 * (perf's intel_pt decoder takes it as the CPU's thread): the
+		 * owner where no PERF_RECORD_AUX says one.
+		 */
+		if (!tl->ids || tl->cpu_wide)
+			break;
+		b = buf_of(tl, id);
+		b->sw = grow(b->sw, &b->cap_sw, b->nr_sw, sizeof(*b->sw));
+		b->sw[b->nr_sw].time = time;
+		b->sw[b->nr_sw++].th = th;
 		break;
 	case PERF_RECORD_AUX:
 		if (ev->aux.flags & PERF_AUX_FLAG_TRUNCATED)
@@ -345,6 +360,7 @@ static void handle(struct timeline *tl, const struct rec *r, bool *lost_warned)
 					ev->aux.offset + ev->aux.size;
 		b->own[b->nr_own].time = time;
 		b->own[b->nr_own++].th = thread_get(tl, id->pid, id->tid);
+		b->own[b->nr_own - 1].th->traced = true;
 		break;
 	case PERF_RECORD_ITRACE_LOST:
 		loss(tl, r);
@@ -409,9 +425,10 @@ struct timeline *tl_new(struct itrace_data *d, const char *name, const struct tl
 	tl->ctx = ctx;
 	tl->sample_type = itrace_sample_type(d);
 	tl->ids = (tl->sample_type & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME)) ==
-		  (PERF_SAMPLE_TID | PERF_SAMPLE_TIME) && !d->is_perf_data;
+		  (PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
 	tl->per_cpu = d->hdr.flags & ITRACE_FLAG_PER_CPU;
 	tl->cpu_wide = d->hdr.flags & ITRACE_FLAG_CPU_WIDE;
+	tl->sw_owner = d->is_perf_data && tl->ids && !tl->cpu_wide && tl_has_time(tl);
 	tl->iscache = pt_iscache_alloc("itrace");
 	if (!tl->iscache)
 		oom();
@@ -815,6 +832,23 @@ static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, boo
 			th = switch_owner(s->b, t);
 	} else {
 		th = offset_owner(s, o, &ct, &chunk);
+		/*
+		 * perf record's events of threads whose contexts are clones
+		 * (threads of a process, a parent and its children) go on
+		 * through a switch from one to the other (no PERF_RECORD_AUX
+		 * there: itrace record's PERF_SAMPLE_READ is what prevents
+		 * it), so a chunk may hold several threads' trace: the
+		 * context switches at the trace's time tell whose.
+		 */
+		if (tl->sw_owner && t != NO_TIME) {
+			struct tl_thread *sth = switch_owner(s->b, t);
+
+			if (sth && sth->traced)
+				th = sth;
+		}
+		/* no PERF_RECORD_AUX: the ITRACE_START and switches of the CPU */
+		if (!th)
+			th = switch_owner(s->b, t != NO_TIME ? t : 0);
 	}
 	if (!th)
 		th = s->th ? s->th : tl->legacy ? tl->legacy : thread_get(tl, 0, 0);
@@ -1022,6 +1056,9 @@ static int open_run(struct tl_dec *x, struct tl_stream *s)
 			struct tl_thread *th = tl->ids && !tl->cpu_wide ?
 					       offset_owner(s, r->offset, &t, &chunk) :
 					       tl->ids ? switch_owner(s->b, 0) : tl->legacy;
+
+			if (!th && tl->ids)
+				th = switch_owner(s->b, 0);
 
 			s->th = th ? th : thread_get(tl, 0, 0);
 			s->as = aspace_at(tl, s->th->pid, t);

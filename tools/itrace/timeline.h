@@ -40,6 +40,7 @@ struct tl_thread {
 	struct tl_thread	*hnext;
 	uint64_t		cr3;		/* the last CR3 it ran with (kernel traces) */
 	struct bts_pos		bts;		/* a BTS trace: where its flow stands */
+	bool			traced;		/* its own records say the events follow it */
 };
 
 /* How a decode run starts (the first of a buffer, or after a discontinuity). */

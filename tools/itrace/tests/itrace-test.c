@@ -30,6 +30,7 @@
 #include "itrace.h"
 #include "itrace-file.h"
 #include "events.h"
+#include "perf-data.h"
 #include "perf-event.h"
 #include "sym.h"
 #include "record.h"
@@ -261,7 +262,8 @@ static char *decode_stats(const char *path, int *ret)
 	size_t len;
 	FILE *f;
 
-	if (itrace_read_file(path, &d, err, sizeof(err))) {
+	/* an itrace recording or a perf.data */
+	if (itrace_read_any(path, &d, NULL, err, sizeof(err))) {
 		*ret = -1;
 		return NULL;
 	}
@@ -756,6 +758,32 @@ static void test_threads(const char *itrace)
 	snprintf(cmd, sizeof(cmd), "%s decode --time 5,1 %s >/dev/null 2>&1", itrace,
 		 tmp("threads.itrace"));
 	ok(run(cmd) == 2, "threads: decode --time 5,1 (backwards): usage, exit 2");
+
+	/*
+	 * The same recording as a perf.data (itrace convert): the sample ids
+	 * of its sideband give the same threads, address spaces (50's exec)
+	 * and owners of the two per-CPU buffers (AUXTRACE cpu 0 and 1).
+	 */
+	snprintf(cmd, sizeof(cmd), "%s convert -N -o %s %s 2>/dev/null", itrace,
+		 tmp("threads.perf.data"), tmp("threads.itrace"));
+	ok(run(cmd) == 0, "threads: itrace convert to a perf.data");
+	out = decode_stats(tmp("threads.perf.data"), &ret);
+	ok(ret == 0 && out && has_line(out, "total errors 0") && has_line(out, "total insns 84") &&
+	   has_line(out, "total threads 3") && has_line(out, "thread 42 calls f 3") &&
+	   has_line(out, "thread 43 calls f 6") && has_line(out, "thread 43 total insns 42") &&
+	   has_line(out, "thread 50 total insns 21") && has_line(out, "thread 50 total calls 4"),
+	   "threads: as a perf.data: 3 threads, 84 instructions, 0 errors, 42/43/50 as in the itrace file");
+	if (nr_fail && out)
+		fprintf(stderr, "# perf.data stats:\n%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd),
+		 "%1$s decode %2$s | grep '^\\[thread' | sed 's/ at [0-9.]*//' | tr '\\n' ';' | grep -qx '%3$s' &&\n"
+		 "%1$s decode --stats --tid 43,50 %2$s | grep -c -x 'calls f 6\\|total insns 63' | grep -qx 2",
+		 itrace, tmp("threads.perf.data"),
+		 "\\[thread 42 pid 42 cpu 0 tiny\\];\\[thread 43 pid 42 cpu 1 tiny\\];"
+		 "\\[thread 43 pid 42 cpu 0 tiny\\];\\[thread 50 pid 50 cpu 1 tiny\\];");
+	ok(run(cmd) == 0,
+	   "threads: as a perf.data: the flow thread by thread in time order across CPUs; --tid 43,50 selects");
 }
 
 /*
@@ -1224,7 +1252,7 @@ static void test_perf_data(const char *itrace)
 		 "%2$s decode --stats %1$s/kcoredir | grep -qx 'total insns 21'", tmpdir, itrace);
 	ok(run(cmd) == 0, "perf.data: a perf record --kcore directory (DIR/data)");
 	snprintf(cmd, sizeof(cmd),
-		 "%1$s decode --stats --tid 42 %2$s 2>&1 >/dev/null | grep -q 'warning: --tid: the recording has no thread ids (a perf.data is decoded as one flow'",
+		 "%1$s decode --stats --tid 42 %2$s 2>&1 >/dev/null | grep -q 'warning: --tid: the recording has no thread ids (a perf.data without sample ids is decoded as one flow'",
 		 itrace, tmp("tiny.perf.data"));
 	ok(run(cmd) == 0, "perf.data: decode --tid: a warning that it selects nothing there");
 	write_perf_data(tmp("pad.perf.data"), side, side_len, e.buf, n, 0, PD_PADDED, NULL);
@@ -4413,6 +4441,128 @@ static int perf_tid_counts(const char *data, const uint32_t tid[2], long long n[
 }
 
 /*
+ * The perf.data in with the records rec (len bytes) first in its data
+ * section, written to out: the feature sections after the data move by
+ * len (the HEADER_AUXTRACE index is then off, which itrace does not read).
+ * 0, or -1.
+ */
+static int perf_data_insert(const char *in, const char *out, const void *rec, size_t len)
+{
+	struct perf_file_header fh;
+	uint8_t *buf = NULL;
+	uint64_t feat, k, nfeat = 0;
+	char err[256];
+	size_t size;
+	FILE *f;
+	int ret = -1;
+
+	if (itrace_read_all(in, &buf, &size, err, sizeof(err)))
+		return -1;
+	if (size < sizeof(fh))
+		goto out;
+	memcpy(&fh, buf, sizeof(fh));
+	for (k = 0; k < HEADER_FEAT_BITS; k++)
+		nfeat += !!(fh.features[k / 64] & (1ULL << (k % 64)));
+	feat = fh.data.offset + fh.data.size;
+	if (fh.data.offset > size || feat + 16 * nfeat > size)
+		goto out;
+	for (k = 0; k < nfeat; k++) {
+		struct perf_file_section fs;
+
+		memcpy(&fs, buf + feat + 16 * k, sizeof(fs));
+		fs.offset += len;
+		memcpy(buf + feat + 16 * k, &fs, sizeof(fs));
+	}
+	fh.data.size += len;
+	memcpy(buf, &fh, sizeof(fh));
+	f = fopen(out, "wb");
+	if (!f)
+		goto out;
+	if (fwrite(buf, 1, fh.data.offset, f) == fh.data.offset && fwrite(rec, 1, len, f) == len &&
+	    fwrite(buf + fh.data.offset, 1, size - fh.data.offset, f) == size - fh.data.offset)
+		ret = 0;
+	if (fclose(f))
+		ret = -1;
+out:
+	free(buf);
+	return ret;
+}
+
+/* decode --stats of path: "N1 N2 ERRORS", N the instructions of tid[i] */
+static void stats_by_tid(const char *itrace, const char *path, const uint32_t tid[2],
+			 long long n[2], long long *errs)
+{
+	char cmd[1024];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(cmd, sizeof(cmd),
+			 "%s decode --stats %s 2>/dev/null | sed -n 's/^thread %u total insns //p'",
+			 itrace, path, tid[i]);
+		n[i] = run_num(cmd);
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "%s decode --stats %s 2>/dev/null | sed -n 's/^total errors //p'", itrace, path);
+	*errs = run_num(cmd);
+}
+
+/*
+ * itrace decode of the perf.data cw.data (convert of the CPU-wide
+ * recording of fib and loop, test_convert_switch()): each process's own
+ * instructions, n[] as from the itrace file, from the SWITCH_CPU_WIDE
+ * records matched with the trace's time (AUXTRACE_INFO's conversion).
+ * Then the same as perf record of a task writes it (a thread map naming
+ * the first process, not -1): with the events of a parent and its child
+ * (or of threads of a process) the kernel swaps their cloned contexts at
+ * a switch and writes no PERF_RECORD_AUX there, so one PERF_RECORD_AUX
+ * may cover both's trace: here one says the first wrote all of it.  The
+ * context switches must still give each its own.
+ */
+static void test_perf_data_switch(const char *itrace, const uint32_t pid[2],
+				  const long long n[2])
+{
+	struct pev_buf b = { 0 };
+	uint64_t map[1 + 3] = { 1, pid[0] }, aux[3] = { 0, 0, 0 };
+	struct pev_id id = { .pid = pid[0], .tid = pid[0], .cpu = 2, .id = 1 };
+	struct itrace_data d;
+	struct pev_id rid;
+	struct pev_iter it;
+	struct pev ev;
+	long long pd[2], errs;
+	char err[256];
+
+	stats_by_tid(itrace, tmp("cw.data"), pid, pd, &errs);
+	ok(pd[0] == n[0] && pd[1] == n[1] && errs == 0,
+	   "perf.data switches: itrace decode of the CPU-wide perf.data: %lld and %lld instructions in %u and %u (itrace file: %lld, %lld), %lld errors",
+	   pd[0], pd[1], pid[0], pid[1], n[0], n[1], errs);
+	if (itrace_read_file(tmp("cw.itrace"), &d, err, sizeof(err))) {
+		ok(0, "perf.data switches: read cw.itrace: %s", err);
+		return;
+	}
+	memcpy((char *)&map[2], "fib", 4);
+	aux[1] = d.trace_size;
+	/* at the end: after the last record (the switch back to the idle task) */
+	pev_iter_init(&it, d.perf, d.perf_size);
+	while (pev_next(&it, &ev, err, sizeof(err)) > 0)
+		if (pev_sample_id(&ev, ST_IDS, &rid) && rid.time >= id.time)
+			id.time = rid.time + 1;
+	itrace_data_free(&d);
+	if (pev_put(&b, PERF_RECORD_THREAD_MAP, 0, map, sizeof(map)) ||
+	    pev_put_id(&b, PERF_RECORD_AUX, 0, aux, sizeof(aux),
+		       ST_IDS | PERF_SAMPLE_IDENTIFIER, &id) ||
+	    perf_data_insert(tmp("cw.data"), tmp("cw-task.data"), b.buf, b.len)) {
+		ok(0, "perf.data switches: the perf.data of a task written");
+		free(b.buf);
+		return;
+	}
+	free(b.buf);
+	stats_by_tid(itrace, tmp("cw-task.data"), pid, pd, &errs);
+	ok(pd[0] == n[0] && pd[1] == n[1] && errs == 0,
+	   "perf.data switches: a task's perf.data whose one PERF_RECORD_AUX gives %u all the trace: %lld and %lld instructions in %u and %u (itrace file: %lld, %lld), %lld errors",
+	   pid[0], pd[0], pd[1], pid[0], pid[1], n[0], n[1], errs);
+}
+
+/*
  * Context switches: ptsim -T runs of fib (TSC from 2e9: perf time 1.0 s)
  * and loop (from 4e9: 2.0 s) joined into one CPU-wide recording of cpu 2
  * (write_cpu_wide()), converted: perf (AUXTRACE records of cpu 2, tid
@@ -4461,6 +4611,7 @@ static void test_convert_switch(const char *itrace, const char *ptsim, const cha
 	snprintf(cmd, sizeof(cmd), "%s convert -o %s %s", itrace, tmp("cw.data"),
 		 tmp("cw.itrace"));
 	ok(run(cmd) == 0, "convert switches: itrace convert exits 0");
+	test_perf_data_switch(itrace, pid, n);
 	if (access("/usr/bin/perf", X_OK)) {
 		printf("ok %d convert switches: perf script # SKIP: no perf (/usr/bin/perf)\n",
 		       ++nr_test);
