@@ -614,6 +614,7 @@ struct tl_stream {
 	bool			done;
 	uint64_t		look_from;	/* lookahead_tsc() reads from here */
 	size_t			chunk;		/* the PERF_RECORD_AUX piece it is in */
+	uint64_t		sw_next;	/* sw_owner: the time of its next switch */
 };
 
 struct tl_dec {
@@ -657,6 +658,25 @@ static struct tl_thread *switch_owner(const struct tl_buf *b, uint64_t time)
 			hi = mid;
 	}
 	return b->sw[lo ? lo - 1 : 0].th;
+}
+
+/* The time of b's first context switch after time t, NO_TIME if none. */
+static uint64_t next_switch(const struct tl_buf *b, uint64_t t)
+{
+	size_t lo = 0, hi;
+
+	if (!b || !b->nr_sw)
+		return NO_TIME;
+	hi = b->nr_sw;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (b->sw[mid].time <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < b->nr_sw ? b->sw[lo].time : NO_TIME;
 }
 
 /* The thread and time of stream offset o (per-task recordings). */
@@ -865,6 +885,8 @@ static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, boo
 			as = s->as;
 	}
 	s->look_from = off;
+	if (tl->sw_owner && t != NO_TIME)
+		s->sw_next = next_switch(s->b, t);
 	/* a new chunk of the same thread: others' may come first */
 	if (chunk != s->chunk && s->chunk != SIZE_MAX && chunk != SIZE_MAX && th == s->th) {
 		s->chunk = chunk;
@@ -1090,6 +1112,38 @@ static inline void learn_cr3(struct tl_stream *s, uint64_t ip)
 }
 
 /*
+ * sw_owner: the trace has passed the time of the next context switch of
+ * its CPU.  perf record's events of threads with cloned contexts go on
+ * through such a switch with no TIP.PGE (a trace of kernel mode too), so
+ * the owner is looked up when the decoder's time (its last timing packet)
+ * is past it.  Returns true when the thread changed (the stream yields).
+ */
+static bool switch_due(struct tl_dec *x, struct tl_stream *s)
+{
+	struct tl_thread *th;
+	uint64_t tsc, t;
+
+	if (!dec_time(s, &tsc))
+		return false;
+	t = tl_tsc_to_ns(s->tl, tsc);
+	if (t < s->sw_next)
+		return false;
+	/*
+	 * Only to another thread of the same process: a switch to another
+	 * process changes CR3 (a PIP, where the owner is looked up at once),
+	 * which the decoder's time, as late as its last timing packet, may
+	 * only see later.
+	 */
+	th = switch_owner(s->b, t);
+	if (!th || !th->traced || th == s->th || !s->th || th->pid != s->th->pid) {
+		s->sw_next = next_switch(s->b, t);
+		return false;
+	}
+	s->sw_next = NO_TIME;
+	return check_owner(x, s, dec_offset(s), true, tsc, false, 0);
+}
+
+/*
  * Decode s until its trace passes to another thread (true: yield) or it
  * ends (false, s->done).  The walk is itrace_pt_walk()/itrace_blk_walk()'s,
  * with a check of the owner at every place the trace restarts.
@@ -1175,7 +1229,9 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 				s->last_ip = in.ip;
 				learn_cr3(s, in.ip);
 				x->iops->insn(x->ctx, s->idec, &in);
-			} while (!(s->status & (pts_event_pending | pts_eos)));
+				if (s->sw_next != NO_TIME && switch_due(x, s))
+					yield = true;
+			} while (!yield && !(s->status & (pts_event_pending | pts_eos)));
 		} else {
 			struct pt_block b;
 
@@ -1188,8 +1244,13 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 					learn_cr3(s, b.ip);
 					x->bops->block(x->ctx, s->bdec, &b, s->status);
 				}
-			} while (s->status >= 0 && !(s->status & (pts_event_pending | pts_eos)));
+				if (s->sw_next != NO_TIME && s->status >= 0 && switch_due(x, s))
+					yield = true;
+			} while (!yield && s->status >= 0 &&
+				 !(s->status & (pts_event_pending | pts_eos)));
 		}
+		if (yield)
+			return 0;
 	}
 }
 
@@ -1221,6 +1282,7 @@ int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 	for (i = 0; i < nr; i++) {
 		s[i].tl = tl;
 		s[i].chunk = SIZE_MAX;
+		s[i].sw_next = NO_TIME;
 		make_runs(tl, &s[i], bufs[i]);
 		/* the first piece's time: its first chunk's, or its first switch */
 		if (s[i].b && s[i].b->nr_own && s[i].nr_runs) {
@@ -1350,6 +1412,7 @@ int tl_decode_bts(struct timeline *tl, const struct bts_ops *ops, void *ctx)
 		memset(&s, 0, sizeof(s));
 		s.tl = tl;
 		s.chunk = SIZE_MAX;
+		s.sw_next = NO_TIME;
 		make_runs(tl, &s, b);
 		bts_stream(&x, &s, w, ops);
 		free(s.runs);
