@@ -812,7 +812,11 @@ static void pt_mode_exec(CPUX86State *env)
 
 static void pt_ret_stack_clear(CPUX86State *env)
 {
-    env->pt.ret_depth = 0;
+    int i;
+
+    for (i = 0; i < INTEL_PT_RET_STACK; i++) {
+        env->pt.ret_stack[i] = INTEL_PT_RET_NONE;
+    }
 }
 
 /*
@@ -1039,6 +1043,7 @@ static void pt_state_reset(CPUX86State *env)
 {
     memset(&env->pt, 0, sizeof(env->pt));
     env->pt.tnt_acc = 1;
+    pt_ret_stack_clear(env);
 }
 
 static void pt_start(CPUX86State *env, target_ulong next_ip)
@@ -1254,9 +1259,6 @@ void helper_pt_call(CPUX86State *env, target_ulong ret_ip)
     }
     pt->ret_stack[pt->ret_top] = ret_ip;
     pt->ret_top = (pt->ret_top + 1) % INTEL_PT_RET_STACK;
-    if (pt->ret_depth < INTEL_PT_RET_STACK) {
-        pt->ret_depth++;
-    }
 }
 
 /*
@@ -1307,13 +1309,13 @@ static void pt_branch_ret(CPUX86State *env)
     if (!pt->packet_en || !pt_cofi_en(env)) {
         return;
     }
-    if (!(env->msr_rtit_ctrl & RTIT_CTL_DISRETC) && pt->ret_depth) {
+    if (!(env->msr_rtit_ctrl & RTIT_CTL_DISRETC)) {
         uint32_t top = (pt->ret_top + INTEL_PT_RET_STACK - 1) %
                        INTEL_PT_RET_STACK;
 
         if (pt->ret_stack[top] == env->eip) {
+            pt->ret_stack[top] = INTEL_PT_RET_NONE;
             pt->ret_top = top;
-            pt->ret_depth--;
             pt_tnt(env, true);
             pt_maybe_psb(env, env->eip);
             return;
