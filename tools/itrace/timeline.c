@@ -642,32 +642,11 @@ static size_t owner_idx(const struct tl_buf *b, uint64_t o)
 	return lo;
 }
 
-static struct tl_thread *switch_owner(const struct tl_buf *b, uint64_t time)
+/* The index of b's first context switch after time t (b->nr_sw if none). */
+static size_t switch_after(const struct tl_buf *b, uint64_t t)
 {
-	size_t lo = 0, hi;
+	size_t lo = 0, hi = b->nr_sw;
 
-	if (!b || !b->nr_sw)
-		return NULL;
-	hi = b->nr_sw;
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (b->sw[mid].time <= time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return b->sw[lo ? lo - 1 : 0].th;
-}
-
-/* The time of b's first context switch after time t, NO_TIME if none. */
-static uint64_t next_switch(const struct tl_buf *b, uint64_t t)
-{
-	size_t lo = 0, hi;
-
-	if (!b || !b->nr_sw)
-		return NO_TIME;
-	hi = b->nr_sw;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
@@ -676,7 +655,28 @@ static uint64_t next_switch(const struct tl_buf *b, uint64_t t)
 		else
 			hi = mid;
 	}
-	return lo < b->nr_sw ? b->sw[lo].time : NO_TIME;
+	return lo;
+}
+
+static struct tl_thread *switch_owner(const struct tl_buf *b, uint64_t time)
+{
+	size_t i;
+
+	if (!b || !b->nr_sw)
+		return NULL;
+	i = switch_after(b, time);
+	return b->sw[i ? i - 1 : 0].th;
+}
+
+/* The time of b's first context switch after time t, NO_TIME if none. */
+static uint64_t next_switch(const struct tl_buf *b, uint64_t t)
+{
+	size_t i;
+
+	if (!b || !b->nr_sw)
+		return NO_TIME;
+	i = switch_after(b, t);
+	return i < b->nr_sw ? b->sw[i].time : NO_TIME;
 }
 
 /* The thread and time of stream offset o (per-task recordings). */
