@@ -39,13 +39,17 @@ wait_file() {
 }
 
 # Every thread and child, user mode and user+kernel (the kernel text as it
-# runs while the events are open, for the host's decode: --kcore once)
+# runs while the events are open, for the host's decode: --kcore once).
+# The user+kernel traces are up to ~12 MB, made faster than the reader
+# always keeps up with: 16 MiB buffers (-m 4096) per CPU hold them whole,
+# so that their decode is checked on a trace without losses (the losses
+# themselves are the ITRACE_LOST tests').
 for prog in threads pool forkexec; do
 	rec "$prog" -- "$p/$prog"
 	if [ "$prog" = threads ]; then
-		rec "$prog-k" -k --kcore -- "$p/$prog"
+		rec "$prog-k" -k -m 4096 --kcore -- "$p/$prog"
 	else
-		rec "$prog-k" -k -- "$p/$prog"
+		rec "$prog-k" -k -m 4096 -- "$p/$prog"
 	fi
 done
 
