@@ -889,27 +889,51 @@ static const char *exe_file(const struct core *c)
 }
 
 /*
- * Is --exe another build than the program in the core?  Each mapping @m
- * of the program (file offset m->pgoff at m->start) must be file pages of
- * a PT_LOAD segment of it, all at the one load bias (*bias, set by the
- * first; relro splits a segment's mapping, so a mapping may start inside
- * one), executable if the core's segment there is; and its build-id
- * note, where that bias loads it, must be the bytes the core has there,
- * if it has them (Linux dumps the first page of each ELF mapping, where
- * the note usually is).  Returns why not the program, or NULL (it is, or
- * nothing tells).
+ * Is mapping @m of the program (file offset m->pgoff at m->start) file
+ * pages of a PT_LOAD segment of @e (of @n), executable if the core's
+ * segment there is, at load bias *bias if @have_bias, else at the one it
+ * sets?  (relro splits a segment's mapping: a mapping may start inside
+ * one, and two segments may share a file page.)
  */
-static const char *exe_mismatch(const struct core *c, const char *path, const struct core_map *m,
-				uint64_t *bias, bool *have_bias)
+static bool exe_map_fits(const struct core *c, Elf *e, size_t n, const struct core_map *m,
+			 uint64_t *bias, bool have_bias)
 {
-	const GElf_Phdr *seg;
+	const GElf_Phdr *seg = load_at(c, m->start);
+	uint64_t b, pg = 0xfff;
+	GElf_Phdr ph;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD ||
+		    m->pgoff < (ph.p_offset & ~pg) ||
+		    m->pgoff >= ((ph.p_offset + ph.p_filesz + pg) & ~pg))
+			continue;
+		b = m->start - ((ph.p_vaddr & ~pg) + m->pgoff - (ph.p_offset & ~pg));
+		if ((!have_bias || b == *bias) &&
+		    (!seg || !(seg->p_flags & PF_X) == !(ph.p_flags & PF_X))) {
+			*bias = b;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Is --exe (@path) another build than the program @exe of the core?  Each
+ * of the program's mappings must fit it (exe_map_fits()), all at the load
+ * bias of the first; and its build-id note, where that bias loads it,
+ * must be the bytes the core has there, if it has them (Linux dumps the
+ * first page of each ELF mapping, where the note usually is).  Returns why not the
+ * program, or NULL (it is, or nothing tells).
+ */
+static const char *exe_mismatch(const struct core *c, const char *path, const char *exe)
+{
 	const char *why = NULL;
+	bool have_bias = false;
+	uint64_t bias = 0;
 	struct elf_id is;
 	const void *mem;
-	GElf_Phdr ph;
-	uint64_t b = 0, pg = 0xfff;
-	bool found = false;
-	size_t i, n;
+	size_t k, n;
 	Elf *e;
 	int fd;
 
@@ -918,23 +942,21 @@ static const char *exe_mismatch(const struct core *c, const char *path, const st
 		return NULL;	/* reported where the image is built */
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (e && elf_kind(e) == ELF_K_ELF && !elf_getphdrnum(e, &n)) {
-		for (i = 0; i < n && !found; i++) {
-			if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD ||
-			    m->pgoff < (ph.p_offset & ~pg) ||
-			    m->pgoff >= ((ph.p_offset + ph.p_filesz + pg) & ~pg))
+		for (k = 0; !why && k < c->nr_maps; k++) {
+			const struct core_map *m = &c->maps[k];
+
+			if (m->nofile || strcmp(m->name, exe))
 				continue;
-			b = m->start - ((ph.p_vaddr & ~pg) + m->pgoff - (ph.p_offset & ~pg));
-			seg = load_at(c, m->start);
-			found = (!*have_bias || b == *bias) &&
-				(!seg || !(seg->p_flags & PF_X) == !(ph.p_flags & PF_X));
-		}
-		if (!found) {
-			why = "its segments are not where the core maps the program";
-		} else {
-			*bias = b;
-			*have_bias = true;
+			if (!exe_map_fits(c, e, n, m, &bias, have_bias)) {
+				why = "its segments are not where the core maps the program";
+				break;
+			}
+			if (have_bias)
+				continue;
+			/* the bias known, the build-id first: the stronger word */
+			have_bias = true;
 			elf_id(e, &is);
-			mem = is.len ? core_bytes(c, b + is.id_vaddr, is.len) : NULL;
+			mem = is.len ? core_bytes(c, bias + is.id_vaddr, is.len) : NULL;
 			if (mem && memcmp(mem, is.id, is.len))
 				why = "another build-id than the core's memory holds for it";
 		}
@@ -946,19 +968,13 @@ static const char *exe_mismatch(const struct core *c, const char *path, const st
 }
 
 /*
- * --exe against each of the program's mappings: refused (reported missing)
- * if one is not of it; then none of its code or symbols is used.
+ * --exe against the program @exe: refused (reported missing) if it is not
+ * the core's; then none of its code or symbols is used.
  */
 static bool exe_refused(struct ctx *x, const char *exe)
 {
-	uint64_t bias = 0;
-	bool have_bias = false;
-	const char *why = NULL;
-	size_t k;
+	const char *why = exe_mismatch(x->c, x->o->exe, exe);
 
-	for (k = 0; !why && k < x->c->nr_maps; k++)
-		if (!x->c->maps[k].nofile && !strcmp(x->c->maps[k].name, exe))
-			why = exe_mismatch(x->c, x->o->exe, &x->c->maps[k], &bias, &have_bias);
 	if (why)
 		add_missing(x, x->o->exe, 0, why);
 	return why;

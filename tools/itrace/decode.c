@@ -581,23 +581,27 @@ static void flow_line(struct dstate *s, const char *what, uint64_t ip,
 }
 
 /* --time: is the decoder's position outside the range? */
-static bool out_of_time(struct dstate *s)
+static bool time_outside(struct dstate *s)
 {
 	uint64_t t;
 
-	if (!s->o->time_from && !s->o->time_to)
-		return false;
 	if (!s->timed)
 		return true;	/* no time: nothing is in the range (warned) */
 	t = cur_time(s);
 	return t < s->o->time_from || (s->o->time_to && t > s->o->time_to);
 }
 
+/* The same, inline: without --time, at every instruction or block, a test */
+static inline bool out_of_time(struct dstate *s)
+{
+	return (s->o->time_from || s->o->time_to) && time_outside(s);
+}
+
 static void note(struct dstate *s, const char *what, uint64_t ip)
 {
 	struct sym_info si = { .name = NULL, .module = "", .start = ip };
 
-	if ((s->o->time_from || s->o->time_to) && out_of_time(s))
+	if (out_of_time(s))
 		return;
 	if (ip)
 		sym_lookup(s->st, ip, &si);
@@ -898,7 +902,7 @@ static void on_insn(void *ctx, struct pt_insn_decoder *dec, const struct pt_insn
 		return;
 	}
 	/* the cheap tests first: this runs for every instruction */
-	if (s->skip || ((s->o->time_from || s->o->time_to) && out_of_time(s)))
+	if (s->skip || out_of_time(s))
 		return;
 	if (s->pend)
 		resolve(s, in->ip);

@@ -615,6 +615,7 @@ struct tl_stream {
 	uint64_t		look_from;	/* lookahead_tsc() reads from here */
 	size_t			chunk;		/* the PERF_RECORD_AUX piece it is in */
 	uint64_t		sw_next;	/* sw_owner: the time of its next switch */
+	uint64_t		sw_tsc;		/* the decoder's TSC switch_due() last saw */
 };
 
 struct tl_dec {
@@ -860,15 +861,15 @@ static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, boo
 		 * it), so a chunk may hold several threads' trace: the
 		 * context switches at the trace's time tell whose.
 		 */
-		if (tl->sw_owner && t != NO_TIME) {
-			struct tl_thread *sth = switch_owner(s->b, t);
+		bool by_switch = tl->sw_owner && t != NO_TIME;
 
-			if (sth && sth->traced)
+		/* no PERF_RECORD_AUX: the ITRACE_START and switches of the CPU */
+		if (by_switch || !th) {
+			struct tl_thread *sth = switch_owner(s->b, t != NO_TIME ? t : 0);
+
+			if (!th || (by_switch && sth && sth->traced))
 				th = sth;
 		}
-		/* no PERF_RECORD_AUX: the ITRACE_START and switches of the CPU */
-		if (!th)
-			th = switch_owner(s->b, t != NO_TIME ? t : 0);
 	}
 	if (!th)
 		th = s->th ? s->th : tl->legacy ? tl->legacy : thread_get(tl, 0, 0);
@@ -1077,8 +1078,9 @@ static int open_run(struct tl_dec *x, struct tl_stream *s)
 			size_t chunk = SIZE_MAX;
 			struct tl_thread *th = tl->ids && !tl->cpu_wide ?
 					       offset_owner(s, r->offset, &t, &chunk) :
-					       tl->ids ? switch_owner(s->b, 0) : tl->legacy;
+					       tl->legacy;
 
+			/* CPU-wide, or no PERF_RECORD_AUX: the CPU's first */
 			if (!th && tl->ids)
 				th = switch_owner(s->b, 0);
 
@@ -1123,8 +1125,13 @@ static bool switch_due(struct tl_dec *x, struct tl_stream *s)
 	struct tl_thread *th;
 	uint64_t tsc, t;
 
-	if (!dec_time(s, &tsc))
+	/*
+	 * The decoder's time moves at timing packets only: at the same TSC
+	 * the answer is the last one (sw_next only ever moves past it).
+	 */
+	if (!dec_time(s, &tsc) || tsc == s->sw_tsc)
 		return false;
+	s->sw_tsc = tsc;
 	t = tl_tsc_to_ns(s->tl, tsc);
 	if (t < s->sw_next)
 		return false;

@@ -287,6 +287,17 @@ static int has_line(const char *text, const char *line)
 	return 0;
 }
 
+/* Whether text has each of the n lines */
+static int has_lines(const char *text, const char * const *lines, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!has_line(text, lines[i]))
+			return 0;
+	return 1;
+}
+
 /* How many times str occurs in text (NULL: 0) */
 static int count_str(const char *text, const char *str)
 {
@@ -650,6 +661,17 @@ static void put_aux(struct pev_buf *b, uint32_t pid, uint32_t tid, uint32_t cpu,
  * in 50's new address space, without symbols: tiny is not PIE).  Per
  * thread: 42 calls f 3 times, 43 6 times; 50 runs 21 instructions, 4 calls.
  */
+/* test_threads()'s per-thread --stats lines, as itrace file and as perf.data */
+static const char * const threads_per_thread[] = {
+	"thread 42 calls f 3", "thread 43 calls f 6", "thread 43 total insns 42",
+	"thread 50 total insns 21", "thread 50 total calls 4",
+};
+
+/* ... and its flow's context lines (times cut), thread by thread across CPUs */
+static const char threads_flow[] =
+	"\\[thread 42 pid 42 cpu 0 tiny\\];\\[thread 43 pid 42 cpu 1 tiny\\];"
+	"\\[thread 43 pid 42 cpu 0 tiny\\];\\[thread 50 pid 50 cpu 1 tiny\\];";
+
 static void test_threads(const char *itrace)
 {
 	struct perf_event_attr attr = { .size = sizeof(attr), .sample_id_all = 1,
@@ -721,9 +743,8 @@ static void test_threads(const char *itrace)
 	ok(ret == 0 && out && has_line(out, "total errors 0") && has_line(out, "calls f 9") &&
 	   has_line(out, "total insns 84") && has_line(out, "total threads 3"),
 	   "threads: 2 CPUs, 3 threads, a fork and an exec: 84 instructions, 0 errors");
-	ok(out && has_line(out, "thread 42 calls f 3") && has_line(out, "thread 43 calls f 6") &&
-	   has_line(out, "thread 43 total insns 42") && has_line(out, "thread 50 total insns 21") &&
-	   has_line(out, "thread 50 total calls 4") && has_line(out, "thread 50 pid 50 comm tiny"),
+	ok(out && has_lines(out, threads_per_thread, ARRAY_SIZE(threads_per_thread)) &&
+	   has_line(out, "thread 50 pid 50 comm tiny"),
 	   "threads: per thread: 42 calls f 3 times, 43 (on both CPUs) 6, 50 (after its exec) 21 instructions");
 	if (nr_fail && out)
 		fprintf(stderr, "# stats:\n%s", out);
@@ -741,9 +762,7 @@ static void test_threads(const char *itrace)
 	/* the flow in time order: 42 (cpu 0), 43 (cpu 1), 43 (cpu 0), 50 (cpu 1) */
 	snprintf(cmd, sizeof(cmd),
 		 "%s decode %s | grep '^\\[thread' | sed 's/ at [0-9.]*//' | tr '\\n' ';' | grep -qx '%s'",
-		 itrace, tmp("threads.itrace"),
-		 "\\[thread 42 pid 42 cpu 0 tiny\\];\\[thread 43 pid 42 cpu 1 tiny\\];"
-		 "\\[thread 43 pid 42 cpu 0 tiny\\];\\[thread 50 pid 50 cpu 1 tiny\\];");
+		 itrace, tmp("threads.itrace"), threads_flow);
 	ok(run(cmd) == 0, "threads: the flow goes thread by thread in time order across CPUs");
 	snprintf(cmd, sizeof(cmd), "%s decode --tid x %s >/dev/null 2>&1", itrace,
 		 tmp("threads.itrace"));
@@ -769,9 +788,8 @@ static void test_threads(const char *itrace)
 	ok(run(cmd) == 0, "threads: itrace convert to a perf.data");
 	out = decode_stats(tmp("threads.perf.data"), &ret);
 	ok(ret == 0 && out && has_line(out, "total errors 0") && has_line(out, "total insns 84") &&
-	   has_line(out, "total threads 3") && has_line(out, "thread 42 calls f 3") &&
-	   has_line(out, "thread 43 calls f 6") && has_line(out, "thread 43 total insns 42") &&
-	   has_line(out, "thread 50 total insns 21") && has_line(out, "thread 50 total calls 4"),
+	   has_line(out, "total threads 3") &&
+	   has_lines(out, threads_per_thread, ARRAY_SIZE(threads_per_thread)),
 	   "threads: as a perf.data: 3 threads, 84 instructions, 0 errors, 42/43/50 as in the itrace file");
 	if (nr_fail && out)
 		fprintf(stderr, "# perf.data stats:\n%s", out);
@@ -779,9 +797,7 @@ static void test_threads(const char *itrace)
 	snprintf(cmd, sizeof(cmd),
 		 "%1$s decode %2$s | grep '^\\[thread' | sed 's/ at [0-9.]*//' | tr '\\n' ';' | grep -qx '%3$s' &&\n"
 		 "%1$s decode --stats --tid 43,50 %2$s | grep -c -x 'calls f 6\\|total insns 63' | grep -qx 2",
-		 itrace, tmp("threads.perf.data"),
-		 "\\[thread 42 pid 42 cpu 0 tiny\\];\\[thread 43 pid 42 cpu 1 tiny\\];"
-		 "\\[thread 43 pid 42 cpu 0 tiny\\];\\[thread 50 pid 50 cpu 1 tiny\\];");
+		 itrace, tmp("threads.perf.data"), threads_flow);
 	ok(run(cmd) == 0,
 	   "threads: as a perf.data: the flow thread by thread in time order across CPUs; --tid 43,50 selects");
 }
@@ -1110,6 +1126,23 @@ static int run(const char *cmd)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/*
+ * The test that "itrace decode ARGS" refuses its input: exit 2 (unusable
+ * input) with MSG in its messages.  what: the test's description.
+ */
+static void decode_refused(const char *itrace, const char *args, const char *msg,
+			   const char *what)
+{
+	char cmd[2048];
+	int rc;
+
+	snprintf(cmd, sizeof(cmd), "%s decode %s >/dev/null 2>%s", itrace, args,
+		 tmp("kerr.txt"));
+	rc = run(cmd);
+	snprintf(cmd, sizeof(cmd), "grep -qF -- '%s' %s", msg, tmp("kerr.txt"));
+	ok(rc == 2 && run(cmd) == 0, "%s, exit 2 (%d)", what, rc);
+}
+
 /* ---- perf.data ------------------------------------------------------ */
 
 /*
@@ -1376,24 +1409,15 @@ static void test_cli_kernel(const char *itrace)
 	ok(run(cmd) == 2, "record --kernel=1 (takes no argument): exit 2");
 	snprintf(cmd, sizeof(cmd), "%s record -h 2>&1 | grep -q -- '-k, --kernel'", itrace);
 	ok(run(cmd) == 0, "record -h documents -k, --kernel");
-	snprintf(cmd, sizeof(cmd), "%s decode --kernel %s/nonexistent %s >/dev/null 2>%s",
-		 itrace, tmpdir, tmp("tiny.itrace"), tmp("kerr.txt"));
-	rc = run(cmd);
-	snprintf(cmd, sizeof(cmd), "grep -q 'nonexistent: No such file' %s", tmp("kerr.txt"));
-	ok(rc == 2 && run(cmd) == 0, "decode --kernel of a missing file: says so, exit 2 (%d)", rc);
-	snprintf(cmd, sizeof(cmd), "%s decode --kernel %s %s >/dev/null 2>%s",
-		 itrace, tmp("tiny.itrace"), tmp("tiny.itrace"), tmp("kerr.txt"));
-	rc = run(cmd);
-	snprintf(cmd, sizeof(cmd), "grep -q 'not an ELF file' %s", tmp("kerr.txt"));
-	ok(rc == 2 && run(cmd) == 0, "decode --kernel of a non-ELF file: says so, exit 2 (%d)", rc);
-	snprintf(cmd, sizeof(cmd), "%s decode --stats --kernel %s %s >/dev/null 2>%s",
-		 itrace, tiny_path, tmp("tiny.itrace"), tmp("kerr.txt"));
-	rc = run(cmd);
-	snprintf(cmd, sizeof(cmd), "grep -q 'not a kernel: its code is at user-space addresses' %s",
-		 tmp("kerr.txt"));
-	ok(rc == 2 && run(cmd) == 0,
-	   "decode --kernel of a program's ELF (code in the lower half): not a kernel, exit 2 (%d)",
-	   rc);
+	snprintf(cmd, sizeof(cmd), "--kernel %s/nonexistent %s", tmpdir, tmp("tiny.itrace"));
+	decode_refused(itrace, cmd, "nonexistent: No such file",
+		       "decode --kernel of a missing file: says so");
+	snprintf(cmd, sizeof(cmd), "--kernel %s %s", tmp("tiny.itrace"), tmp("tiny.itrace"));
+	decode_refused(itrace, cmd, "not an ELF file",
+		       "decode --kernel of a non-ELF file: says so");
+	snprintf(cmd, sizeof(cmd), "--stats --kernel %s %s", tiny_path, tmp("tiny.itrace"));
+	decode_refused(itrace, cmd, "not a kernel: its code is at user-space addresses",
+		       "decode --kernel of a program's ELF (code in the lower half): not a kernel");
 	snprintf(cmd, sizeof(cmd), "%s decode --kernel >/dev/null 2>&1", itrace);
 	ok(run(cmd) == 2, "decode --kernel without its argument: exit 2");
 
@@ -1551,20 +1575,12 @@ static void test_kcore(const char *itrace)
 	snprintf(cmd, sizeof(cmd), "%s decode --stats %s | grep -qx 'total kernel_insns 0'",
 		 itrace, tmp("tiny.itrace"));
 	ok(run(cmd) == 0, "stats of a user-mode trace: total kernel_insns 0");
-	snprintf(cmd, sizeof(cmd), "%s decode --kernel %s %s >/dev/null 2>%s", itrace,
-		 tmp("kcore-empty"), tmp("ktiny.itrace"), tmp("kerr.txt"));
-	rc = run(cmd);
-	snprintf(cmd, sizeof(cmd), "grep -q 'kcore-empty: no PT_LOAD segment with contents' %s",
-		 tmp("kerr.txt"));
-	ok(rc == 2 && run(cmd) == 0,
-	   "kcore: a core whose segments all lie past its end: no contents, says so, exit 2 (%d)",
-	   rc);
-	snprintf(cmd, sizeof(cmd), "%s decode --kernel %s %s >/dev/null 2>%s", itrace,
-		 tmpdir, tmp("ktiny.itrace"), tmp("kerr.txt"));
-	rc = run(cmd);
-	snprintf(cmd, sizeof(cmd), "grep -q 'kcore_dir/kcore: No such file' %s", tmp("kerr.txt"));
-	ok(rc == 2 && run(cmd) == 0,
-	   "kcore: --kernel with a directory without kcore_dir/kcore: says so, exit 2 (%d)", rc);
+	snprintf(cmd, sizeof(cmd), "--kernel %s %s", tmp("kcore-empty"), tmp("ktiny.itrace"));
+	decode_refused(itrace, cmd, "kcore-empty: no PT_LOAD segment with contents",
+		       "kcore: a core whose segments all lie past its end: no contents, says so");
+	snprintf(cmd, sizeof(cmd), "--kernel %s %s", tmpdir, tmp("ktiny.itrace"));
+	decode_refused(itrace, cmd, "kcore_dir/kcore: No such file",
+		       "kcore: --kernel with a directory without kcore_dir/kcore: says so");
 }
 
 static void test_cli(const char *itrace)
