@@ -169,8 +169,7 @@ struct dstate {
 	uint64_t	nr_lines;
 	char		*prog[NR_PROG];		/* calls into the program */
 	uint64_t	nr_prog;
-	uint64_t	seg_base;	/* stream offset of the current segment */
-	size_t		seg_buf;	/* its position in d->trace */
+	const struct tl_run *run;	/* the run being decoded (its offsets) */
 
 	/* JSON */
 	struct json_object *jerrors;	/* the report's "errors" */
@@ -624,6 +623,12 @@ static const char *iclass_name(enum pt_insn_class c)
 	}
 }
 
+/* The trace offset of the current decoder's offset off. */
+static uint64_t trace_off(const struct dstate *s, uint64_t off)
+{
+	return s->run ? tl_run_offset(s->run, off) : off;
+}
+
 /* Progress on stderr, at most twice a second, once decoding took a second. */
 static void progress(struct dstate *s, uint64_t off)
 {
@@ -637,7 +642,9 @@ static void progress(struct dstate *s, uint64_t off)
 	if (el < 1 || now.tv_sec - s->shown.tv_sec + (now.tv_nsec - s->shown.tv_nsec) / 1e9 < 0.5)
 		return;
 	s->shown = now;
-	done = s->d->trace_size ? 100.0 * (s->seg_buf + off) / s->d->trace_size : 100;
+	done = s->d->trace_size && s->run ?
+	       100.0 * (s->run->bytes - s->d->trace + trace_off(s, off) - s->run->offset) /
+	       s->d->trace_size : 100;
 	fprintf(stderr, "\ritrace: decoding %s: %3.0f%% of %.1f MiB of trace, %llu instructions%s",
 		s->o->name, done > 100 ? 100 : done, s->d->trace_size / 1048576.0,
 		(unsigned long long)s->insns, "\033[K");
@@ -1211,7 +1218,7 @@ static void decode_error(void *ctx, struct pt_insn_decoder *dec, int err, uint64
 	uint64_t off = 0;
 
 	pt_insn_get_offset(dec, &off);
-	report_error(s, s->seg_base + off, ip, pt_errstr(pt_errcode(err)));
+	report_error(s, trace_off(s, off), ip, pt_errstr(pt_errcode(err)));
 }
 
 static void blk_error(void *ctx, struct pt_block_decoder *dec, int err, uint64_t ip)
@@ -1220,7 +1227,7 @@ static void blk_error(void *ctx, struct pt_block_decoder *dec, int err, uint64_t
 	uint64_t off = 0;
 
 	pt_blk_get_offset(dec, &off);
-	report_error(s, s->seg_base + off, ip, pt_errstr(pt_errcode(err)));
+	report_error(s, trace_off(s, off), ip, pt_errstr(pt_errcode(err)));
 }
 
 static void event(struct dstate *s, uint64_t off, const struct pt_event *ev)
@@ -1231,7 +1238,7 @@ static void event(struct dstate *s, uint64_t off, const struct pt_event *ev)
 	case ptev_overflow:
 		fprintf(stderr,
 			"itrace: %s: trace overflow (hardware lost trace) at trace offset 0x%llx\n",
-			s->o->name, (unsigned long long)(s->seg_base + off));
+			s->o->name, (unsigned long long)trace_off(s, off));
 		s->gaps++;
 		s->pend = P_NONE;
 		note(s, "[overflow]", ev->variant.overflow.ip);
@@ -1463,12 +1470,14 @@ static void switch_thread(void *ctx, struct tl_thread *t, struct tl_aspace *as, 
 	s->im = as->im;
 }
 
-static void set_decoder(void *ctx, struct pt_insn_decoder *idec, struct pt_block_decoder *bdec)
+static void set_decoder(void *ctx, struct pt_insn_decoder *idec, struct pt_block_decoder *bdec,
+			const struct tl_run *run)
 {
 	struct dstate *s = ctx;
 
 	s->idec = idec;
 	s->bdec = bdec;
+	s->run = run;
 }
 
 /*
@@ -1480,8 +1489,6 @@ static void begin_run(void *ctx, const struct tl_run *r)
 	struct dstate *s = ctx;
 	char what[48];
 
-	s->seg_base = r->offset;
-	s->seg_buf = r->bytes - s->d->trace;
 	s->depth = 0;
 	s->have_cur = 0;
 	s->pend = P_NONE;
@@ -2458,10 +2465,17 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	}
 	tl_done(s->tl);
 	check_tids(s, d);
-	if (!o->kernel && traced_kernel(d))
+	/*
+	 * Without the kernel's code libipt stops at the first kernel
+	 * instruction and resumes at the next PSB only: the user-mode part
+	 * is decoded as user-mode tracing would have written it.
+	 */
+	if (!o->kernel && traced_kernel(d)) {
 		fprintf(stderr,
-			"itrace: %s: warning: the recording traced kernel mode too (record -k): without --kernel KERNEL (vmlinux, or the kernel text as an ELF core: record --kcore's FILE.kcore, perf record --kcore's kcore_dir) its kernel code cannot be decoded, and each entry to the kernel is a decode error\n",
+			"itrace: %s: warning: the recording traced kernel mode too (record -k): without --kernel KERNEL (vmlinux, or the kernel text as an ELF core: record --kcore's FILE.kcore, perf record --kcore's kcore_dir) its kernel code cannot be decoded; its user-mode part is, each stay in the kernel shown as tracing off and on\n",
 			o->name);
+		tl_user_only(s->tl);
+	}
 	if (!s->exe && !(d->hdr.flags & ITRACE_FLAG_CPU_WIDE))
 		fprintf(stderr, "itrace: %s: warning: no executable mapping in the sideband\n",
 			o->name);
@@ -2576,7 +2590,8 @@ static void usage_decode(FILE *f)
 		"              (default: FILE.kcore of record --kcore, if there is one)\n"
 		"              (kernel without KASLR): vmlinux, or the running text as an\n"
 		"              ELF core (/proc/kcore, perf record --kcore's kcore_dir/kcore,\n"
-		"              or that perf.data directory)\n"
+		"              or that perf.data directory); without it, the user-mode\n"
+		"              part of such a recording is decoded\n"
 		"  --sysroot DIR    read the recorded files under DIR\n"
 		"  --exe PATH       the program's file, if not at its recorded path\n"
 		"  --no-demangle    C++ symbols as they are in the ELF file\n"

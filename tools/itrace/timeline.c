@@ -98,6 +98,7 @@ struct timeline {
 	uint64_t		first_time;
 	bool			ready;		/* tl_done() ran: new ones are done at once */
 	unsigned int		only_snapshot;	/* decode only this one (0: all) */
+	bool			user_only;	/* tl_user_only() */
 };
 
 static void oom(void)
@@ -567,6 +568,16 @@ void tl_only_snapshot(struct timeline *tl, unsigned int n)
 	tl->only_snapshot = n;
 }
 
+void tl_user_only(struct timeline *tl)
+{
+	tl->user_only = true;
+}
+
+uint64_t tl_run_offset(const struct tl_run *r, uint64_t off)
+{
+	return r->offset + (r->cut ? ucut_offset(r->cut, off) : off);
+}
+
 void tl_pt_config(const struct timeline *tl, struct pt_config *cfg)
 {
 	const struct itrace_data *d = tl->d;
@@ -616,6 +627,7 @@ struct tl_stream {
 	size_t			chunk;		/* the PERF_RECORD_AUX piece it is in */
 	uint64_t		sw_next;	/* sw_owner: the time of its next switch */
 	uint64_t		sw_tsc;		/* the decoder's TSC switch_due() last saw */
+	struct ucut		cut;		/* tl_user_only(): runs[cur]'s user part */
 };
 
 struct tl_dec {
@@ -735,7 +747,8 @@ static bool dec_time(struct tl_stream *s, uint64_t *tsc);
  * to the first TSC after the last TIP.PGE at or before now (the decoder's
  * offset), not beyond the TIP.PGD that follows.  Returns true with it.
  */
-static bool lookahead_tsc(const struct tl_run *r, uint64_t from, uint64_t now, uint64_t *tsc)
+static bool lookahead_tsc(const uint8_t *bytes, size_t size, uint64_t from, uint64_t now,
+			  uint64_t *tsc)
 {
 	struct pt_packet_decoder *pd;
 	struct pt_packet p;
@@ -744,11 +757,11 @@ static bool lookahead_tsc(const struct tl_run *r, uint64_t from, uint64_t now, u
 	bool in = false, have = false;
 	int after = 0;
 
-	if (from >= r->size || from > now)
+	if (from >= size || from > now)
 		return false;
 	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)r->bytes;
-	cfg.end = (uint8_t *)r->bytes + r->size;
+	cfg.begin = (uint8_t *)bytes;
+	cfg.end = (uint8_t *)bytes + size;
 	pd = pt_pkt_alloc_decoder(&cfg);
 	if (!pd)
 		return false;
@@ -825,20 +838,23 @@ static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, boo
 			uint64_t tsc, bool paging, uint64_t cr3)
 {
 	struct timeline *tl = x->tl;
-	uint64_t o = s->runs[s->cur].offset + off, t = NO_TIME, ct = NO_TIME;
+	uint64_t o = tl_run_offset(&s->runs[s->cur], off), t = NO_TIME, ct = NO_TIME;
 	size_t chunk = SIZE_MAX;
 	struct tl_thread *th = NULL;
 	struct tl_aspace *as;
 	bool changed;
 
 	if (tl_has_time(tl)) {
+		const struct tl_run *r = &s->runs[s->cur];
+		const uint8_t *bytes = r->cut ? r->cut->bytes : r->bytes;
+		size_t size = r->cut ? r->cut->size : r->size;
 		uint64_t now = 0, ahead = 0;
 
 		if (dec_time(s, &now) && (!have_tsc || now > tsc)) {
 			tsc = now;
 			have_tsc = true;
 		}
-		if (!paging && lookahead_tsc(&s->runs[s->cur], s->look_from, off, &ahead) &&
+		if (!paging && lookahead_tsc(bytes, size, s->look_from, off, &ahead) &&
 		    (!have_tsc || ahead > tsc)) {
 			tsc = ahead;
 			have_tsc = true;
@@ -1005,6 +1021,8 @@ static void close_run(struct tl_dec *x, struct tl_stream *s, int walk)
 	s->idec = NULL;
 	s->bdec = NULL;
 	s->open = false;
+	s->runs[s->cur].cut = NULL;
+	ucut_free(&s->cut);
 	s->cur++;
 }
 
@@ -1056,8 +1074,19 @@ static int open_run(struct tl_dec *x, struct tl_stream *s)
 			return 1;
 		}
 		r = &s->runs[s->cur];
-		itrace_pt_config(&cfg, r->bytes, r->size, h->cpu_vendor, h->cpu_family,
-				 h->cpu_model, h->cpu_stepping);
+		if (tl->user_only) {
+			if (ucut_trace(&s->cut, r->bytes, r->size)) {
+				ucut_free(&s->cut);
+				return -1;
+			}
+			r->cut = &s->cut;
+		}
+		if (r->cut)
+			itrace_pt_config(&cfg, s->cut.bytes, s->cut.size, h->cpu_vendor,
+					 h->cpu_family, h->cpu_model, h->cpu_stepping);
+		else
+			itrace_pt_config(&cfg, r->bytes, r->size, h->cpu_vendor, h->cpu_family,
+					 h->cpu_model, h->cpu_stepping);
 		tl_pt_config(tl, &cfg);
 		/*
 		 * The flow shows every call and every jump out of a function:
@@ -1092,7 +1121,7 @@ static int open_run(struct tl_dec *x, struct tl_stream *s)
 		x->active = s;
 		tl->ops->switch_to(x->ctx, s->th, s->as, stream_cpu(s, r->buf));
 		tl->ops->begin_run(x->ctx, r);
-		tl->ops->decoder(x->ctx, s->idec, s->bdec);
+		tl->ops->decoder(x->ctx, s->idec, s->bdec, r);
 		s->open = true;
 		s->last_ip = 0;
 		s->look_from = 0;
@@ -1162,7 +1191,7 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 
 	activate(x, s);
 	if (s->open)
-		x->tl->ops->decoder(x->ctx, s->idec, s->bdec);
+		x->tl->ops->decoder(x->ctx, s->idec, s->bdec, &s->runs[s->cur]);
 	for (;;) {
 		bool yield = false;
 
@@ -1318,6 +1347,7 @@ int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 			pt_insn_free_decoder(s[i].idec);
 		if (s[i].bdec)
 			pt_blk_free_decoder(s[i].bdec);
+		ucut_free(&s[i].cut);
 		free(s[i].runs);
 	}
 	free(s);
@@ -1367,7 +1397,7 @@ static void bts_stream(struct tl_dec *x, struct tl_stream *s, struct bts_walker 
 			th = tl->legacy;
 		bts_owner(x, s, th ? th : thread_get(tl, 0, 0), t);
 		tl->ops->begin_run(x->ctx, r);
-		tl->ops->decoder(x->ctx, NULL, NULL);
+		tl->ops->decoder(x->ctx, NULL, NULL, NULL);
 		/* after a discontinuity no thread's flow position holds */
 		if (r->kind != TL_RUN_FIRST)
 			s->th->bts.have = false;

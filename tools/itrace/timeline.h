@@ -13,6 +13,7 @@
 
 #include "bts.h"
 #include "itrace.h"
+#include "ucut.h"
 
 struct itrace_data;
 struct pev;
@@ -59,6 +60,8 @@ struct tl_run {
 	size_t		size;
 	uint32_t	snapshot;
 	enum tl_run_kind kind;
+	/* tl_user_only(): the user-mode part decoded, its offsets by cut */
+	const struct ucut *cut;
 };
 
 struct tl_ops {
@@ -71,8 +74,12 @@ struct tl_ops {
 	/* a run begins; then the walk callbacks; then end_run */
 	void (*begin_run)(void *ctx, const struct tl_run *run);
 	void (*end_run)(void *ctx, const struct tl_run *run, int walk_status);
-	/* the decoder of the current run, for time and offset queries */
-	void (*decoder)(void *ctx, struct pt_insn_decoder *insn, struct pt_block_decoder *blk);
+	/*
+	 * the decoder of the current run, for time and offset queries
+	 * (tl_run_offset() of run: the decoders' offsets in the trace)
+	 */
+	void (*decoder)(void *ctx, struct pt_insn_decoder *insn, struct pt_block_decoder *blk,
+			const struct tl_run *run);
 };
 
 /*
@@ -99,6 +106,13 @@ uint64_t tl_tsc_to_ns(const struct timeline *tl, uint64_t tsc);
 uint64_t tl_first_time(const struct timeline *tl);
 /* Decode only the trace of snapshot n (1, 2, ...; 0: all). */
 void tl_only_snapshot(struct timeline *tl, unsigned int n);
+/*
+ * Decode the user-mode part of a user+kernel trace only (ucut.c): for
+ * a decode without the kernel's code.
+ */
+void tl_user_only(struct timeline *tl);
+/* The trace offset of offset off of a decoder of run r. */
+uint64_t tl_run_offset(const struct tl_run *r, uint64_t off);
 /* Apply libipt's timing configuration of the recording to a decoder config. */
 void tl_pt_config(const struct timeline *tl, struct pt_config *cfg);
 /* Every thread, in order of tid; *nr of them. */

@@ -227,6 +227,10 @@ struct chunk {
 	size_t		size;
 };
 
+/* write_file()'s ATTR section, if set (union itrace_attr) */
+static const void *file_attr;
+static size_t file_attr_size;
+
 /* Write an itrace.data file to path; returns 0. */
 static int write_file(const char *path, const void *perf, size_t perf_size,
 		      const struct chunk *tr, int nr, int with_end)
@@ -244,6 +248,8 @@ static int write_file(const char *path, const void *perf, size_t perf_size,
 	hdr.cpu_model = 0x55;
 	hdr.trace_pages = 1;
 	itrace_write_header(f, &hdr);
+	if (file_attr)
+		itrace_write_section(f, ITRACE_SEC_ATTR, 0, file_attr, file_attr_size);
 	itrace_write_section(f, ITRACE_SEC_CMDLINE, 0, "tiny", 5);
 	itrace_write_section(f, ITRACE_SEC_PERF, 0, perf, perf_size);
 	for (i = 0; i < nr; i++)
@@ -600,6 +606,7 @@ static void test_parser(void)
 }
 
 static int run(const char *cmd);
+static int run_out(const char *cmd, char **out);
 
 /* ---- threads and address spaces (timeline.c) ------------------------ */
 
@@ -1583,6 +1590,109 @@ static void test_kcore(const char *itrace)
 		       "kcore: --kernel with a directory without kcore_dir/kcore: says so");
 }
 
+/*
+ * A user+kernel trace (record -k) of tiny decoded without the kernel's
+ * code: its user-mode part (ucut.c).  An interrupt at g's first
+ * instruction (FUP, TIP into the kernel, kernel branches, IRET back) and
+ * the system call at the end.  *mark: the offset after the IRET.
+ */
+static size_t encode_tiny_k(struct enc *e, uint64_t *mark)
+{
+	uint64_t k = KTEXT + 0x1000;
+
+	enc_init(e);
+	enc_psb(e);
+	enc_ip(e, ppt_tip_pge, pt_ipc_sext_48, sym_start);
+	enc_tnt(e, "TTTTTN");
+	enc_ip(e, ppt_tip, pt_ipc_update_16, sym_g);		/* call *%rax */
+	enc_ip(e, ppt_fup, pt_ipc_update_16, sym_g);		/* interrupt */
+	enc_ip(e, ppt_tip, pt_ipc_sext_48, k);
+	enc_tnt(e, "TNT");					/* kernel */
+	enc_ip(e, ppt_tip, pt_ipc_update_16, k + 0x40);
+	enc_ip(e, ppt_tip, pt_ipc_sext_48, sym_g);		/* IRET */
+	pt_enc_get_offset(e->e, mark);
+	enc_tnt(e, "TT");					/* jz in g, ret */
+	enc_ip(e, ppt_tip, pt_ipc_sext_48, k + 0x80);		/* syscall */
+	enc_tnt(e, "N");
+	enc_ip(e, ppt_tip_pgd, pt_ipc_suppressed, 0);		/* exit */
+	return enc_end(e);
+}
+
+static void test_user_part(const char *itrace)
+{
+	uint8_t perf[512], bad[sizeof(((struct enc *)0)->buf) + 2];
+	union itrace_attr a;
+	size_t perf_size, n, nb;
+	uint64_t bad_off = 0;
+	char cmd[2048], *out, *err;
+	struct enc e;
+	struct chunk c, cb;
+	int rc, w;
+
+	memset(&a, 0, sizeof(a));
+	a.a.type = 8;	/* intel_pt's, as the file says it */
+	a.a.size = sizeof(a);
+	n = encode_tiny_k(&e, &bad_off);
+	/* an invalid packet (an undefined extended opcode) after the IRET */
+	nb = n ? n + 2 : 0;
+	memcpy(bad, e.buf, bad_off);
+	bad[bad_off] = 0x02;
+	bad[bad_off + 1] = 0x01;
+	memcpy(bad + bad_off + 2, e.buf + bad_off, n - bad_off);
+	perf_size = mmap2_record(perf, tiny_path, text_vaddr, text_size, text_off,
+				 PROT_READ | PROT_EXEC);
+	c = (struct chunk){ 0, e.buf, n };
+	cb = (struct chunk){ 0, bad, nb };
+	file_attr = &a;
+	file_attr_size = sizeof(a);
+	w = write_file(tmp("utiny.kitrace"), perf, perf_size, &c, 1, 1) ||
+	    write_file(tmp("ubad.kitrace"), perf, perf_size, &cb, 1, 1);
+	a.a.exclude_kernel = 1;
+	w |= write_file(tmp("uonly.itrace"), perf, perf_size, &c, 1, 1);
+	file_attr = NULL;
+	ok(n && nb && !w, "user part: tiny's run with an interrupt and a system call, kernel traced");
+
+	snprintf(cmd, sizeof(cmd), "cd %s && %s decode --stats utiny.kitrace %s", tmpdir, itrace,
+		 "> ustats.txt 2> uerr.txt");
+	rc = run(cmd);
+	out = slurp(tmp("ustats.txt"));
+	err = slurp(tmp("uerr.txt"));
+	ok(rc == 0 && out && has_line(out, "total insns 21") && has_line(out, "total errors 0") &&
+	   has_line(out, "total gaps 0") && has_line(out, "total kernel_insns 0") &&
+	   has_line(out, "total calls 4") && err && strstr(err, "its user-mode part is"),
+	   "user part: without --kernel, tiny's 21 instructions and 4 calls, 0 errors, a warning (exit %d)",
+	   rc);
+	free(out);
+	free(err);
+	/* on at _start, off at the interrupt, on again at g, off at the system call */
+	snprintf(cmd, sizeof(cmd), "%s decode --insn %s 2>/dev/null | %s", itrace,
+		 tmp("utiny.kitrace"),
+		 "sed -n 's/^ *\\[\\(disabled\\|enabled at 0x[0-9a-f]*\\)\\]$/\\1/p' | tr '\\n' ,");
+	out = NULL;
+	rc = run_out(cmd, &out);
+	snprintf(cmd, sizeof(cmd), "enabled at 0x%llx,disabled,enabled at 0x%llx,disabled,",
+		 (unsigned long long)sym_start, (unsigned long long)sym_g);
+	ok(rc == 0 && out && !strcmp(out, cmd),
+	   "user part: --insn: on at _start, off at the interrupt, on at g, off at the system call (%s)",
+	   out ? out : "");
+	free(out);
+	/* the same trace, kernel not traced by the attr: no cut, errors */
+	snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>/dev/null | grep -qx 'total errors 0'",
+		 itrace, tmp("uonly.itrace"));
+	ok(run(cmd) == 1, "user part: only when the recording traced the kernel (else decode errors)");
+
+	snprintf(cmd, sizeof(cmd), "cd %s && %s decode --stats ubad.kitrace %s", tmpdir, itrace,
+		 "> ustats.txt 2> uerr.txt");
+	rc = run(cmd);
+	err = slurp(tmp("uerr.txt"));
+	snprintf(cmd, sizeof(cmd), "decode error at trace offset 0x%llx ",
+		 (unsigned long long)bad_off);
+	ok(rc == 3 && err && strstr(err, cmd),
+	   "user part: an invalid packet after a cut: the error names its offset in the trace, 0x%llx (exit %d)",
+	   (unsigned long long)bad_off, rc);
+	free(err);
+}
+
 static void test_cli(const char *itrace)
 {
 	char cmd[1024];
@@ -1635,6 +1745,7 @@ static void test_cli(const char *itrace)
 	ok(run(cmd) == 2, "unknown command: exit 2");
 	test_cli_kernel(itrace);
 	test_kcore(itrace);
+	test_user_part(itrace);
 }
 
 /*
@@ -4864,7 +4975,7 @@ int main(int argc, char **argv)
 		/* seeds for the fuzzers (make fuzz): files these tests made */
 		snprintf(cmd, sizeof(cmd),
 			 "d=%s && mkdir -p $d/decode $d/core && cd %s &&\n"
-			 "cp tiny.itrace gap.itrace lost.itrace aux.itrace tiny.perf.data samples.itrace bts-samples.itrace $d/decode/ 2>/dev/null;\n"
+			 "cp tiny.itrace gap.itrace lost.itrace aux.itrace tiny.perf.data samples.itrace bts-samples.itrace utiny.kitrace $d/decode/ 2>/dev/null;\n"
 			 "cp crashnull.core wrapped.core $d/core/ 2>/dev/null; true",
 			 getenv("ITRACE_FUZZ_SEEDS"), tmpdir);
 		if (system(cmd))

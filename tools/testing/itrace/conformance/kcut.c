@@ -27,6 +27,9 @@
  *    a TIP into the kernel, as user-only tracing gives it.
  * A TNT packet never spans a TIP, so no branch of one mode is counted in
  * the other.  Every other section of the recording is copied unchanged.
+ * itrace decode cuts a -k trace it has no kernel code for by the same
+ * rules (tools/itrace/ucut.c; it keeps the kernel's timing packets and
+ * PIPs too): verify.sh checks that its decode equals this copy's.
  * It reports how many packets it kept and the MODE.Exec packets it read
  * (64-, 32- and 16-bit).  Exit status 0, or 1 (bad input, a packet libipt
  * cannot parse, more than one contiguous run of trace).
@@ -38,29 +41,11 @@
 #include <string.h>
 
 #include "itrace-file.h"
+#include "ucut.h"
 
 static int is_kernel(uint64_t ip)
 {
 	return ip >> 63;
-}
-
-/* Last-IP decompression (SDM "IP compression"). */
-static uint64_t last_ip(uint64_t last, const struct pt_packet_ip *p)
-{
-	switch (p->ipc) {
-	case pt_ipc_update_16:
-		return (last & ~0xffffULL) | (p->ip & 0xffffULL);
-	case pt_ipc_update_32:
-		return (last & ~0xffffffffULL) | (p->ip & 0xffffffffULL);
-	case pt_ipc_sext_48:
-		return (uint64_t)((int64_t)(p->ip << 16) >> 16);
-	case pt_ipc_update_48:
-		return (last & ~0xffffffffffffULL) | (p->ip & 0xffffffffffffULL);
-	case pt_ipc_full:
-		return p->ip;
-	default:
-		return last;
-	}
 }
 
 struct out {
@@ -162,7 +147,7 @@ static long cut(const uint8_t *in, size_t size, uint8_t *buf, size_t bufsize,
 		case ppt_tip_pgd: {
 			int suppressed = p.payload.ip.ipc == pt_ipc_suppressed;
 
-			ip = last_ip(last, &p.payload.ip);
+			ip = ucut_last_ip(last, &p.payload.ip);
 			if (!suppressed)
 				last = ip;
 			if (p.type == ppt_fup) {

@@ -38,9 +38,13 @@
 #                         libipt decodes in a trace without kernel packets;
 #                         the MODE.Exec packets it counts: a 32-bit program
 #                         (compat mode) must have 32-bit ones
-#   NAME: -k libipt decode  the user-mode part of that trace (kcut.c: the
-#                         kernel's packets cut out, its entries and exits
-#                         made TIP.PGD/TIP.PGE) decodes: no error, no gap
+#   NAME: -k decode without --kernel  itrace decode of that trace without
+#                         the kernel's code decodes its user-mode part
+#                         (the kernel's packets cut out, its entries and
+#                         exits made TIP.PGD/TIP.PGE: ucut.c): no error,
+#                         no gap, as many instructions as kcut's copy
+#                         (kcut.c, the same rules) decodes to, and as the
+#                         decode through the kernel has in user mode
 #   NAME: -k insns        and its addresses equal sstep's, as above
 #   NAME: perf -e intel_pt// (PERF_KERNEL_PROGS, by default all) perf
 #                         record of user and kernel mode, all the programs
@@ -550,17 +554,21 @@ instructions, $cerrs errors; itrace decode --kernel $ku + $kk: $why"
 	rm -f "$res/$name.ucut" "$res/$name.ucut-insn" "$res/$name.ucut-log"
 	"$KCUT" "$res/$name.kitrace" "$res/$name.kcut" 2> "$res/$name.kcut-log"
 	crc=$?
-	stats=$("$ITRACE" decode --stats "$res/$name.kcut" 2>"$res/$name.kcut-err")
+	cut=$("$ITRACE" decode --stats "$res/$name.kcut" 2>/dev/null |
+		awk '$1 == "total" && $2 == "insns" { print $3 }')
+	stats=$("$ITRACE" decode --stats "$res/$name.kitrace" 2>"$res/$name.kcut-err")
 	drc=$?
 	errs=$(awk '$1 == "total" && $2 == "errors" { print $3 }' <<<"$stats")
 	gaps=$(awk '$1 == "total" && $2 == "gaps" { print $3 }' <<<"$stats")
 	ktotal=$(awk '$1 == "total" && $2 == "insns" { print $3 }' <<<"$stats")
-	if [ $crc = 0 ] && [ $drc = 0 ] && [ "${errs:-x}" = 0 ] && [ "${gaps:-x}" = 0 ]; then
-		tap ok "$name: -k libipt decode of the user-mode part: $ktotal instructions ($total without -k), 0 errors, 0 gaps; $(sed -n 's/.*[,;] \([0-9]* entries to and [0-9]* returns from the kernel\)$/\1/p' "$res/$name.kcut-log")"
+	if [ $crc = 0 ] && [ $drc = 0 ] && [ "${errs:-x}" = 0 ] && [ "${gaps:-x}" = 0 ] &&
+		[ "${ktotal:-x}" = "${cut:-y}" ] && { [ "$kdrc" != 0 ] || [ "$ktotal" = "$ku" ]; } &&
+		grep -q "its user-mode part is" "$res/$name.kcut-err"; then
+		tap ok "$name: -k decode without --kernel: $ktotal user-mode instructions ($total without -k) = kcut's${kdrc/#0/ = those of the decode through the kernel}, 0 errors, 0 gaps; $(sed -n 's/.*[,;] \([0-9]* entries to and [0-9]* returns from the kernel\)$/\1/p' "$res/$name.kcut-log")"
 	else
-		tap FAIL "$name: -k libipt decode of the user-mode part # kcut exit $crc, decode exit $drc, errors ${errs:-?}, gaps ${gaps:-?}: $(head -n1 "$res/$name.kcut-log") $(head -n1 "$res/$name.kcut-err")"
+		tap FAIL "$name: -k decode without --kernel # kcut exit $crc, decode exit $drc, errors ${errs:-?}, gaps ${gaps:-?}, $ktotal instructions, kcut's ${cut:-?}, through the kernel $ku: $(head -n1 "$res/$name.kcut-log") $(grep -m1 -v 'warning' "$res/$name.kcut-err")"
 	fi
-	"$ITRACE" decode --insn "$res/$name.kcut" 2>/dev/null |
+	"$ITRACE" decode --insn "$res/$name.kitrace" 2>/dev/null |
 		awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9a-f]+$/ && length($2) == 16 { print $2 }' |
 		window "$start" > "$res/$name.kpt"
 	compare "$name" "-k insns (user mode)" "$res/$name.kpt" "$end"
