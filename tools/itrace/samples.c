@@ -102,6 +102,7 @@ struct srep {
 	unsigned long		counts[S_ERROR + 1];
 	unsigned long		nr, ends_at_ip, lost_records, bad_records;
 	bool			bts;		/* the samples' trace is BTS records */
+	bool			user_only;	/* kernel mode traced: decode the user part */
 	struct bts_walker	*bw;
 	unsigned long		idx;		/* the sample being decoded, from 1 */
 	unsigned long		malformed;	/* BTS samples with malformed records */
@@ -420,6 +421,9 @@ static void decode_sample(struct srep *r, struct sample *s)
 		.insn = on_insn, .event = on_event, .error = on_error,
 	};
 	struct itrace_file_header *h = &r->d->hdr;
+	const uint8_t *trace = s->ps.trace;
+	size_t size = s->ps.trace_size;
+	struct ucut cut = { 0 };
 	struct pt_config cfg;
 	int walk;
 
@@ -440,10 +444,18 @@ static void decode_sample(struct srep *r, struct sample *s)
 		decode_bts_sample(r, s);
 		return;
 	}
-	itrace_pt_config(&cfg, s->ps.trace, s->ps.trace_size, h->cpu_vendor, h->cpu_family,
-			 h->cpu_model, h->cpu_stepping);
+	/* no kernel code here: its part of the trace is cut out (ucut.c) */
+	if (r->user_only) {
+		if (ucut_trace(&cut, trace, size))
+			oom();
+		trace = cut.bytes;
+		size = cut.size;
+	}
+	itrace_pt_config(&cfg, trace, size, h->cpu_vendor, h->cpu_family, h->cpu_model,
+			 h->cpu_stepping);
 	tl_pt_config(r->tl, &cfg);
 	walk = itrace_pt_walk(&cfg, s->as->im.image, &ops, r);
+	ucut_free(&cut);
 	if (s->pend)
 		resolve(r, s->have_end ? s->end : 0);
 	if (!s->have_end && s->have_last) {
@@ -852,6 +864,7 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 	struct srep r = { .d = d, .o = o, .out = out, .vdso_fd = -1,
 			  .bts = !!(d->hdr.flags & ITRACE_FLAG_BTS) };
 	struct json_object *doc = NULL, *jsamples = NULL, *c;
+	struct perf_event_attr attr;
 	struct pev_iter it;
 	struct pev ev;
 	char err[256], ename[64] = "?";
@@ -873,6 +886,11 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 			d->truncated_why);
 		ret = EXIT_DECODE_ERRORS;
 	}
+	/*
+	 * The trace of a sample is of the modes its event counts
+	 * (itrace_sample.c): the kernel's, unless exclude_kernel.
+	 */
+	r.user_only = !r.bts && itrace_attr(d, &attr) && !attr.exclude_kernel;
 	r.tl = tl_new(d, o->name, &tops, &r);
 	tl_done(r.tl);
 	if (o->json) {

@@ -3438,6 +3438,41 @@ static void test_samples(const char *itrace)
 	free(sb2.buf);
 }
 
+/*
+ * Samples of an event that counts kernel mode too: their trace has the
+ * kernel's packets (the interrupt and the system call of encode_tiny_k()),
+ * which report has no code for.  Its path into f is the user-only
+ * trace's, from the user-mode part.
+ */
+static void test_samples_kernel(const char *itrace)
+{
+	struct pev_buf sb = { 0 };
+	struct enc e, ek;
+	uint64_t mark;
+	char cmd[1024], *out = NULL;
+	size_t n, nk;
+	int ret;
+
+	n = encode_tiny(&e);
+	nk = encode_tiny_k(&ek, &mark);
+	put_task(&sb, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 42, 0, 42, 1);
+	put_mmap(&sb, 42, text_vaddr, 2);
+	put_sample(&sb, sym_f, 42, 10, true, n, e.buf, n);
+	put_sample(&sb, sym_f, 42, 11, true, nk, ek.buf, nk);
+	write_samples(tmp("ksamples.itrace"), ST_SAMPLE | PERF_SAMPLE_ITRACE, &sb);
+	snprintf(cmd, sizeof(cmd), "%s report %s 2>/dev/null", itrace, tmp("ksamples.itrace"));
+	ret = run_out(cmd, &out);
+	ok(n && nk && ret == 0 && strstr(out, "2 samples: 2 decoded,") &&
+	   strstr(out, "  f (2 samples):\n         2  jcc g+0x2 -> g+0x5 ; "
+		  "ret g+0x5 -> _start+0x17 ; syscall _start+0x1e -> ?\n"),
+	   "samples: kernel mode traced, no kernel code: the user-mode part decoded, the same path into f as without the kernel's packets (exit %d)",
+	   ret);
+	if (nr_fail)
+		fprintf(stderr, "# report:\n%s", out);
+	free(out);
+	free(sb.buf);
+}
+
 /* BTS records {from, to, 0} of pairs into buf (zeros: a record scrubbed to nothing); bytes */
 static size_t bts_recs(uint8_t *buf, const uint64_t (*rec)[2], size_t nr, size_t pad)
 {
@@ -4949,6 +4984,7 @@ int main(int argc, char **argv)
 	test_cli(argv[2]);
 	test_threads(argv[2]);
 	test_samples(argv[2]);
+	test_samples_kernel(argv[2]);
 	test_bts_samples(argv[2]);
 	test_event_cli(argv[2]);
 	test_record_cli(argv[2]);
