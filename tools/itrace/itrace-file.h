@@ -190,6 +190,12 @@ struct itrace_data {
 	int		truncated;
 	char		truncated_why[160];
 	int		is_perf_data;	/* read from a perf.data */
+	/*
+	 * perf.data of perf record --per-thread of several threads: a
+	 * buffer each, by AUXTRACE idx; the CPU of each sideband record's
+	 * sample id is its thread's buffer
+	 */
+	int		bufs_by_thread;
 	/* the event's attr (ATTR section): sample_type of the sideband */
 	uint8_t		*attr;
 	size_t		attr_size;

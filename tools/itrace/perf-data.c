@@ -207,6 +207,13 @@ static void find_vdso(struct itrace_data *d, const uint8_t *p, uint64_t n, const
 	}
 }
 
+/* A thread's buffer (pd_side.by_thread) */
+struct pd_tbuf {
+	uint32_t	tid;
+	uint32_t	idx;
+	bool		started;	/* side_buffer_tid() wrote its ITRACE_START */
+};
+
 /* An attr of the file: its event's sample_type, and the ids of its events. */
 struct pd_attr {
 	uint64_t	sample_type;
@@ -224,6 +231,16 @@ struct pd_side {
 	struct pev_buf	out;
 	bool		have_buf_tid;	/* side_buffer_tid() wrote one, of last_buf */
 	uint32_t	last_buf;
+	/*
+	 * perf record --per-thread of several threads: a buffer each
+	 * (AUXTRACE idx, cpu -1).  The sideband's sample ids are then
+	 * written with the buffer of their thread as the CPU (UINT32_MAX:
+	 * none), a thread's being that of its AUXTRACE records or, for a
+	 * child its event was inherited to, its parent's.
+	 */
+	bool		by_thread;
+	struct pd_tbuf	*tbufs;
+	size_t		nr_tbufs, cap_tbufs;
 };
 
 /* The sample_id trailers written: what the timeline reads. */
@@ -291,6 +308,71 @@ static uint64_t id_sample_type(const struct pd_side *sd, uint64_t id)
 	return sd->attrs[0].sample_type;
 }
 
+/* The buffer of thread tid (pd_side.by_thread), UINT32_MAX if none. */
+static uint32_t thread_buf(const struct pd_side *sd, uint32_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < sd->nr_tbufs; i++)
+		if (sd->tbufs[i].tid == tid)
+			return sd->tbufs[i].idx;
+	return UINT32_MAX;
+}
+
+static int add_tbuf(struct pd_side *sd, uint32_t tid, uint32_t idx)
+{
+	if (idx == UINT32_MAX)
+		return 0;
+	if (sd->nr_tbufs == sd->cap_tbufs) {
+		size_t n = sd->cap_tbufs ? 2 * sd->cap_tbufs : 16;
+		struct pd_tbuf *t = realloc(sd->tbufs, n * sizeof(*t));
+
+		if (!t)
+			return -1;
+		sd->tbufs = t;
+		sd->cap_tbufs = n;
+	}
+	sd->tbufs[sd->nr_tbufs].tid = tid;
+	sd->tbufs[sd->nr_tbufs].idx = idx;
+	sd->tbufs[sd->nr_tbufs++].started = false;
+	return 0;
+}
+
+/*
+ * perf record --per-thread of several threads: every AUXTRACE record has
+ * cpu -1 and there are several idx.  Each buffer's thread (the tid of its
+ * AUXTRACE records) into sd.  0, or -1 (ENOMEM).
+ */
+static int find_thread_bufs(struct pd_side *sd, const uint8_t *data, size_t size)
+{
+	struct pev_iter it;
+	struct pev ev;
+	char err[64];
+	bool several = false, per_cpu = false;
+	uint32_t first = UINT32_MAX;
+
+	pev_iter_init(&it, data, size);
+	it.perf_data = true;
+	while (pev_next(&it, &ev, err, sizeof(err)) > 0) {
+		if (ev.type != PERF_RECORD_AUXTRACE || pev_short(&ev))
+			continue;
+		if (ev.auxtrace.cpu != UINT32_MAX) {
+			per_cpu = true;
+			break;
+		}
+		if (first == UINT32_MAX)
+			first = ev.auxtrace.idx;
+		several |= ev.auxtrace.idx != first;
+		if (ev.auxtrace.tid != UINT32_MAX && thread_buf(sd, ev.auxtrace.tid) == UINT32_MAX &&
+		    add_tbuf(sd, ev.auxtrace.tid, ev.auxtrace.idx))
+			return -1;
+	}
+	sd->by_thread = sd->ids && several && !per_cpu;
+	if (!sd->by_thread)
+		sd->nr_tbufs = 0;
+	return 0;
+}
+
 /*
  * A kernel record of the sideband: as it is, or with its sample_id read
  * with its event's sample_type and written again with PD_SAMPLE_TYPE (a
@@ -313,22 +395,42 @@ static int side_add(struct pd_side *sd, const struct pev *ev)
 		body -= pev_id_size(st);
 	else
 		memset(&id, 0, sizeof(id));
+	if (sd->by_thread) {
+		if (ev->type == PERF_RECORD_FORK && ev->size >= 8 + 16 &&
+		    thread_buf(sd, ev->task.tid) == UINT32_MAX &&
+		    add_tbuf(sd, ev->task.tid, thread_buf(sd, ev->task.ptid)))
+			return -1;
+		id.cpu = thread_buf(sd, id.tid);
+	}
 	return pev_put_id(&sd->out, ev->type, ev->misc, ev->raw + 8, body, PD_SAMPLE_TYPE, &id);
 }
 
 /*
  * A per-thread buffer (AUXTRACE cpu -1) is its tid's: an ITRACE_START of
  * it at time 0 says so to the timeline (where no PERF_RECORD_AUX says
- * another), once per run of its AUXTRACE records.
+ * another), once per run of its AUXTRACE records, or once per buffer of
+ * several (by_thread: the buffer as the CPU of its sample id).
  */
 static int side_buffer_tid(struct pd_side *sd, const struct pev *ev)
 {
 	uint32_t body[2] = { UINT32_MAX, ev->auxtrace.tid };
 	struct pev_id id = { .pid = UINT32_MAX, .tid = ev->auxtrace.tid };
+	size_t i;
 
-	if (!sd->ids || ev->auxtrace.cpu != UINT32_MAX || ev->auxtrace.tid == UINT32_MAX ||
-	    (sd->have_buf_tid && sd->last_buf == ev->auxtrace.idx))
+	if (!sd->ids || ev->auxtrace.cpu != UINT32_MAX || ev->auxtrace.tid == UINT32_MAX)
 		return 0;
+	if (sd->by_thread) {
+		for (i = 0; i < sd->nr_tbufs; i++)
+			if (sd->tbufs[i].tid == ev->auxtrace.tid &&
+			    sd->tbufs[i].idx == ev->auxtrace.idx)
+				break;
+		if (i == sd->nr_tbufs || sd->tbufs[i].started)
+			return 0;
+		sd->tbufs[i].started = true;
+		id.cpu = ev->auxtrace.idx;
+	} else if (sd->have_buf_tid && sd->last_buf == ev->auxtrace.idx) {
+		return 0;
+	}
 	sd->have_buf_tid = true;
 	sd->last_buf = ev->auxtrace.idx;
 	return pev_put_id(&sd->out, PERF_RECORD_ITRACE_START, 0, body, sizeof(body),
@@ -437,6 +539,8 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 		}
 	}
 
+	if (find_thread_bufs(&sd, buf + fh.data.offset, fh.data.size))
+		goto nomem;
 	pev_iter_init(&it, buf + fh.data.offset, fh.data.size);
 	it.perf_data = true;
 	while ((r = pev_next(&it, &ev, err, errlen)) > 0) {
@@ -500,6 +604,7 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 		if (map_wide > 0 || (map_wide < 0 && info_wide))
 			d->hdr.flags |= ITRACE_FLAG_CPU_WIDE;
 	}
+	d->bufs_by_thread = sd.by_thread;
 	if (r < 0 || cut || it.cut) {
 		/* a data section cut short: keep what came before, as itrace files do */
 		d->truncated = 1;
@@ -536,11 +641,13 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 			find_vdso(d, buf + fs.offset, end, buildid_dir);
 	}
 	free(sd.attrs);
+	free(sd.tbufs);
 	return 0;
 nomem:
 	snprintf(err, errlen, "out of memory");
 err:
 	free(sd.attrs);
+	free(sd.tbufs);
 	free(sd.out.buf);
 	itrace_data_free(d);
 	return -1;

@@ -84,6 +84,7 @@ struct timeline {
 	uint64_t		sample_type;
 	bool			ids;		/* records carry pid, tid, time */
 	bool			per_cpu, cpu_wide;
+	bool			by_thread;	/* itrace_data.bufs_by_thread */
 	bool			sw_owner;	/* perf.data: switches refine the owners */
 	struct pt_image_section_cache *iscache;
 	struct tl_aspace	**as;		/* every address space */
@@ -287,7 +288,9 @@ static void loss(struct timeline *tl, const struct rec *r)
 	/* One stop may be told by both records: one gap. */
 	if (has_split(b, at))
 		return;
-	if (tl->per_cpu || tl->cpu_wide)
+	if (tl->by_thread)
+		snprintf(cpu, sizeof(cpu), " in buffer %u", b->idx);
+	else if (tl->per_cpu || tl->cpu_wide)
 		snprintf(cpu, sizeof(cpu), " on cpu %u", b->idx);
 	if (ev->type == PERF_RECORD_AUX)
 		fprintf(stderr, "itrace: %s: trace lost at trace offset 0x%llx%s (buffer full)\n",
@@ -427,7 +430,9 @@ struct timeline *tl_new(struct itrace_data *d, const char *name, const struct tl
 	tl->sample_type = itrace_sample_type(d);
 	tl->ids = (tl->sample_type & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME)) ==
 		  (PERF_SAMPLE_TID | PERF_SAMPLE_TIME);
-	tl->per_cpu = d->hdr.flags & ITRACE_FLAG_PER_CPU;
+	/* buffers by thread (perf.data): keyed as per-CPU ones, by the sample ids' CPU */
+	tl->per_cpu = (d->hdr.flags & ITRACE_FLAG_PER_CPU) || d->bufs_by_thread;
+	tl->by_thread = d->bufs_by_thread;
 	tl->cpu_wide = d->hdr.flags & ITRACE_FLAG_CPU_WIDE;
 	tl->sw_owner = d->is_perf_data && tl->ids && !tl->cpu_wide && tl_has_time(tl);
 	tl->iscache = pt_iscache_alloc("itrace");
@@ -712,7 +717,7 @@ static struct tl_thread *offset_owner(struct tl_stream *s, uint64_t o, uint64_t 
 /* The CPU a stream's trace ran on, -1 if the recording does not say. */
 static int stream_cpu(const struct tl_stream *s, uint32_t buf)
 {
-	return s->tl->per_cpu || s->tl->cpu_wide ? (int)buf : -1;
+	return (s->tl->per_cpu && !s->tl->by_thread) || s->tl->cpu_wide ? (int)buf : -1;
 }
 
 static void set_image(struct tl_dec *x, struct tl_stream *s, struct tl_aspace *as)

@@ -4725,6 +4725,84 @@ static void test_perf_data_switch(const char *itrace, const uint32_t pid[2],
 }
 
 /*
+ * perf record --per-thread of two threads (-t A,B, -p of a process with
+ * two): a buffer each, its AUXTRACE records with idx 0 or 1, the thread's
+ * tid and cpu -1.  The sideband (ST_IDS, no PERF_SAMPLE_ID: perf writes
+ * none with one event) of each thread: its run start (put_run_start()).
+ * Written as a perf.data with src[i]'s trace in buffer i; each thread
+ * must get its own instructions, n[i].
+ */
+static void test_perf_data_per_thread(const char *itrace, const char * const src[2],
+				      const uint32_t pid[2], const long long n[2])
+{
+	struct { uint64_t magic, size, attr_size, attrs[2], data[2], types[2], feat[4]; } fh;
+	uint64_t info[2 + 15] = { 1, 8 }, at[5];
+	struct itrace_data d[2];
+	struct perf_event_attr a;
+	struct pev_buf b = { 0 };
+	long long pd[2], errs;
+	uint64_t t = 1000000;
+	char err[256];
+	int i, nr, w = -1;
+	FILE *f = NULL;
+
+	for (nr = 0; nr < 2; nr++)
+		if (itrace_read_file(src[nr], &d[nr], err, sizeof(err)))
+			goto out;
+	if (!d[0].attr || d[0].nr_segs != 1 || d[1].nr_segs != 1 ||
+	    pev_put(&b, PERF_RECORD_AUXTRACE_INFO, 0, info, sizeof(info)))
+		goto out;
+	for (i = 0; i < 2; i++)
+		if (put_run_start(&b, &d[i], &t, 0))
+			goto out;
+	for (i = 0; i < 2; i++) {
+		at[0] = d[i].trace_size;
+		at[1] = 0;
+		at[2] = i + 1;
+		at[3] = (uint64_t)d[i].hdr.pid << 32 | i;	/* idx, tid */
+		at[4] = 0xffffffff;				/* cpu -1 */
+		if (pev_put(&b, PERF_RECORD_AUXTRACE, 0, at, sizeof(at)))
+			goto out;
+		b.buf = realloc(b.buf, b.len + d[i].trace_size);
+		if (!b.buf)
+			goto out;
+		memcpy(b.buf + b.len, d[i].trace, d[i].trace_size);
+		b.len += d[i].trace_size;
+	}
+	memset(&a, 0, sizeof(a));
+	memcpy(&a, d[0].attr, d[0].attr_size < sizeof(a) ? d[0].attr_size : sizeof(a));
+	a.size = sizeof(a);
+	a.sample_type = ST_IDS;
+	a.sample_id_all = 1;
+	memset(&fh, 0, sizeof(fh));
+	memcpy(&fh.magic, "PERFILE2", 8);
+	fh.size = sizeof(fh);
+	fh.attr_size = sizeof(a) + 16;
+	fh.attrs[0] = sizeof(fh);
+	fh.attrs[1] = fh.attr_size;
+	fh.data[0] = sizeof(fh) + fh.attr_size;
+	fh.data[1] = b.len;
+	f = fopen(tmp("pt.data"), "wb");
+	if (f && fwrite(&fh, sizeof(fh), 1, f) == 1 && fwrite(&a, sizeof(a), 1, f) == 1 &&
+	    fwrite((uint64_t[2]){ 0, 0 }, 16, 1, f) == 1 && fwrite(b.buf, b.len, 1, f) == 1)
+		w = 0;
+	if (f && fclose(f))
+		w = -1;
+out:
+	for (i = 0; i < nr; i++)
+		itrace_data_free(&d[i]);
+	free(b.buf);
+	if (w) {
+		ok(0, "perf.data per thread: written");
+		return;
+	}
+	stats_by_tid(itrace, tmp("pt.data"), pid, pd, &errs);
+	ok(pd[0] == n[0] && pd[1] == n[1] && errs == 0,
+	   "perf.data per thread: a buffer for each of two threads (AUXTRACE idx 0, 1 with their tids): %lld and %lld instructions in %u and %u (itrace files: %lld, %lld), %lld errors",
+	   pd[0], pd[1], pid[0], pid[1], n[0], n[1], errs);
+}
+
+/*
  * Context switches: ptsim -T runs of fib (TSC from 2e9: perf time 1.0 s)
  * and loop (from 4e9: 2.0 s) joined into one CPU-wide recording of cpu 2
  * (write_cpu_wide()), converted: perf (AUXTRACE records of cpu 2, tid
@@ -4774,6 +4852,7 @@ static void test_convert_switch(const char *itrace, const char *ptsim, const cha
 		 tmp("cw.itrace"));
 	ok(run(cmd) == 0, "convert switches: itrace convert exits 0");
 	test_perf_data_switch(itrace, pid, n);
+	test_perf_data_per_thread(itrace, src, pid, n);
 	if (access("/usr/bin/perf", X_OK)) {
 		printf("ok %d convert switches: perf script # SKIP: no perf (/usr/bin/perf)\n",
 		       ++nr_test);
