@@ -1515,11 +1515,28 @@ static void begin_run(void *ctx, const struct tl_run *r)
 	}
 }
 
+/*
+ * perf record pads each AUXTRACE record's data to 8 bytes with zeros
+ * (PAD packets) that its size counts: after a buffer's last chunk, or a
+ * loss, they make a run of their own, which has nothing to decode.
+ */
+static bool perf_padding(const struct dstate *s, const struct tl_run *r)
+{
+	size_t i;
+
+	if (!s->d->is_perf_data || r->size >= 8)
+		return false;
+	for (i = 0; i < r->size; i++)
+		if (r->bytes[i])
+			return false;
+	return true;
+}
+
 static void end_run(void *ctx, const struct tl_run *r, int walk)
 {
 	struct dstate *s = ctx;
 
-	if (walk > 0) {
+	if (walk > 0 && !perf_padding(s, r)) {
 		fprintf(stderr,
 			"itrace: %s: no PSB in %zu bytes of trace at offset 0x%llx%s: nothing to decode\n",
 			s->o->name, r->size, (unsigned long long)r->offset,

@@ -81,6 +81,8 @@ static int add_chunk(struct itrace_data *d, uint32_t idx, uint64_t offset, const
 		     size_t n)
 {
 	struct itrace_segment *last = d->nr_segs ? &d->segs[d->nr_segs - 1] : NULL;
+	struct itrace_segment *prev = NULL;
+	size_t i;
 
 	if (!n)
 		return 0;
@@ -88,13 +90,21 @@ static int add_chunk(struct itrace_data *d, uint32_t idx, uint64_t offset, const
 	 * perf record pads each AUXTRACE record's data to 8 bytes
 	 * (PERF_AUXTRACE_RECORD_ALIGNMENT) with zeros it counts in the size,
 	 * while the next record's offset follows the unpadded data: drop the
-	 * padding where the next chunk of the buffer overlaps it.
+	 * padding where the next chunk of the buffer overlaps it.  The
+	 * buffer's previous chunk may be followed by other buffers' (perf
+	 * record --per-thread): its padding then stays in d->trace, unused.
 	 */
-	if (last && last->buf_idx == idx && offset > last->stream_offset &&
-	    last->stream_offset + last->size > offset &&
-	    last->stream_offset + last->size - offset < 8) {
-		d->trace_size -= last->stream_offset + last->size - offset;
-		last->size = offset - last->stream_offset;
+	for (i = d->nr_segs; i-- > 0;) {
+		if (d->segs[i].buf_idx == idx) {
+			prev = &d->segs[i];
+			break;
+		}
+	}
+	if (prev && offset > prev->stream_offset && prev->stream_offset + prev->size > offset &&
+	    prev->stream_offset + prev->size - offset < 8) {
+		if (prev == last)
+			d->trace_size -= prev->stream_offset + prev->size - offset;
+		prev->size = offset - prev->stream_offset;
 	}
 	if (!last || last->buf_idx != idx || last->stream_offset + last->size != offset) {
 		struct itrace_segment *ns = realloc(d->segs, (d->nr_segs + 1) * sizeof(*ns));
@@ -227,6 +237,7 @@ struct pd_side {
 	struct pd_attr	*attrs;
 	size_t		nr_attrs;
 	bool		ids;		/* every attr: sample_id_all, TID and TIME */
+	bool		tids;		/* every attr: sample_id_all and TID */
 	bool		same;		/* every attr has the same sample_type */
 	struct pev_buf	out;
 	bool		have_buf_tid;	/* side_buffer_tid() wrote one, of last_buf */
@@ -279,6 +290,7 @@ static size_t read_attrs(const uint8_t *buf, size_t size, const struct perf_file
 	}
 	sd->nr_attrs = n;
 	sd->ids = n > 0;
+	sd->tids = n > 0;
 	sd->same = true;
 	for (i = 0; i < n; i++) {
 		const struct pd_attr *a = &sd->attrs[i];
@@ -286,6 +298,8 @@ static size_t read_attrs(const uint8_t *buf, size_t size, const struct perf_file
 		if (!a->sample_id_all || (a->sample_type & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME)) !=
 		    (PERF_SAMPLE_TID | PERF_SAMPLE_TIME))
 			sd->ids = false;
+		if (!a->sample_id_all || !(a->sample_type & PERF_SAMPLE_TID))
+			sd->tids = false;
 		if ((a->sample_type & PEV_ID_SAMPLE_TYPES) !=
 		    (sd->attrs[0].sample_type & PEV_ID_SAMPLE_TYPES))
 			sd->same = false;
@@ -367,8 +381,15 @@ static int find_thread_bufs(struct pd_side *sd, const uint8_t *data, size_t size
 		    add_tbuf(sd, ev.auxtrace.tid, ev.auxtrace.idx))
 			return -1;
 	}
-	sd->by_thread = sd->ids && several && !per_cpu;
-	if (!sd->by_thread)
+	sd->by_thread = (sd->ids || sd->tids) && several && !per_cpu;
+	/*
+	 * perf record --per-thread gives its events TID but no TIME: each
+	 * buffer is one thread's whatever the time, so the records are
+	 * read with time 0 (their order is the file's).
+	 */
+	if (sd->by_thread)
+		sd->ids = true;
+	else
 		sd->nr_tbufs = 0;
 	return 0;
 }
@@ -527,6 +548,10 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 		if (read_attrs(buf, size, &fh, &sd)) {
 			struct perf_event_attr pa;
 
+			if (fh.data.offset <= size && fh.data.size <= size - fh.data.offset &&
+			    find_thread_bufs(&sd, buf + fh.data.offset, fh.data.size))
+				goto nomem;
+
 			memset(&pa, 0, sizeof(pa));
 			memcpy(&pa, a, n < sizeof(pa) ? n : sizeof(pa));
 			pa.sample_type = sd.ids ? PD_SAMPLE_TYPE : 0;
@@ -539,8 +564,6 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 		}
 	}
 
-	if (find_thread_bufs(&sd, buf + fh.data.offset, fh.data.size))
-		goto nomem;
 	pev_iter_init(&it, buf + fh.data.offset, fh.data.size);
 	it.perf_data = true;
 	while ((r = pev_next(&it, &ev, err, errlen)) > 0) {

@@ -4727,23 +4727,26 @@ static void test_perf_data_switch(const char *itrace, const uint32_t pid[2],
 /*
  * perf record --per-thread of two threads (-t A,B, -p of a process with
  * two): a buffer each, its AUXTRACE records with idx 0 or 1, the thread's
- * tid and cpu -1.  The sideband (ST_IDS, no PERF_SAMPLE_ID: perf writes
- * none with one event) of each thread: its run start (put_run_start()).
+ * tid and cpu -1, each buffer's trace in two chunks, the two buffers'
+ * interleaved, the first chunk's data padded to 8 bytes with zeros its
+ * size counts (as perf writes them).  The sideband of each thread: its
+ * run start (put_run_start()), with sample ids of ST_IDS or, as perf
+ * record --per-thread writes them, TID and IDENTIFIER but no TIME.
  * Written as a perf.data with src[i]'s trace in buffer i; each thread
  * must get its own instructions, n[i].
  */
-static void test_perf_data_per_thread(const char *itrace, const char * const src[2],
-				      const uint32_t pid[2], const long long n[2])
+static void per_thread_data(const char *itrace, const char * const src[2],
+			    const uint32_t pid[2], const long long n[2], bool no_time)
 {
 	struct { uint64_t magic, size, attr_size, attrs[2], data[2], types[2], feat[4]; } fh;
-	uint64_t info[2 + 15] = { 1, 8 }, at[5];
+	uint64_t info[2 + 15] = { 1, 8 }, at[5], st = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER;
 	struct itrace_data d[2];
 	struct perf_event_attr a;
-	struct pev_buf b = { 0 };
+	struct pev_buf sb = { 0 }, b = { 0 };
 	long long pd[2], errs;
 	uint64_t t = 1000000;
 	char err[256];
-	int i, nr, w = -1;
+	int i, k, nr, w = -1;
 	FILE *f = NULL;
 
 	for (nr = 0; nr < 2; nr++)
@@ -4753,26 +4756,46 @@ static void test_perf_data_per_thread(const char *itrace, const char * const src
 	    pev_put(&b, PERF_RECORD_AUXTRACE_INFO, 0, info, sizeof(info)))
 		goto out;
 	for (i = 0; i < 2; i++)
-		if (put_run_start(&b, &d[i], &t, 0))
+		if (put_run_start(no_time ? &sb : &b, &d[i], &t, 0))
 			goto out;
-	for (i = 0; i < 2; i++) {
-		at[0] = d[i].trace_size;
-		at[1] = 0;
-		at[2] = i + 1;
-		at[3] = (uint64_t)d[i].hdr.pid << 32 | i;	/* idx, tid */
-		at[4] = 0xffffffff;				/* cpu -1 */
-		if (pev_put(&b, PERF_RECORD_AUXTRACE, 0, at, sizeof(at)))
-			goto out;
-		b.buf = realloc(b.buf, b.len + d[i].trace_size);
-		if (!b.buf)
-			goto out;
-		memcpy(b.buf + b.len, d[i].trace, d[i].trace_size);
-		b.len += d[i].trace_size;
+	if (no_time) {
+		struct pev_iter it;
+		struct pev ev;
+		struct pev_id id;
+
+		pev_iter_init(&it, sb.buf, sb.len);
+		while (pev_next(&it, &ev, err, sizeof(err)) > 0)
+			if (!pev_sample_id(&ev, ST_IDS, &id) ||
+			    pev_put_id(&b, ev.type, ev.misc, ev.raw + 8,
+				       ev.size - 8 - pev_id_size(ST_IDS), st, &id))
+				goto out;
+	}
+	for (k = 0; k < 2; k++) {
+		for (i = 0; i < 2; i++) {
+			size_t h = (d[i].trace_size / 2 & ~7UL) + 3;
+			size_t from = k ? h : 0, len = k ? d[i].trace_size - h : h;
+			size_t pad = k ? 0 : 5;
+
+			at[0] = len + pad;
+			at[1] = from;
+			at[2] = 2 * i + k + 1;
+			at[3] = (uint64_t)d[i].hdr.pid << 32 | i;	/* idx, tid */
+			at[4] = 0xffffffff;				/* cpu -1 */
+			if (pev_put(&b, PERF_RECORD_AUXTRACE, 0, at, sizeof(at)))
+				goto out;
+			b.buf = realloc(b.buf, b.len + len + pad);
+			if (!b.buf)
+				goto out;
+			memcpy(b.buf + b.len, d[i].trace + from, len);
+			memset(b.buf + b.len + len, 0, pad);
+			b.len += len + pad;
+			b.cap = b.len;
+		}
 	}
 	memset(&a, 0, sizeof(a));
 	memcpy(&a, d[0].attr, d[0].attr_size < sizeof(a) ? d[0].attr_size : sizeof(a));
 	a.size = sizeof(a);
-	a.sample_type = ST_IDS;
+	a.sample_type = no_time ? st : ST_IDS;
 	a.sample_id_all = 1;
 	memset(&fh, 0, sizeof(fh));
 	memcpy(&fh.magic, "PERFILE2", 8);
@@ -4791,15 +4814,26 @@ static void test_perf_data_per_thread(const char *itrace, const char * const src
 out:
 	for (i = 0; i < nr; i++)
 		itrace_data_free(&d[i]);
+	free(sb.buf);
 	free(b.buf);
 	if (w) {
 		ok(0, "perf.data per thread: written");
 		return;
 	}
 	stats_by_tid(itrace, tmp("pt.data"), pid, pd, &errs);
-	ok(pd[0] == n[0] && pd[1] == n[1] && errs == 0,
-	   "perf.data per thread: a buffer for each of two threads (AUXTRACE idx 0, 1 with their tids): %lld and %lld instructions in %u and %u (itrace files: %lld, %lld), %lld errors",
-	   pd[0], pd[1], pid[0], pid[1], n[0], n[1], errs);
+	snprintf(err, sizeof(err), "%s decode --stats %s 2>&1 | grep -c 'gap in\\|no PSB' || true",
+		 itrace, tmp("pt.data"));
+	ok(pd[0] == n[0] && pd[1] == n[1] && errs == 0 && run_num(err) == 0,
+	   "perf.data per thread%s: a buffer for each of two threads (AUXTRACE idx 0, 1 with their tids, padded chunks interleaved): %lld and %lld instructions in %u and %u (itrace files: %lld, %lld), %lld errors, no gap",
+	   no_time ? ", sample ids without TIME" : "", pd[0], pd[1], pid[0], pid[1], n[0], n[1],
+	   errs);
+}
+
+static void test_perf_data_per_thread(const char *itrace, const char * const src[2],
+				      const uint32_t pid[2], const long long n[2])
+{
+	per_thread_data(itrace, src, pid, n, false);
+	per_thread_data(itrace, src, pid, n, true);
 }
 
 /*
