@@ -377,8 +377,9 @@ static int find_thread_bufs(struct pd_side *sd, const uint8_t *data, size_t size
 		if (first == UINT32_MAX)
 			first = ev.auxtrace.idx;
 		several |= ev.auxtrace.idx != first;
-		if (ev.auxtrace.tid != UINT32_MAX && thread_buf(sd, ev.auxtrace.tid) == UINT32_MAX &&
-		    add_tbuf(sd, ev.auxtrace.tid, ev.auxtrace.idx))
+		if (ev.auxtrace.tid == UINT32_MAX || thread_buf(sd, ev.auxtrace.tid) != UINT32_MAX)
+			continue;
+		if (add_tbuf(sd, ev.auxtrace.tid, ev.auxtrace.idx))
 			return -1;
 	}
 	sd->by_thread = (sd->ids || sd->tids) && several && !per_cpu;

@@ -173,7 +173,9 @@ static void s_switch(void *ctx, struct tl_thread *th, struct tl_aspace *as, int 
 static void s_run(void *ctx, const struct tl_run *run) {}
 static void s_end_run(void *ctx, const struct tl_run *run, int walk) {}
 static void s_decoder(void *ctx, struct pt_insn_decoder *i, struct pt_block_decoder *b,
-		      const struct tl_run *r) {}
+		      const struct tl_run *r)
+{
+}
 
 /* ---- decoding one sample's trace -------------------------------------- */
 

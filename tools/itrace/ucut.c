@@ -286,7 +286,10 @@ int ucut_trace(struct ucut *c, const uint8_t *trace, size_t size)
 				pt_pkt_get_offset(dec, &next);
 			if (next <= off || copy(&k, off, next - off))
 				goto out;
-			k.user = k.in_psb = k.ovf = k.have_mode = false;
+			k.user = false;
+			k.in_psb = false;
+			k.ovf = false;
+			k.have_mode = false;
 			k.last = 0;
 			off = next;
 			continue;

@@ -1650,7 +1650,8 @@ static void test_user_part(const char *itrace)
 	a.a.exclude_kernel = 1;
 	w |= write_file(tmp("uonly.itrace"), perf, perf_size, &c, 1, 1);
 	file_attr = NULL;
-	ok(n && nb && !w, "user part: tiny's run with an interrupt and a system call, kernel traced");
+	ok(n && nb && !w,
+	   "user part: tiny's run with an interrupt and a system call, kernel traced");
 
 	snprintf(cmd, sizeof(cmd), "cd %s && %s decode --stats utiny.kitrace %s", tmpdir, itrace,
 		 "> ustats.txt 2> uerr.txt");
@@ -1679,7 +1680,8 @@ static void test_user_part(const char *itrace)
 	/* the same trace, kernel not traced by the attr: no cut, errors */
 	snprintf(cmd, sizeof(cmd), "%s decode --stats %s 2>/dev/null | grep -qx 'total errors 0'",
 		 itrace, tmp("uonly.itrace"));
-	ok(run(cmd) == 1, "user part: only when the recording traced the kernel (else decode errors)");
+	ok(run(cmd) == 1,
+	   "user part: only when the recording traced the kernel (else decode errors)");
 
 	snprintf(cmd, sizeof(cmd), "cd %s && %s decode --stats ubad.kitrace %s", tmpdir, itrace,
 		 "> ustats.txt 2> uerr.txt");
@@ -4740,6 +4742,7 @@ static void per_thread_data(const char *itrace, const char * const src[2],
 {
 	struct { uint64_t magic, size, attr_size, attrs[2], data[2], types[2], feat[4]; } fh;
 	uint64_t info[2 + 15] = { 1, 8 }, at[5], st = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER;
+	const uint64_t no_ids[2] = { 0, 0 };	/* the attr's ids section: none */
 	struct itrace_data d[2];
 	struct perf_event_attr a;
 	struct pev_buf sb = { 0 }, b = { 0 };
@@ -4807,7 +4810,7 @@ static void per_thread_data(const char *itrace, const char * const src[2],
 	fh.data[1] = b.len;
 	f = fopen(tmp("pt.data"), "wb");
 	if (f && fwrite(&fh, sizeof(fh), 1, f) == 1 && fwrite(&a, sizeof(a), 1, f) == 1 &&
-	    fwrite((uint64_t[2]){ 0, 0 }, 16, 1, f) == 1 && fwrite(b.buf, b.len, 1, f) == 1)
+	    fwrite(no_ids, sizeof(no_ids), 1, f) == 1 && fwrite(b.buf, b.len, 1, f) == 1)
 		w = 0;
 	if (f && fclose(f))
 		w = -1;
