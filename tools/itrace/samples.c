@@ -103,6 +103,7 @@ struct srep {
 	unsigned long		nr, ends_at_ip, lost_records, bad_records;
 	bool			bts;		/* the samples' trace is BTS records */
 	bool			user_only;	/* kernel mode traced: decode the user part */
+	struct ucut		cut;		/* its memory, reused from sample to sample */
 	struct bts_walker	*bw;
 	unsigned long		idx;		/* the sample being decoded, from 1 */
 	unsigned long		malformed;	/* BTS samples with malformed records */
@@ -425,7 +426,6 @@ static void decode_sample(struct srep *r, struct sample *s)
 	struct itrace_file_header *h = &r->d->hdr;
 	const uint8_t *trace = s->ps.trace;
 	size_t size = s->ps.trace_size;
-	struct ucut cut = { 0 };
 	struct pt_config cfg;
 	int walk;
 
@@ -448,16 +448,15 @@ static void decode_sample(struct srep *r, struct sample *s)
 	}
 	/* no kernel code here: its part of the trace is cut out (ucut.c) */
 	if (r->user_only) {
-		if (ucut_trace(&cut, trace, size))
+		if (ucut_trace(&r->cut, trace, size))
 			oom();
-		trace = cut.bytes;
-		size = cut.size;
+		trace = r->cut.bytes;
+		size = r->cut.size;
 	}
 	itrace_pt_config(&cfg, trace, size, h->cpu_vendor, h->cpu_family, h->cpu_model,
 			 h->cpu_stepping);
 	tl_pt_config(r->tl, &cfg);
 	walk = itrace_pt_walk(&cfg, s->as->im.image, &ops, r);
-	ucut_free(&cut);
 	if (s->pend)
 		resolve(r, s->have_end ? s->end : 0);
 	if (!s->have_end && s->have_last) {
@@ -1012,6 +1011,7 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 	free(r.vec);
 	bts_walker_free(r.bw);
 	tl_free(r.tl);
+	ucut_free(&r.cut);
 	if (r.vdso_fd >= 0)
 		close(r.vdso_fd);
 	free((char *)r.exe);

@@ -1026,8 +1026,7 @@ static void close_run(struct tl_dec *x, struct tl_stream *s, int walk)
 	s->idec = NULL;
 	s->bdec = NULL;
 	s->open = false;
-	s->runs[s->cur].cut = NULL;
-	ucut_free(&s->cut);
+	s->runs[s->cur].cut = NULL;	/* s->cut's memory serves the next run */
 	s->cur++;
 }
 
@@ -1080,10 +1079,8 @@ static int open_run(struct tl_dec *x, struct tl_stream *s)
 		}
 		r = &s->runs[s->cur];
 		if (tl->user_only) {
-			if (ucut_trace(&s->cut, r->bytes, r->size)) {
-				ucut_free(&s->cut);
+			if (ucut_trace(&s->cut, r->bytes, r->size))
 				return -1;
-			}
 			r->cut = &s->cut;
 		}
 		if (r->cut)

@@ -242,7 +242,8 @@ static int packet(struct cutter *k, const struct pt_packet *p, uint64_t off, int
 
 /**
  * ucut_trace() - the user-mode part of a user+kernel Intel PT trace
- * @c:     the result, zeroed by the caller; freed with ucut_free()
+ * @c:     the result: zeroed, or a previous result whose memory is reused;
+ *         freed with ucut_free()
  * @trace: the trace: one contiguous run of packets
  * @size:  its size in bytes
  *
@@ -260,6 +261,9 @@ int ucut_trace(struct ucut *c, const uint8_t *trace, size_t size)
 	uint64_t off = 0, next;
 	int ret = -1, n;
 
+	c->size = 0;
+	c->nr_map = 0;
+	c->entries = 0;
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)trace;
 	cfg.end = (uint8_t *)trace + size;
