@@ -224,6 +224,12 @@ struct pd_tbuf {
 	bool		started;	/* side_buffer_tid() wrote its ITRACE_START */
 };
 
+/* An event id and the sample_type of its attr. */
+struct pd_id_type {
+	uint64_t	id;
+	uint64_t	sample_type;
+};
+
 /* An attr of the file: its event's sample_type, and the ids of its events. */
 struct pd_attr {
 	uint64_t	sample_type;
@@ -250,8 +256,11 @@ struct pd_side {
 	 * child its event was inherited to, its parent's.
 	 */
 	bool		by_thread;
-	struct pd_tbuf	*tbufs;
+	struct pd_tbuf	*tbufs;		/* sorted by tid, one each */
 	size_t		nr_tbufs, cap_tbufs;
+	/* Without one sample_type for all: each id's, sorted by id. */
+	struct pd_id_type *id_types;
+	size_t		nr_id_types;
 };
 
 /* The sample_id trailers written: what the timeline reads. */
@@ -307,34 +316,90 @@ static size_t read_attrs(const uint8_t *buf, size_t size, const struct perf_file
 	return n;
 }
 
+static int cmp_id_type(const void *a, const void *b)
+{
+	const struct pd_id_type *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/*
+ * The attrs' ids with their sample_type, sorted (pd_side.id_types), so
+ * that each record's lookup is a binary search: a file of perf record
+ * --per-thread has an id per thread and event.  0, or -1 (ENOMEM).
+ */
+static int index_ids(struct pd_side *sd)
+{
+	size_t i, n = 0;
+	uint64_t k;
+
+	for (i = 0; i < sd->nr_attrs; i++)
+		n += sd->attrs[i].nr_ids;
+	if (!n)
+		return 0;
+	sd->id_types = malloc(n * sizeof(*sd->id_types));
+	if (!sd->id_types)
+		return -1;
+	for (i = 0; i < sd->nr_attrs; i++)
+		for (k = 0; k < sd->attrs[i].nr_ids; k++) {
+			struct pd_id_type *t = &sd->id_types[sd->nr_id_types++];
+
+			memcpy(&t->id, sd->attrs[i].ids + 8 * k, 8);
+			t->sample_type = sd->attrs[i].sample_type;
+		}
+	/* qsort is not stable: of equal ids (a malformed file) any attr's */
+	qsort(sd->id_types, n, sizeof(*sd->id_types), cmp_id_type);
+	return 0;
+}
+
 /* The sample_type of the event with id, the first attr's if none has it. */
 static uint64_t id_sample_type(const struct pd_side *sd, uint64_t id)
 {
-	size_t i;
-	uint64_t k, v;
+	struct pd_id_type key = { .id = id };
+	const struct pd_id_type *t;
 
-	for (i = 0; i < sd->nr_attrs; i++)
-		for (k = 0; k < sd->attrs[i].nr_ids; k++) {
-			memcpy(&v, sd->attrs[i].ids + 8 * k, 8);
-			if (v == id)
-				return sd->attrs[i].sample_type;
-		}
-	return sd->attrs[0].sample_type;
+	t = sd->nr_id_types ? bsearch(&key, sd->id_types, sd->nr_id_types,
+				      sizeof(key), cmp_id_type) : NULL;
+	return t ? t->sample_type : sd->attrs[0].sample_type;
+}
+
+/* Where thread tid is, or would go, in the sorted pd_side.tbufs. */
+static size_t tbuf_pos(const struct pd_side *sd, uint32_t tid)
+{
+	size_t lo = 0, hi = sd->nr_tbufs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sd->tbufs[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Thread tid's entry of pd_side.tbufs, NULL if none. */
+static struct pd_tbuf *tbuf_find(const struct pd_side *sd, uint32_t tid)
+{
+	size_t i = tbuf_pos(sd, tid);
+
+	return i < sd->nr_tbufs && sd->tbufs[i].tid == tid ? &sd->tbufs[i] : NULL;
 }
 
 /* The buffer of thread tid (pd_side.by_thread), UINT32_MAX if none. */
 static uint32_t thread_buf(const struct pd_side *sd, uint32_t tid)
 {
-	size_t i;
+	const struct pd_tbuf *t = tbuf_find(sd, tid);
 
-	for (i = 0; i < sd->nr_tbufs; i++)
-		if (sd->tbufs[i].tid == tid)
-			return sd->tbufs[i].idx;
-	return UINT32_MAX;
+	return t ? t->idx : UINT32_MAX;
 }
 
+/* Thread tid (not yet in it) into pd_side.tbufs.  0, or -1 (ENOMEM). */
 static int add_tbuf(struct pd_side *sd, uint32_t tid, uint32_t idx)
 {
+	size_t i;
+
 	if (idx == UINT32_MAX)
 		return 0;
 	if (sd->nr_tbufs == sd->cap_tbufs) {
@@ -346,9 +411,12 @@ static int add_tbuf(struct pd_side *sd, uint32_t tid, uint32_t idx)
 		sd->tbufs = t;
 		sd->cap_tbufs = n;
 	}
-	sd->tbufs[sd->nr_tbufs].tid = tid;
-	sd->tbufs[sd->nr_tbufs].idx = idx;
-	sd->tbufs[sd->nr_tbufs++].started = false;
+	i = tbuf_pos(sd, tid);
+	memmove(&sd->tbufs[i + 1], &sd->tbufs[i], (sd->nr_tbufs - i) * sizeof(*sd->tbufs));
+	sd->tbufs[i].tid = tid;
+	sd->tbufs[i].idx = idx;
+	sd->tbufs[i].started = false;
+	sd->nr_tbufs++;
 	return 0;
 }
 
@@ -437,18 +505,15 @@ static int side_buffer_tid(struct pd_side *sd, const struct pev *ev)
 {
 	uint32_t body[2] = { UINT32_MAX, ev->auxtrace.tid };
 	struct pev_id id = { .pid = UINT32_MAX, .tid = ev->auxtrace.tid };
-	size_t i;
+	struct pd_tbuf *t;
 
 	if (!sd->ids || ev->auxtrace.cpu != UINT32_MAX || ev->auxtrace.tid == UINT32_MAX)
 		return 0;
 	if (sd->by_thread) {
-		for (i = 0; i < sd->nr_tbufs; i++)
-			if (sd->tbufs[i].tid == ev->auxtrace.tid &&
-			    sd->tbufs[i].idx == ev->auxtrace.idx)
-				break;
-		if (i == sd->nr_tbufs || sd->tbufs[i].started)
+		t = tbuf_find(sd, ev->auxtrace.tid);
+		if (!t || t->idx != ev->auxtrace.idx || t->started)
 			return 0;
-		sd->tbufs[i].started = true;
+		t->started = true;
 		id.cpu = ev->auxtrace.idx;
 	} else if (sd->have_buf_tid && sd->last_buf == ev->auxtrace.idx) {
 		return 0;
@@ -549,6 +614,8 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 		if (read_attrs(buf, size, &fh, &sd)) {
 			struct perf_event_attr pa;
 
+			if (!sd.same && index_ids(&sd))
+				goto nomem;
 			if (fh.data.offset <= size && fh.data.size <= size - fh.data.offset &&
 			    find_thread_bufs(&sd, buf + fh.data.offset, fh.data.size))
 				goto nomem;
@@ -666,12 +733,14 @@ int perf_data_parse(const uint8_t *buf, size_t size, struct itrace_data *d,
 	}
 	free(sd.attrs);
 	free(sd.tbufs);
+	free(sd.id_types);
 	return 0;
 nomem:
 	snprintf(err, errlen, "out of memory");
 err:
 	free(sd.attrs);
 	free(sd.tbufs);
+	free(sd.id_types);
 	free(sd.out.buf);
 	itrace_data_free(d);
 	return -1;

@@ -4734,17 +4734,23 @@ static void test_perf_data_switch(const char *itrace, const uint32_t pid[2],
  * size counts (as perf writes them).  The sideband of each thread: its
  * run start (put_run_start()), with sample ids of ST_IDS or, as perf
  * record --per-thread writes them, TID and IDENTIFIER but no TIME.
+ * With two_attrs, that and a second attr whose sample_type puts TIME
+ * before IDENTIFIER, each with an id of its own (7, 9), every record
+ * with the first's: each record's trailer must be read with the
+ * sample_type of its id's attr (a lookup in the attrs' ids).
  * Written as a perf.data with src[i]'s trace in buffer i; each thread
  * must get its own instructions, n[i].
  */
 static void per_thread_data(const char *itrace, const char * const src[2],
-			    const uint32_t pid[2], const long long n[2], bool no_time)
+			    const uint32_t pid[2], const long long n[2], bool no_time,
+			    bool two_attrs)
 {
 	struct { uint64_t magic, size, attr_size, attrs[2], data[2], types[2], feat[4]; } fh;
 	uint64_t info[2 + 15] = { 1, 8 }, at[5], st = PERF_SAMPLE_TID | PERF_SAMPLE_IDENTIFIER;
 	const uint64_t no_ids[2] = { 0, 0 };	/* the attr's ids section: none */
+	const uint64_t id_of[2] = { 7, 9 };	/* with two_attrs: each attr's id */
 	struct itrace_data d[2];
-	struct perf_event_attr a;
+	struct perf_event_attr a, a2;
 	struct pev_buf sb = { 0 }, b = { 0 };
 	long long pd[2], errs;
 	uint64_t t = 1000000;
@@ -4767,11 +4773,14 @@ static void per_thread_data(const char *itrace, const char * const src[2],
 		struct pev_id id;
 
 		pev_iter_init(&it, sb.buf, sb.len);
-		while (pev_next(&it, &ev, err, sizeof(err)) > 0)
-			if (!pev_sample_id(&ev, ST_IDS, &id) ||
-			    pev_put_id(&b, ev.type, ev.misc, ev.raw + 8,
+		while (pev_next(&it, &ev, err, sizeof(err)) > 0) {
+			if (!pev_sample_id(&ev, ST_IDS, &id))
+				goto out;
+			id.id = two_attrs ? id_of[0] : 0;
+			if (pev_put_id(&b, ev.type, ev.misc, ev.raw + 8,
 				       ev.size - 8 - pev_id_size(ST_IDS), st, &id))
 				goto out;
+		}
 	}
 	for (k = 0; k < 2; k++) {
 		for (i = 0; i < 2; i++) {
@@ -4800,18 +4809,36 @@ static void per_thread_data(const char *itrace, const char * const src[2],
 	a.size = sizeof(a);
 	a.sample_type = no_time ? st : ST_IDS;
 	a.sample_id_all = 1;
+	a2 = a;
+	a2.sample_type |= PERF_SAMPLE_TIME;
 	memset(&fh, 0, sizeof(fh));
 	memcpy(&fh.magic, "PERFILE2", 8);
 	fh.size = sizeof(fh);
 	fh.attr_size = sizeof(a) + 16;
 	fh.attrs[0] = sizeof(fh);
-	fh.attrs[1] = fh.attr_size;
-	fh.data[0] = sizeof(fh) + fh.attr_size;
+	fh.attrs[1] = (two_attrs ? 2 : 1) * fh.attr_size;
+	/* with two_attrs: their id sections, 8 bytes each, after the attrs */
+	fh.data[0] = sizeof(fh) + fh.attrs[1] + (two_attrs ? sizeof(id_of) : 0);
 	fh.data[1] = b.len;
 	f = fopen(tmp("pt.data"), "wb");
-	if (f && fwrite(&fh, sizeof(fh), 1, f) == 1 && fwrite(&a, sizeof(a), 1, f) == 1 &&
-	    fwrite(no_ids, sizeof(no_ids), 1, f) == 1 && fwrite(b.buf, b.len, 1, f) == 1)
-		w = 0;
+	if (f && fwrite(&fh, sizeof(fh), 1, f) == 1) {
+		uint64_t sec[2] = { fh.data[0] - sizeof(id_of), 8 };
+
+		if (!two_attrs) {
+			if (fwrite(&a, sizeof(a), 1, f) == 1 &&
+			    fwrite(no_ids, sizeof(no_ids), 1, f) == 1)
+				w = 0;
+		} else if (fwrite(&a, sizeof(a), 1, f) == 1 &&
+			   fwrite(sec, sizeof(sec), 1, f) == 1) {
+			sec[0] += 8;
+			if (fwrite(&a2, sizeof(a2), 1, f) == 1 &&
+			    fwrite(sec, sizeof(sec), 1, f) == 1 &&
+			    fwrite(id_of, sizeof(id_of), 1, f) == 1)
+				w = 0;
+		}
+		if (w || fwrite(b.buf, b.len, 1, f) != 1)
+			w = -1;
+	}
 	if (f && fclose(f))
 		w = -1;
 out:
@@ -4823,20 +4850,53 @@ out:
 		ok(0, "perf.data per thread: written");
 		return;
 	}
+	if (two_attrs) {
+		/*
+		 * The sideband as read: each COMM's sample id (rewritten
+		 * with TID, TIME, CPU) has the tid of its body, which it has
+		 * only if its trailer was read with the first attr's
+		 * sample_type (the second's would take the tid 8 bytes early).
+		 */
+		struct itrace_data r;
+		struct pev_iter it;
+		struct pev ev;
+		struct pev_id id;
+		int comms = 0, good = 0;
+
+		if (!itrace_read_any(tmp("pt.data"), &r, NULL, err, sizeof(err))) {
+			pev_iter_init(&it, r.perf, r.perf_size);
+			while (pev_next(&it, &ev, err, sizeof(err)) > 0) {
+				uint32_t body[2];
+
+				if (ev.type != PERF_RECORD_COMM || ev.size < 16)
+					continue;
+				comms++;
+				memcpy(body, ev.raw + 8, sizeof(body));
+				good += pev_sample_id(&ev, ST_IDS, &id) && id.tid == body[1] &&
+					id.pid == body[0];
+			}
+			itrace_data_free(&r);
+		}
+		ok(comms >= 2 && good == comms,
+		   "perf.data with two attrs whose sample_types differ: %d of %d COMM records keep their sample id's pid and tid (read with the sample_type of their id's attr)",
+		   good, comms);
+	}
 	stats_by_tid(itrace, tmp("pt.data"), pid, pd, &errs);
 	snprintf(err, sizeof(err), "%s decode --stats %s 2>&1 | grep -c 'gap in\\|no PSB' || true",
 		 itrace, tmp("pt.data"));
 	ok(pd[0] == n[0] && pd[1] == n[1] && errs == 0 && run_num(err) == 0,
-	   "perf.data per thread%s: a buffer for each of two threads (AUXTRACE idx 0, 1 with their tids, padded chunks interleaved): %lld and %lld instructions in %u and %u (itrace files: %lld, %lld), %lld errors, no gap",
-	   no_time ? ", sample ids without TIME" : "", pd[0], pd[1], pid[0], pid[1], n[0], n[1],
-	   errs);
+	   "perf.data per thread%s%s: a buffer for each of two threads (AUXTRACE idx 0, 1 with their tids, padded chunks interleaved): %lld and %lld instructions in %u and %u (itrace files: %lld, %lld), %lld errors, no gap",
+	   no_time ? ", sample ids without TIME" : "",
+	   two_attrs ? ", two attrs whose sample_types differ (records read by their id's)" : "",
+	   pd[0], pd[1], pid[0], pid[1], n[0], n[1], errs);
 }
 
 static void test_perf_data_per_thread(const char *itrace, const char * const src[2],
 				      const uint32_t pid[2], const long long n[2])
 {
-	per_thread_data(itrace, src, pid, n, false);
-	per_thread_data(itrace, src, pid, n, true);
+	per_thread_data(itrace, src, pid, n, false, false);
+	per_thread_data(itrace, src, pid, n, true, false);
+	per_thread_data(itrace, src, pid, n, true, true);
 }
 
 /*
