@@ -34,6 +34,7 @@
 #include "perf-event.h"
 #include "sym.h"
 #include "record.h"
+#include "ucut.h"
 #include "elfcore.h"
 /* after itrace-file.h: its enum has the same ITRACE_CPU_* values */
 #include <linux/itrace.h>
@@ -1618,6 +1619,43 @@ static size_t encode_tiny_k(struct enc *e, uint64_t *mark)
 	return enc_end(e);
 }
 
+/*
+ * ucut_trace() itself: a run with no PSB is copied as it is, each offset
+ * its own (the decoder reports its bytes where they were); an empty one
+ * gives nothing; a struct ucut used for such runs first cuts a trace into
+ * the same bytes and offset map as a new one (ucut_trace() resets what
+ * it reuses).
+ */
+static void test_ucut_reuse(const uint8_t *trace, size_t size)
+{
+	/* TNT.8 packets, a PAD, a TNT.8: no PSB */
+	static const uint8_t nopsb[] = { 0x0a, 0x0e, 0x00, 0x16, 0x12 };
+	struct ucut fresh = { 0 }, used = { 0 };
+	bool same_map = true;
+	size_t i;
+	int r1, r2, r3, r4;
+
+	r1 = ucut_trace(&used, nopsb, sizeof(nopsb));
+	ok(!r1 && used.size == sizeof(nopsb) && !memcmp(used.bytes, nopsb, sizeof(nopsb)) &&
+	   ucut_offset(&used, 0) == 0 && ucut_offset(&used, 3) == 3 && ucut_offset(&used, 4) == 4 &&
+	   !used.entries,
+	   "ucut: a run without a PSB is kept as it is, offsets unchanged (%zu bytes)", used.size);
+	r2 = ucut_trace(&used, nopsb, 0);
+	ok(!r2 && used.size == 0 && !used.entries, "ucut: an empty run gives an empty one");
+	r3 = ucut_trace(&fresh, trace, size);
+	r4 = ucut_trace(&used, nopsb, sizeof(nopsb)) || ucut_trace(&used, trace, size);
+	for (i = 0; !r3 && !r4 && i < fresh.nr_map && i < used.nr_map; i++)
+		same_map &= fresh.map[i].in == used.map[i].in &&
+			    fresh.map[i].out == used.map[i].out;
+	ok(size && !r3 && !r4 && fresh.size && fresh.size == used.size &&
+	   !memcmp(fresh.bytes, used.bytes, fresh.size) && fresh.nr_map == used.nr_map &&
+	   same_map && fresh.entries == 2 && used.entries == 2,
+	   "ucut: reused after other runs, the same cut of tiny (%zu bytes, %zu map entries, %lu entries to the kernel) as a new one",
+	   used.size, used.nr_map, used.entries);
+	ucut_free(&fresh);
+	ucut_free(&used);
+}
+
 static void test_user_part(const char *itrace)
 {
 	uint8_t perf[512], bad[sizeof(((struct enc *)0)->buf) + 2];
@@ -1693,6 +1731,7 @@ static void test_user_part(const char *itrace)
 	   "user part: an invalid packet after a cut: the error names its offset in the trace, 0x%llx (exit %d)",
 	   (unsigned long long)bad_off, rc);
 	free(err);
+	test_ucut_reuse(e.buf, n);
 }
 
 static void test_cli(const char *itrace)
