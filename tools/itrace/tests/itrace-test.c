@@ -5169,6 +5169,12 @@ int main(int argc, char **argv)
 	char cmd[512];
 	int ret;
 
+	/*
+	 * Whole TAP lines: a child the tests run (system(), popen()) writes
+	 * to this stdout too, and with a full buffer its output could land
+	 * in the middle of a line flushed in two parts.
+	 */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3) {
 		fprintf(stderr,
 			"usage: itrace-test TINY-ELF ITRACE [PTSIM PROGS-DIR E2E-VERIFY [CRASH-DIR COREDUMP-SH]]\n");
