@@ -266,9 +266,23 @@ echo "  SERIES  $(ls "$out/kernel"/*.patch | wc -l) files in $out/kernel, $(ls "
 
 if [ -n "$checkpatch" ]; then
 	rc=0 n=0
+	patches=()
 	for p in "$out/kernel"/[0-9][0-9][0-9][0-9]-*.patch "$out/testbed"/[0-9][0-9][0-9][0-9]-*.patch; do
 		case $p in */0000-cover-letter.patch) continue ;; esac
-		checkpatch_run "$p" "$tree" "$p.checkpatch" && prc=0 || prc=$?
+		patches+=("$p")
+	done
+	# checkpatch.pl is one slow process a patch: as many at once as
+	# there are CPUs, the reports then read in the series' order
+	for p in "${patches[@]}"; do
+		while [ "$(jobs -pr | wc -l)" -ge "$(nproc)" ]; do
+			wait -n
+		done
+		{ checkpatch_run "$p" "$tree" "$p.checkpatch" && echo 0 || echo $?; } > "$p.rc" &
+	done
+	wait
+	for p in "${patches[@]}"; do
+		prc=$(cat "$p.rc")
+		rm -f "$p.rc"
 		if [ "$prc" = 2 ]; then
 			echo "# $(basename "$p"): not checked with checkpatch (test bed: QEMU-style C and shell)"
 			continue
