@@ -196,6 +196,7 @@ static struct core_thread *new_thread(struct core *c)
 	return &n[c->nr_th++];
 }
 
+/* NT_FILE: 0, -1 malformed, -ENOMEM */
 static int parse_file_note(struct core *c, const uint8_t *d, uint64_t n)
 {
 	uint64_t count, page, i;
@@ -209,7 +210,7 @@ static int parse_file_note(struct core *c, const uint8_t *d, uint64_t n)
 		return -1;
 	c->maps = calloc(count ? count : 1, sizeof(*c->maps));
 	if (!c->maps)
-		return -1;
+		return -ENOMEM;
 	name = (const char *)d + 16 + count * 24;
 	for (i = 0; i < count; i++) {
 		struct core_map *m = &c->maps[i];
@@ -316,6 +317,8 @@ static struct core_thread *note_thread(struct core *c, struct core_thread *cur,
 static int core_note(struct core *c, const GElf_Nhdr *nh, const uint8_t *desc, uint64_t off,
 		     struct core_thread **cur, char *err, size_t errlen)
 {
+	int ret;
+
 	switch (nh->n_type) {
 	case NT_PRSTATUS: {
 		struct elf_prstatus ps;
@@ -351,7 +354,14 @@ static int core_note(struct core *c, const GElf_Nhdr *nh, const uint8_t *desc, u
 		break;
 	}
 	case NT_FILE:
-		if (!c->maps && parse_file_note(c, desc, nh->n_descsz)) {
+		if (c->maps)
+			break;
+		ret = parse_file_note(c, desc, nh->n_descsz);
+		if (ret == -ENOMEM) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		if (ret) {
 			snprintf(err, errlen, "malformed NT_FILE note at file offset 0x%llx",
 				 (unsigned long long)off);
 			return -1;

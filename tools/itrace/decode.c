@@ -210,12 +210,6 @@ static int cmp_fs_key(const void *a, const void *b)
 	return strcmp(((const struct fstat *)a)->key, ((const struct fstat *)b)->key);
 }
 
-static void oom(void)
-{
-	fprintf(stderr, "itrace: out of memory\n");
-	exit(1);
-}
-
 static struct fstat *fs_get(struct dstate *s, const char *key, const struct sym_info *si,
 			    bool prog)
 {
@@ -226,19 +220,19 @@ static struct fstat *fs_get(struct dstate *s, const char *key, const struct sym_
 		return *found;
 	f = calloc(1, sizeof(*f));
 	if (!f)
-		oom();
+		itrace_oom();
 	f->key = strdup(key);
 	f->module = prog ? NULL : strdup(si->module);
 	f->sym = si->name ? strndup(si->name, sym_name_len(si->name)) : NULL;
 	if (!f->key || (!prog && !f->module) || (si->name && !f->sym))
-		oom();
+		itrace_oom();
 	if (!tsearch(f, &s->fs_tree, cmp_fs_key))
-		oom();
+		itrace_oom();
 	if (s->nr_fs == s->cap_fs) {
 		s->cap_fs = s->cap_fs ? 2 * s->cap_fs : 256;
 		s->fsv = realloc(s->fsv, s->cap_fs * sizeof(*s->fsv));
 		if (!s->fsv)
-			oom();
+			itrace_oom();
 	}
 	s->fsv[s->nr_fs++] = f;
 	return f;
@@ -286,7 +280,7 @@ static struct fstat *fs_of(struct dstate *s, const struct sym_info *si)
 	else
 		n = asprintf(&key, "%s:[unknown]", si->module);
 	if (n < 0)
-		oom();
+		itrace_oom();
 	f = fs_get(s, key, si, si->name && in_exe(s, si));
 	free(key);
 	s->fs_cache[h].name = si->name;
@@ -503,10 +497,15 @@ static void fast_flow_line(struct dstate *s, const char *what, int indent, uint6
 	fwrite_unlocked(buf, 1, n, s->out);
 }
 
-static void keep(char **slot, char *line)
+/* a copy of line into *slot, in place of the one there */
+static void keep(char **slot, const char *line)
 {
+	char *c = strdup(line);
+
+	if (!c)
+		itrace_oom();
 	free(*slot);
-	*slot = line;
+	*slot = c;
 }
 
 /* One line of the function-level flow. */
@@ -564,16 +563,16 @@ static void flow_line(struct dstate *s, const char *what, uint64_t ip,
 	}
 	m = open_memstream(&line, &len);
 	if (!m)
-		oom();
+		itrace_oom();
 	fprintf(m, "%10llu %-7s %*s", (unsigned long long)s->insns, what, 2 * indent, "");
 	print_sym(s, m, ip, si);
 	if (fclose(m))
-		oom();
+		itrace_oom();
 	if (s->nr_lines <= NR_KEEP)
-		keep(&s->first[s->nr_lines - 1], strdup(line));
+		keep(&s->first[s->nr_lines - 1], line);
 	if (prog) {
 		if (s->nr_prog < NR_PROG)
-			keep(&s->prog[s->nr_prog], strdup(line));
+			keep(&s->prog[s->nr_prog], line);
 		s->nr_prog++;
 	}
 	free(line);
@@ -764,10 +763,10 @@ static char *insn_line(struct dstate *s, const struct pt_insn *in, size_t *len)
 	if (!c) {
 		c = calloc(1, sizeof(*c));
 		if (!c)
-			oom();
+			itrace_oom();
 		c->m = open_memstream(&c->mbuf, &c->mlen);
 		if (!c->m)
-			oom();
+			itrace_oom();
 		s->lc = c;
 	}
 	l = &c->lines[((in->ip * 0x9e3779b97f4a7c15ULL) >> 32) % NR_LINE_CACHE];
@@ -787,7 +786,7 @@ static char *insn_line(struct dstate *s, const struct pt_insn *in, size_t *len)
 	fprintf(c->m, "%*s", LINE_PRE, "");
 	insn_text(s, c->m, in);
 	if (fflush(c->m))
-		oom();
+		itrace_oom();
 	n = c->mlen;
 	if (c->used + n > c->cap) {
 		if (c->used + n > LINE_BUF_MAX) {
@@ -800,7 +799,7 @@ static char *insn_line(struct dstate *s, const struct pt_insn *in, size_t *len)
 				c->cap *= 2;
 			b = realloc(c->buf, c->cap);
 			if (!b)
-				oom();
+				itrace_oom();
 			c->buf = b;
 		}
 	}
@@ -1406,7 +1405,7 @@ static struct dthread *dthread_of(struct dstate *s, struct tl_thread *t)
 		return th;
 	th = calloc(1, sizeof(*th));
 	if (!th)
-		oom();
+		itrace_oom();
 	th->t = t;
 	th->last_cpu = -1;
 	th->selected = !s->o->tids;
@@ -1593,7 +1592,7 @@ static void add_mapping(struct dstate *s, struct itrace_image *im, struct symtab
 	int err;
 
 	if (!file)
-		oom();
+		itrace_oom();
 	name = itrace_base_name(file);
 	if (!strcmp(file, "[vdso]")) {
 		if (!s->d->vdso_size) {
@@ -1625,7 +1624,7 @@ static void add_mapping(struct dstate *s, struct itrace_image *im, struct symtab
 		path = s->o->exe;
 	} else if (s->o->sysroot) {
 		if (asprintf(&alt, "%s%s", s->o->sysroot, file) < 0)
-			oom();
+			itrace_oom();
 		path = alt;
 	}
 	/* once per file: a fork copies its parent's mappings */
@@ -1633,7 +1632,7 @@ static void add_mapping(struct dstate *s, struct itrace_image *im, struct symtab
 		char *k = strdup(path);
 
 		if (!k || !tsearch(k, &s->bid_checked, cmp_str))
-			oom();
+			itrace_oom();
 		check_build_id(s, path, ev->mmap.build_id, ev->mmap.build_id_size);
 	}
 	err = itrace_image_add(im, st, name, path, ev->mmap.addr, ev->mmap.len,
@@ -1644,6 +1643,8 @@ static void add_mapping(struct dstate *s, struct itrace_image *im, struct symtab
 	if (!s->exe && path != s->vdso_path && file[0] == '/') {
 		s->exe = strdup(name);
 		s->exe_path = strdup(file);
+		if (!s->exe || !s->exe_path)
+			itrace_oom();
 		/* the lines printed so far took no module as the program's */
 		flush_lines(s);
 	}
@@ -2011,7 +2012,7 @@ static struct dthread **decoded_threads(struct dstate *s, size_t *nr)
 	tv = tl_threads(s->tl, &n);
 	v = calloc(n ? n : 1, sizeof(*v));
 	if (!v)
-		oom();
+		itrace_oom();
 	for (i = 0; i < n; i++) {
 		struct dthread *th = tv[i]->priv;
 
@@ -2174,6 +2175,8 @@ static void print_summary(struct dstate *s)
 	uint64_t k;
 	const char *c;
 
+	if (!v)
+		itrace_oom();
 	fprintf(s->out, "itrace decode summary: %s\n", s->o->name);
 	if (s->d->cmdline) {
 		fprintf(s->out, "  command:      ");
@@ -2224,12 +2227,12 @@ static void print_summary(struct dstate *s)
 		free(tv);
 	}
 
-	for (i = 0; v && i < s->nr_fs; i++)
+	for (i = 0; i < s->nr_fs; i++)
 		if (!s->fsv[i]->module && s->fsv[i]->insns)
 			v[n++] = s->fsv[i];
 		else
 			other++;
-	if (v && n)
+	if (n)
 		qsort(v, n, sizeof(*v), cmp_calls);
 	fprintf(s->out, "  functions of %s (%zu more elsewhere; calls = call instructions that\n"
 		"  entered the function, taken/not-taken = its conditional branches):\n",
@@ -2296,18 +2299,18 @@ static struct fstat *fs_copy(struct dstate *s, const struct fstat *f)
 		return *found;
 	g = calloc(1, sizeof(*g));
 	if (!g)
-		oom();
+		itrace_oom();
 	g->key = strdup(f->key);
 	g->module = f->module ? strdup(f->module) : NULL;
 	g->sym = f->sym ? strdup(f->sym) : NULL;
 	if (!g->key || (f->module && !g->module) || (f->sym && !g->sym) ||
 	    !tsearch(g, &s->fs_tree, cmp_fs_key))
-		oom();
+		itrace_oom();
 	if (s->nr_fs == s->cap_fs) {
 		s->cap_fs = s->cap_fs ? 2 * s->cap_fs : 256;
 		s->fsv = realloc(s->fsv, s->cap_fs * sizeof(*s->fsv));
 		if (!s->fsv)
-			oom();
+			itrace_oom();
 	}
 	s->fsv[s->nr_fs++] = g;
 	return g;
@@ -2420,7 +2423,7 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s)
-		return 1;
+		itrace_oom();
 	s->o = o;
 	s->slow_insn = o->time_from || o->time_to || o->mode == DECODE_INSN;
 	/*
@@ -2434,7 +2437,7 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 		s->ild = bts_ild_new();
 		s->lens = calloc(NR_LENS, sizeof(*s->lens));
 		if (!s->ild || !s->lens)
-			oom();
+			itrace_oom();
 	}
 	s->out = out;
 	s->d = d;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "disasm.h"
+#include "itrace.h"
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -37,7 +38,7 @@ struct disasm *disasm_open(void)
 	size_t i;
 
 	if (!d)
-		return NULL;
+		itrace_oom();	/* not "no capstone": that is silent */
 	for (i = 0; i < ARRAY_SIZE(libs) && !d->lib; i++)
 		d->lib = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
 	if (!d->lib)

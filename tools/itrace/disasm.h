@@ -13,7 +13,10 @@
 
 struct disasm;
 
-/* NULL when libcapstone cannot be loaded (then nothing is disassembled). */
+/*
+ * NULL when libcapstone cannot be loaded (then nothing is disassembled);
+ * out of memory, itrace_oom().
+ */
 struct disasm *disasm_open(void);
 void disasm_close(struct disasm *d);
 /* "mnemonic operands" (AT&T syntax, as objdump and perf print it), or NULL. */

@@ -10,8 +10,15 @@
 #include <linux/perf_event.h>
 
 #include "itrace-file.h"
+#include "itrace.h"
 
 static const uint8_t zero_pad[8];
+
+void itrace_oom(void)
+{
+	fprintf(stderr, "itrace: out of memory\n");
+	exit(1);
+}
 
 void itrace_header_init(struct itrace_file_header *hdr)
 {

@@ -19,6 +19,15 @@ struct pt_block_decoder;
 struct pt_image_section_cache;
 struct symtab;
 
+/**
+ * itrace_oom() - "itrace: out of memory" on stderr, then exit(1)
+ *
+ * For an allocation failure the command cannot go on from (or one whose
+ * loss would change its output without a word): every command exits 1
+ * with that message, the status of an unusable input (itrace(1)).
+ */
+void itrace_oom(void) __attribute__((noreturn));
+
 /*
  * Exit status of every command (itrace(1)): 0 done; 1 the input cannot be
  * used (not a recording or core, truncated beyond use, unreadable); 2 usage;

@@ -112,12 +112,6 @@ struct srep {
 	size_t			nr_vec, cap_vec;
 };
 
-static void oom(void)
-{
-	fprintf(stderr, "itrace: out of memory\n");
-	exit(1);
-}
-
 /* ---- address spaces --------------------------------------------------- */
 
 static void s_init_aspace(void *ctx, struct tl_aspace *as)
@@ -135,7 +129,7 @@ static void s_add_map(void *ctx, struct tl_aspace *as, const struct pev *ev)
 	int err;
 
 	if (!file)
-		oom();
+		itrace_oom();
 	name = itrace_base_name(file);
 	if (!strcmp(file, "[vdso]")) {
 		if (!r->d->vdso_size)
@@ -152,7 +146,7 @@ static void s_add_map(void *ctx, struct tl_aspace *as, const struct pev *ev)
 		path = r->o->exe;
 	} else if (r->o->sysroot) {
 		if (asprintf(&alt, "%s%s", r->o->sysroot, file) < 0)
-			oom();
+			itrace_oom();
 		path = alt;
 	}
 	err = itrace_image_add(&as->im, as->st, name, path, ev->mmap.addr, ev->mmap.len,
@@ -163,7 +157,7 @@ static void s_add_map(void *ctx, struct tl_aspace *as, const struct pev *ev)
 	if (!r->exe && file[0] == '/') {
 		r->exe = strdup(name);
 		if (!r->exe)
-			oom();
+			itrace_oom();
 	}
 out:
 	free(alt);
@@ -431,7 +425,7 @@ static void decode_sample(struct srep *r, struct sample *s)
 
 	s->br = calloc(r->o->nbranches, sizeof(*s->br));
 	if (!s->br)
-		oom();
+		itrace_oom();
 	if (!s->ps.has_itrace) {
 		s->status = S_MISSING;
 		return;
@@ -449,7 +443,7 @@ static void decode_sample(struct srep *r, struct sample *s)
 	/* no kernel code here: its part of the trace is cut out (ucut.c) */
 	if (r->user_only) {
 		if (ucut_trace(&r->cut, trace, size))
-			oom();
+			itrace_oom();
 		trace = r->cut.bytes;
 		size = r->cut.size;
 	}
@@ -617,14 +611,14 @@ static void count(void **tree, const char *loc, const char *key)
 	}
 	n = calloc(1, sizeof(*n));
 	if (!n)
-		oom();
+		itrace_oom();
 	n->key = strdup(key);
 	n->loc = strdup(loc);
 	if (!n->key || !n->loc)
-		oom();
+		itrace_oom();
 	n->count = 1;
 	if (!tsearch(n, tree, cmp_agg))
-		oom();
+		itrace_oom();
 }
 
 /* A growing string */
@@ -641,7 +635,7 @@ static void sb_add(struct sbuf *b, const char *t)
 		b->cap = (b->len + n + 1) * 2;
 		b->s = realloc(b->s, b->cap);
 		if (!b->s)
-			oom();
+			itrace_oom();
 	}
 	memcpy(b->s + b->len, t, n + 1);
 	b->len += n;
@@ -699,7 +693,7 @@ static void collect(const void *node, VISIT v, int level)
 		r->cap_vec = r->cap_vec ? 2 * r->cap_vec : 64;
 		r->vec = realloc(r->vec, r->cap_vec * sizeof(*r->vec));
 		if (!r->vec)
-			oom();
+			itrace_oom();
 	}
 	r->vec[r->nr_vec++] = *(struct agg * const *)node;
 }
@@ -920,7 +914,7 @@ int itrace_report_samples(struct itrace_data *d, const struct decode_opts *o, FI
 			cap_recs = cap_recs ? 2 * cap_recs : 256;
 			recs = realloc(recs, cap_recs * sizeof(*recs));
 			if (!recs)
-				oom();
+				itrace_oom();
 		}
 		recs[nr_recs].ev = ev;
 		if (pev_sample_parse(&ev, stype, &ps, e2, sizeof(e2)))

@@ -11,6 +11,7 @@
 #include <libiberty/demangle.h>
 #include <search.h>
 
+#include "itrace.h"
 #include "sym.h"
 
 #define NR_CACHE	4096
@@ -260,8 +261,9 @@ static void plt_build(struct plt_tab *t, Elf *elf)
 		for (a = 0; a + step <= data->d_size; a += step) {
 			slot = plt_slot((const uint8_t *)data->d_buf + a, step, sh.sh_addr + a);
 			sym = slot ? slot_symbol(elf, slot, abs, sizeof(abs)) : NULL;
+			/* a name lost would change the output silently */
 			if (sym && *sym && plt_add(t, &cap, sh.sh_addr + a, step, sym))
-				return;
+				itrace_oom();
 		}
 	}
 	if (t->nr)
@@ -286,7 +288,7 @@ static int plt_lookup(struct symtab *st, Dwfl_Module *mod, uint64_t ip, struct s
 		struct plt_tab *n = realloc(st->plts, (st->nr_plts + 1) * sizeof(*n));
 
 		if (!n)
-			return -1;
+			itrace_oom();
 		st->plts = n;
 		t = &st->plts[st->nr_plts++];
 		memset(t, 0, sizeof(*t));
@@ -371,7 +373,10 @@ int sym_add_mapping(struct symtab *st, const char *name, const char *path,
 	if (!np)
 		return -1;
 	st->paths = np;
-	st->paths[st->nr_paths++] = strdup(path);
+	st->paths[st->nr_paths] = strdup(path);
+	if (!st->paths[st->nr_paths])
+		return -1;
+	st->nr_paths++;
 	return 0;
 }
 
@@ -480,7 +485,7 @@ static void sec_build(struct sec_tab *t, Dwfl_Module *mod)
 			cap = cap ? 2 * cap : 32;
 			e = realloc(t->ents, cap * sizeof(*e));
 			if (!e)
-				break;
+				itrace_oom();
 			t->ents = e;
 		}
 		e = &t->ents[t->nr++];
@@ -511,7 +516,7 @@ static int sec_lookup(struct symtab *st, Dwfl_Module *mod, uint64_t ip, struct s
 		struct sec_tab *n = realloc(st->secs, (st->nr_secs + 1) * sizeof(*n));
 
 		if (!n)
-			return -1;
+			itrace_oom();
 		st->secs = n;
 		t = &st->secs[st->nr_secs++];
 		memset(t, 0, sizeof(*t));

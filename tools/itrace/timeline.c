@@ -102,12 +102,6 @@ struct timeline {
 	bool			user_only;	/* tl_user_only() */
 };
 
-static void oom(void)
-{
-	fprintf(stderr, "itrace: out of memory\n");
-	exit(1);
-}
-
 static void *grow(void *p, size_t *cap, size_t nr, size_t size)
 {
 	if (nr < *cap)
@@ -115,7 +109,7 @@ static void *grow(void *p, size_t *cap, size_t nr, size_t size)
 	*cap = *cap ? 2 * *cap : 16;
 	p = realloc(p, *cap * size);
 	if (!p)
-		oom();
+		itrace_oom();
 	return p;
 }
 
@@ -133,7 +127,7 @@ static struct tl_thread *thread_get(struct timeline *tl, uint32_t pid, uint32_t 
 		}
 	t = calloc(1, sizeof(*t));
 	if (!t)
-		oom();
+		itrace_oom();
 	t->pid = pid == (uint32_t)-1 ? tid : pid;
 	t->tid = tid;
 	t->hnext = *h;
@@ -149,14 +143,14 @@ static struct tl_aspace *aspace_new(struct timeline *tl, uint32_t pid, uint64_t 
 	size_t i;
 
 	if (!as)
-		oom();
+		itrace_oom();
 	as->pid = pid;
 	as->start = start;
 	as->im.iscache = tl->iscache;
 	as->im.image = pt_image_alloc("itrace");
 	as->st = sym_new();
 	if (!as->im.image || !as->st)
-		oom();
+		itrace_oom();
 	tl->ops->init_aspace(tl->ctx, as);
 	if (tl->ready)
 		sym_done(as->st);
@@ -241,7 +235,7 @@ static struct tl_buf *buf_get(struct timeline *tl, uint32_t idx)
 			return &tl->bufs[i];
 	tl->bufs = realloc(tl->bufs, (tl->nr_bufs + 1) * sizeof(*tl->bufs));
 	if (!tl->bufs)
-		oom();
+		itrace_oom();
 	memset(&tl->bufs[tl->nr_bufs], 0, sizeof(*tl->bufs));
 	tl->bufs[tl->nr_bufs].idx = idx;
 	return &tl->bufs[tl->nr_bufs++];
@@ -422,7 +416,7 @@ struct timeline *tl_new(struct itrace_data *d, const char *name, const struct tl
 	int r;
 
 	if (!tl)
-		oom();
+		itrace_oom();
 	tl->d = d;
 	tl->name = name;
 	tl->ops = ops;
@@ -437,7 +431,7 @@ struct timeline *tl_new(struct itrace_data *d, const char *name, const struct tl
 	tl->sw_owner = d->is_perf_data && tl->ids && !tl->cpu_wide && tl_has_time(tl);
 	tl->iscache = pt_iscache_alloc("itrace");
 	if (!tl->iscache)
-		oom();
+		itrace_oom();
 	if (!tl->ids) {
 		tl->legacy = thread_get(tl, d->hdr.pid, d->hdr.pid);
 		aspace_new(tl, 0, 0);
@@ -483,6 +477,7 @@ static void free_aspace(struct tl_aspace *as)
 		if (as->im.image)
 			pt_image_free(as->im.image);
 		free(as->im.isids);
+		free(as->im.is32);
 		sym_free(as->st);
 		free(as->maps);
 		free(as);
@@ -1080,7 +1075,7 @@ static int open_run(struct tl_dec *x, struct tl_stream *s)
 		r = &s->runs[s->cur];
 		if (tl->user_only) {
 			if (ucut_trace(&s->cut, r->bytes, r->size))
-				return -1;
+				itrace_oom();
 			r->cut = &s->cut;
 		}
 		if (r->cut)
@@ -1311,12 +1306,12 @@ int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 			continue;
 		bufs = realloc(bufs, (nr + 1) * sizeof(*bufs));
 		if (!bufs)
-			oom();
+			itrace_oom();
 		bufs[nr++] = b;
 	}
 	s = calloc(nr ? nr : 1, sizeof(*s));
 	if (!s)
-		oom();
+		itrace_oom();
 	for (i = 0; i < nr; i++) {
 		s[i].tl = tl;
 		s[i].chunk = SIZE_MAX;

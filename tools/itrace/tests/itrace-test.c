@@ -10,6 +10,7 @@
  * parser is fed bad and truncated input.
  */
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <intel-pt.h>
@@ -5164,6 +5165,115 @@ static void test_convert_snapshot(const char *itrace, const char *ptsim, const c
 	}
 }
 
+/* ---- allocation failures ---------------------------------------------- */
+
+/*
+ * One command of itrace-failalloc (tests/failalloc.c), run in tmpdir with
+ * ITRACE_FAILALLOC=k: its exit status (-1: killed by a signal), its
+ * stdout in fa.out (fa0.out for k 0), its stderr in fa.txt.
+ */
+static int failalloc_run(const char *bin, const char *args, long k, bool leaks)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && rm -rf fa.data fa.data.* && ITRACE_FAILALLOC=%ld ASAN_OPTIONS=detect_leaks=%d %s %s >fa%s.out 2>fa.txt",
+		 tmpdir, k, leaks, bin, args, k ? "" : "0");
+	return run(cmd);
+}
+
+/* Whether fa.out (a run with a failure) equals fa0.out (the run without). */
+static bool same_output(void)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "cmp -s %s %s", tmp("fa0.out"), tmp("fa.out"));
+	return run(cmd) == 0;
+}
+
+/*
+ * Every allocation site of the tool's own code that a command reaches
+ * fails in turn, one per run (the first call made there): the tool must
+ * then say "out of memory" (or strerror(ENOMEM)) and exit 1, or go on
+ * without what it could not load (a warning that says so; exit 3 if the
+ * decode then had errors), or give the same output and status as without
+ * the failure (a cache it can do without); never crash, trip a sanitizer
+ * or leave convert's temporary file.  Without a failure, the
+ * same command leaks nothing (LeakSanitizer).  The files are those the
+ * tests above made: a ptsim recording of a dynamic program (its libc
+ * mappings), samples, BTS, a perf.data, a core.
+ */
+static void test_failalloc(void)
+{
+	static const char * const cmds[] = {
+		"decode conv-fib.itrace",
+		"decode --insn --json conv-fib.itrace",
+		"decode --summary gap.itrace",
+		"decode --sideband lost.itrace",
+		"decode conv-fib.data",
+		"decode utiny.kitrace",
+		"report samples.itrace",
+		"report --samples --json samples.itrace",
+		"report bts-samples.itrace",
+		"core --insn crashnull.core",
+		"core --json --all wrapped.core",
+		"convert -o fa.data conv-fib.itrace",
+	};
+	const char *bin = getenv("ITRACE_FAILALLOC_BIN");
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
+		long sites = -1, k, nr_oom = 0, nr_same = 0, bad = 0;
+		char *err, *p, why[512] = "";
+		int rc0, rc;
+
+		if (!bin) {
+			printf("ok %d failalloc: %s # SKIP: no ITRACE_FAILALLOC_BIN\n", ++nr_test,
+			       cmds[i]);
+			continue;
+		}
+		rc0 = failalloc_run(bin, cmds[i], 0, true);
+		err = slurp(tmp("fa.txt"));
+		p = err ? strstr(err, "failalloc: ") : NULL;
+		if (p && !strstr(err, "Sanitizer"))
+			sites = strtol(p + strlen("failalloc: "), NULL, 10);
+		else
+			snprintf(why, sizeof(why), "without a failure: exit %d, %.200s", rc0,
+				 err ? err : "no stderr");
+		free(err);
+		for (k = 1; k <= sites && !bad; k++) {
+			char cmd[512];
+
+			rc = failalloc_run(bin, cmds[i], k, false);
+			err = slurp(tmp("fa.txt"));
+			if (!err)
+				err = strdup("");
+			snprintf(cmd, sizeof(cmd), "cd %s && ls -d fa.data.* 2>/dev/null", tmpdir);
+			if (rc < 0 || rc > 128 || strstr(err, "Sanitizer") || strstr(err, "runtime error") ||
+			    run(cmd) == 0)
+				bad = k;
+			else if (rc == rc0 && same_output())
+				nr_same++;
+			else if ((rc == rc0 || rc == 1 || rc == 3) &&
+				 (strstr(err, "out of memory") || strstr(err, strerror(ENOMEM))))
+				nr_oom++;
+			else
+				bad = k;
+			if (bad)
+				snprintf(why, sizeof(why), "site %ld: exit %d, %.300s", k, rc, err);
+			free(err);
+		}
+		ok(sites > 0 && !bad && !why[0],
+		   "failalloc: itrace %s: no leak; each of its %ld allocation sites failed in turn: %ld times it said \"out of memory\", %ld times its output (exit %d) did not change; no crash",
+		   cmds[i], sites, nr_oom, nr_same, rc0);
+		if (why[0]) {
+			for (p = why; (p = strchr(p, '\n'));)
+				*p = ' ';
+			printf("# %s\n", why);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	char cmd[512];
@@ -5228,6 +5338,8 @@ int main(int argc, char **argv)
 		coredump_sh = argv[7];
 		test_core(argv[2], argv[3]);
 	}
+	if (argc >= 6)
+		test_failalloc();
 	if (getenv("ITRACE_FUZZ_SEEDS")) {
 		/* seeds for the fuzzers (make fuzz): files these tests made */
 		snprintf(cmd, sizeof(cmd),

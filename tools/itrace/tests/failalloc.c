@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Allocation failure injection for the host tests.  Linked into
+ * itrace-failalloc (the itrace tool, its objects built with ASan and
+ * UBSan) with -Wl,--wrap=malloc,... : only the tool's own calls come
+ * here; those inside libipt, libdw or json-c do not.
+ *
+ *   ITRACE_FAILALLOC=K   the first call made from the K-th distinct call
+ *                        site, counted in the order the sites are first
+ *                        seen, fails as on ENOMEM; every other call
+ *                        succeeds.  0: none fails.
+ *
+ * With ITRACE_FAILALLOC set, two kinds of lines go to stderr:
+ *   "failalloc: site K (FUNC from +OFF) fails"   when the call fails
+ *                     (addr2line -e itrace-failalloc OFF names the line),
+ *   "failalloc: S sites"                          at exit (S seen in all).
+ * A sweep (itrace-test.c) runs a command once with 0 to learn S, then
+ * once for each K in 1..S.  The tool is single-threaded where it
+ * decodes; the lock keeps the counts right if a thread allocates.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t nmemb, size_t size);
+void *__real_realloc(void *ptr, size_t size);
+void *__real_reallocarray(void *ptr, size_t nmemb, size_t size);
+char *__real_strdup(const char *s);
+char *__real_strndup(const char *s, size_t n);
+int __real_vasprintf(char **strp, const char *fmt, va_list ap);
+FILE *__real_open_memstream(char **ptr, size_t *sizeloc);
+
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t nmemb, size_t size);
+void *__wrap_realloc(void *ptr, size_t size);
+void *__wrap_reallocarray(void *ptr, size_t nmemb, size_t size);
+char *__wrap_strdup(const char *s);
+char *__wrap_strndup(const char *s, size_t n);
+int __wrap_asprintf(char **strp, const char *fmt, ...);
+int __wrap_vasprintf(char **strp, const char *fmt, va_list ap);
+FILE *__wrap_open_memstream(char **ptr, size_t *sizeloc);
+
+#define MAX_SITES 4096
+
+/* the executable's first byte (the linker's): sites as addr2line offsets */
+extern const char __executable_start[];
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static const void *sites[MAX_SITES];
+static unsigned int nr_sites;
+static long target = -1;	/* -1: not read yet; 0: no failure */
+
+static void report(void)
+{
+	fprintf(stderr, "failalloc: %u sites\n", nr_sites);
+}
+
+/* Whether this call, made from @site by @fn, is the one to fail. */
+static int fail_here(const char *fn, const void *site)
+{
+	unsigned int i;
+	int fail = 0;
+
+	pthread_mutex_lock(&lock);
+	if (target < 0) {
+		const char *e = getenv("ITRACE_FAILALLOC");
+
+		target = e ? strtol(e, NULL, 10) : 0;
+		if (e)
+			atexit(report);
+	}
+	for (i = 0; i < nr_sites; i++)
+		if (sites[i] == site)
+			break;
+	if (i == nr_sites && nr_sites < MAX_SITES) {
+		sites[nr_sites++] = site;
+		if ((long)nr_sites == target) {
+			fprintf(stderr, "failalloc: site %u (%s from +0x%lx) fails\n",
+				nr_sites, fn,
+				(unsigned long)((const char *)site - __executable_start));
+			fail = 1;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	if (fail)
+		errno = ENOMEM;
+	return fail;
+}
+
+#define FAIL_HERE(fn) fail_here(fn, __builtin_return_address(0))
+
+void *__wrap_malloc(size_t size)
+{
+	return FAIL_HERE("malloc") ? NULL : __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t nmemb, size_t size)
+{
+	return FAIL_HERE("calloc") ? NULL : __real_calloc(nmemb, size);
+}
+
+void *__wrap_realloc(void *ptr, size_t size)
+{
+	return FAIL_HERE("realloc") ? NULL : __real_realloc(ptr, size);
+}
+
+void *__wrap_reallocarray(void *ptr, size_t nmemb, size_t size)
+{
+	return FAIL_HERE("reallocarray") ? NULL : __real_reallocarray(ptr, nmemb, size);
+}
+
+char *__wrap_strdup(const char *s)
+{
+	return FAIL_HERE("strdup") ? NULL : __real_strdup(s);
+}
+
+char *__wrap_strndup(const char *s, size_t n)
+{
+	return FAIL_HERE("strndup") ? NULL : __real_strndup(s, n);
+}
+
+/* asprintf(3): on failure -1, and *strp is undefined (left as it was) */
+int __wrap_vasprintf(char **strp, const char *fmt, va_list ap)
+{
+	if (FAIL_HERE("vasprintf"))
+		return -1;
+	return __real_vasprintf(strp, fmt, ap);
+}
+
+int __wrap_asprintf(char **strp, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (FAIL_HERE("asprintf"))
+		return -1;
+	va_start(ap, fmt);
+	n = __real_vasprintf(strp, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+FILE *__wrap_open_memstream(char **ptr, size_t *sizeloc)
+{
+	return FAIL_HERE("open_memstream") ? NULL : __real_open_memstream(ptr, sizeloc);
+}
