@@ -26,7 +26,7 @@ struct symtab;
  * loss would change its output without a word): every command exits 1
  * with that message, the status of an unusable input (itrace(1)).
  */
-void itrace_oom(void) __attribute__((noreturn));
+_Noreturn void itrace_oom(void);
 
 /*
  * Exit status of every command (itrace(1)): 0 done; 1 the input cannot be

@@ -25,29 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t nmemb, size_t size);
-void *__real_realloc(void *ptr, size_t size);
-void *__real_reallocarray(void *ptr, size_t nmemb, size_t size);
-char *__real_strdup(const char *s);
-char *__real_strndup(const char *s, size_t n);
-int __real_vasprintf(char **strp, const char *fmt, va_list ap);
-FILE *__real_open_memstream(char **ptr, size_t *sizeloc);
-
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t nmemb, size_t size);
-void *__wrap_realloc(void *ptr, size_t size);
-void *__wrap_reallocarray(void *ptr, size_t nmemb, size_t size);
-char *__wrap_strdup(const char *s);
-char *__wrap_strndup(const char *s, size_t n);
-int __wrap_asprintf(char **strp, const char *fmt, ...);
-int __wrap_vasprintf(char **strp, const char *fmt, va_list ap);
-FILE *__wrap_open_memstream(char **ptr, size_t *sizeloc);
+#include "failalloc.h"
 
 #define MAX_SITES 4096
-
-/* the executable's first byte (the linker's): sites as addr2line offsets */
-extern const char __executable_start[];
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const void *sites[MAX_SITES];

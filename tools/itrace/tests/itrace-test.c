@@ -5249,8 +5249,8 @@ static void test_failalloc(void)
 			if (!err)
 				err = strdup("");
 			snprintf(cmd, sizeof(cmd), "cd %s && ls -d fa.data.* 2>/dev/null", tmpdir);
-			if (rc < 0 || rc > 128 || strstr(err, "Sanitizer") || strstr(err, "runtime error") ||
-			    run(cmd) == 0)
+			if (rc < 0 || rc > 128 || strstr(err, "Sanitizer") ||
+			    strstr(err, "runtime error") || run(cmd) == 0)
 				bad = k;
 			else if (rc == rc0 && same_output())
 				nr_same++;
