@@ -3,16 +3,16 @@
 # "N passed, N failed" at the end.  Exit status 0 only if nothing failed.
 #
 # Two lanes, one per core of the 2-core machine it is made for.  The
-# second lane runs in the background: the host-only checks
-# (check-host.sh), then the emulator's own checks (pt-packets, one-vCPU
-# guests).  The first runs the other one-vCPU guests (kselftests and
+# second lane runs the host-only checks (check-host.sh) in the
+# background; the first runs the one-vCPU guests (kselftests and
 # end-to-end recordings, ToPA variants, conformance) with their
 # host-side verification.  A one-vCPU TCG guest keeps one host thread
 # busy (QEMU's main loop takes a few percent of a core), so the lanes
 # barely slow each other.  Once both are done, the second lane's results
-# are printed and counted, then the runs that want both cores: the
-# two-vCPU guest and the uAPI fuzzer.  Each stage heading says when it
-# began, in seconds since the start.
+# are printed and counted, then what runs alone: the emulator's own
+# checks (pt-packets: its migration test found no OVF once when it ran
+# beside the conformance guest), the two-vCPU guest and the uAPI fuzzer.
+# Each stage heading says when it began, in seconds since the start.
 set -uo pipefail
 : "${BUILD:?}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,10 +25,7 @@ mkdir -p "$res"
 
 # The second lane, in its own process group (setsid): killed with all
 # it started if this script ends first
-setsid bash -c 'CHECK_RES=$2 "$1/check-host.sh" > "$2/host.out" 2>&1
-	SECONDS=0
-	"$3/pt-packets/check.sh" "$4" > "$2/pt-packets.tap" 2>&1
-	echo $SECONDS > "$2/pt-packets.seconds"' lane2 "$here" "$res" "$t" "$BUILD" < /dev/null &
+CHECK_RES=$res setsid "$here/check-host.sh" > "$res/host.out" 2>&1 < /dev/null &
 lane2=$!
 trap 'kill -- -"$lane2" 2>/dev/null' EXIT
 trap 'exit 130' INT TERM HUP
@@ -123,7 +120,9 @@ wait "$lane2"
 trap - EXIT
 echo "== layer 1: host checks (check-host.sh, in the second lane)"
 fold_results "$res/host.out"
-echo "== emulated Intel PT against the upstream driver, libipt and perf (second lane, $(cat "$res/pt-packets.seconds" 2>/dev/null || echo ?) s)"
+
+stage "emulated Intel PT against the upstream driver, libipt and perf"
+"$t/pt-packets/check.sh" "$BUILD" > "$res/pt-packets.tap" 2>&1
 tap "$res/pt-packets.tap" pt
 
 stage "two vCPUs (run-vm.sh -c 2): kselftests and end-to-end recordings"
