@@ -13,6 +13,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 t=$(cd "$here/.." && pwd)
 top=$(cd "$t/../../.." && pwd)
 res=${CHECK_RES:-$BUILD/check}
+# one job at a time where the series' checks could run several: beside
+# make check's guest runs, a second would slow the guest's vCPU
+export SERIES_JOBS=${SERIES_JOBS:-1}
 mkdir -p "$res"
 . "$here/check-lib.sh"
 

@@ -27,7 +27,8 @@
 # programs whose sources the patch touched, built at that step: the
 # feature the steps before it added, tested where it lands.
 #
-# Prints TAP; exit 1 if a step failed.  SERIES_STACK=DIR checks another stack.
+# Prints TAP; exit 1 if a step failed.  SERIES_STACK=DIR checks another stack;
+# SERIES_JOBS=N compiles with make -jN (default: the number of CPUs).
 set -uo pipefail
 : "${BUILD:?}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,7 +49,7 @@ linux=$BUILD/linux
 wt=$out/steps obj=$out/steps-obj nobj=$out/steps-obj-tiny
 log=$out/steps-log
 export PATH=/usr/lib/ccache:$PATH
-jobs=$(nproc)
+jobs=${SERIES_JOBS:-$(nproc)}	# make -j (make check's second lane: 1)
 mkdir -p "$out" "$log"
 n=0 rc=0
 ok() { n=$((n + 1)); echo "ok $n - $*"; }

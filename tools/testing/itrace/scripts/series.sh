@@ -272,9 +272,10 @@ if [ -n "$checkpatch" ]; then
 		patches+=("$p")
 	done
 	# checkpatch.pl is one slow process a patch: as many at once as
-	# there are CPUs, the reports then read in the series' order
+	# there are CPUs (SERIES_JOBS, if set), the reports then read in
+	# the series' order
 	for p in "${patches[@]}"; do
-		while [ "$(jobs -pr | wc -l)" -ge "$(nproc)" ]; do
+		while [ "$(jobs -pr | wc -l)" -ge "${SERIES_JOBS:-$(nproc)}" ]; do
 			wait -n
 		done
 		{ checkpatch_run "$p" "$tree" "$p.checkpatch" && echo 0 || echo $?; } > "$p.rc" &
