@@ -41,6 +41,7 @@ tap() {
 		result fail "$file (no TAP output; see $file)"
 	fi
 }
+
 # fold_results FILE: count and print the result lines of FILE (the output
 # of check-host.sh); its other lines are printed as they are.  A FILE
 # without the end line "check-host: end" (the script died or was killed)
