@@ -9,14 +9,19 @@
  *                        site, counted in the order the sites are first
  *                        seen, fails as on ENOMEM; every other call
  *                        succeeds.  0: none fails.
+ *   ITRACE_FAILALLOC=K:N the N-th call made from the K-th site fails (a
+ *                        later step of a growing table, say).
  *
- * With ITRACE_FAILALLOC set, two kinds of lines go to stderr:
- *   "failalloc: site K (FUNC from +OFF) fails"   when the call fails
+ * With ITRACE_FAILALLOC set, three kinds of lines go to stderr:
+ *   "failalloc: site K call N (FUNC from +OFF) fails"   when it fails
  *                     (addr2line -e itrace-failalloc OFF names the line),
+ *   "failalloc: site K calls C"                   at exit, for each site
+ *                     called more than once (C times),
  *   "failalloc: S sites"                          at exit (S seen in all).
- * A sweep (itrace-test.c) runs a command once with 0 to learn S, then
- * once for each K in 1..S.  The tool is single-threaded where it
- * decodes; the lock keeps the counts right if a thread allocates.
+ * A sweep (itrace-test.c) runs a command once with 0 to learn S and the
+ * counts, then once for each K in 1..S and once for each K:C.  The tool
+ * is single-threaded where it decodes; the lock keeps the counts right
+ * if a thread allocates.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,11 +36,18 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const void *sites[MAX_SITES];
+static unsigned long calls[MAX_SITES];
 static unsigned int nr_sites;
 static long target = -1;	/* -1: not read yet; 0: no failure */
+static unsigned long target_call = 1;
 
 static void report(void)
 {
+	unsigned int i;
+
+	for (i = 0; i < nr_sites; i++)
+		if (calls[i] > 1)
+			fprintf(stderr, "failalloc: site %u calls %lu\n", i + 1, calls[i]);
 	fprintf(stderr, "failalloc: %u sites\n", nr_sites);
 }
 
@@ -48,22 +60,28 @@ static int fail_here(const char *fn, const void *site)
 	pthread_mutex_lock(&lock);
 	if (target < 0) {
 		const char *e = getenv("ITRACE_FAILALLOC");
+		char *end = NULL;
 
-		target = e ? strtol(e, NULL, 10) : 0;
+		target = e ? strtol(e, &end, 10) : 0;
+		if (end && *end == ':')
+			target_call = strtoul(end + 1, NULL, 10);
 		if (e)
 			atexit(report);
 	}
 	for (i = 0; i < nr_sites; i++)
 		if (sites[i] == site)
 			break;
-	if (i == nr_sites && nr_sites < MAX_SITES) {
-		sites[nr_sites++] = site;
-		if ((long)nr_sites == target) {
-			fprintf(stderr, "failalloc: site %u (%s from +0x%lx) fails\n",
-				nr_sites, fn,
-				(unsigned long)((const char *)site - __executable_start));
-			fail = 1;
+	if (i == nr_sites) {
+		if (nr_sites == MAX_SITES) {
+			pthread_mutex_unlock(&lock);
+			return 0;
 		}
+		sites[nr_sites++] = site;
+	}
+	if (++calls[i] == target_call && (long)i + 1 == target) {
+		fprintf(stderr, "failalloc: site %u call %lu (%s from +0x%lx) fails\n", i + 1,
+			calls[i], fn, (unsigned long)((const char *)site - __executable_start));
+		fail = 1;
 	}
 	pthread_mutex_unlock(&lock);
 	if (fail)
