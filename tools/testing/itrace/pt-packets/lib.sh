@@ -38,8 +38,14 @@ build_baremetal() {
 # QEMU-ARGS, its serial console in LOG and its monitor on $mon_sock; once
 # LOG shows READY (the check "PREFIX WHAT"), wait SETTLE seconds, migrate
 # the VM to the file STATE (the check "PREFIX VM state saved") and quit.
+#
+# With SAVE_CPL set (3: user mode), the VM is stopped first and saved only
+# once its vCPU is at that CPL (the check "PREFIX vCPU stopped at CPL N"):
+# a task switched out has no trace on (Linux clears TraceEn), so a save
+# taken then, which a loaded host makes likelier, has no packet state to
+# lose.  The saved VM is paused; vm_resume continues it.
 vm_save() {
-	local prefix=$1 state=$2 log=$3 ready=$4 settle=$5 what=$6 pid
+	local prefix=$1 state=$2 log=$3 ready=$4 settle=$5 what=$6 pid i at
 	shift 6
 	mon_sock=$out/mon.sock
 	rm -f "$mon_sock" "$state" "$log"
@@ -52,6 +58,17 @@ vm_save() {
 	done
 	check "$prefix$what" grep -q "$ready" "$log"
 	sleep "$settle"
+	if [ -n "${SAVE_CPL:-}" ]; then
+		at=no
+		for i in $(seq 100); do
+			mon stop > /dev/null || true
+			mon "info registers" | grep -q "CPL=$SAVE_CPL " && { at=yes; break; }
+			mon cont > /dev/null || true
+			sleep 0.1
+		done
+		check "${prefix}vCPU stopped at CPL $SAVE_CPL (stop $i of at most 100)" \
+			[ $at = yes ]
+	fi
 	mon "migrate \"exec:cat > $state\"" > /dev/null || true
 	for _ in $(seq 240); do
 		mon "info migrate" | grep -q "Migration status: completed" && break
@@ -64,7 +81,8 @@ vm_save() {
 
 # vm_resume STATE LOG SECONDS NMI QEMU-ARGS...: resume the VM saved in
 # STATE in a second QEMU (serial console in LOG), with NMI "nmi" send it an
-# NMI once it runs; wait SECONDS at most for it to end.
+# NMI once it runs; wait SECONDS at most for it to end.  A VM saved
+# paused is continued once its state is loaded.
 #
 # The guests wait for that NMI with nothing printed.  It is sent again
 # while LOG stays empty for 15 s, each time with a TAP comment: replays
@@ -79,13 +97,19 @@ vm_resume() {
 		-monitor unix:"$mon_sock",server=on,wait=off \
 		-incoming "exec:cat $state" &
 	pid=$!
+	# a VM saved paused (SAVE_CPL) arrives paused: continue it
+	for _ in $(seq 240); do
+		kill -0 $pid 2> /dev/null || break
+		st=
+		[ -S "$mon_sock" ] && st=$(mon "info status" 2>/dev/null || true)
+		case $st in
+		*"VM status: running"*) break ;;
+		*"VM status: paused (inmigrate)"*) ;;
+		*"VM status: paused"*) mon cont > /dev/null || true ;;
+		esac
+		sleep 0.5
+	done
 	if [ "$nmi" = nmi ]; then
-		for _ in $(seq 240); do
-			st=
-			[ -S "$mon_sock" ] && st=$(mon "info status" 2>/dev/null || true)
-			case $st in *"VM status: running"*) break ;; esac
-			sleep 0.5
-		done
 		sleep 1
 		mon "nmi" > /dev/null || true
 		i=0

@@ -36,7 +36,7 @@ args=(-L /usr/share/qemu -L /usr/share/seabios -display none -no-reboot
       -nic none -m 512M -cpu "$cpu" -kernel "$kernel"
       -initrd "$out/initramfs.cpio"
       -append "console=ttyS0 nmi_watchdog=0 panic=-1 quiet")
-vm_save "" "$out/state" "$out/log1" PT-GUEST-SPIN 0.5 \
+SAVE_CPL=3 vm_save "" "$out/state" "$out/log1" PT-GUEST-SPIN 0.5 \
 	"guest is spinning with the trace on" "${args[@]}"
 check "guest had not finished before the migration" \
 	bash -c "! grep -q PT-GUEST-END '$out/log1'"
