@@ -4373,6 +4373,79 @@ static void test_convert_kernel(const char *itrace)
  * from the instructions since that packet, but not past the end of the
  * run on ptsim's clock, (2e9 + 8 * N) / 2 ns.
  */
+/*
+ * The times FILE's instructions get, against the truth of a ptsim -T TSC0
+ * recording (instruction i at TSC0 + 8 * i, perf time TSC / 2 ns): *n
+ * lines, the least and greatest difference (ns), whether they never go
+ * back.  CMD prints one time (ns) a line: "itrace decode", or "perf
+ * script" of a converted file.
+ */
+static int time_errors(const char *cmd_fmt, const char *a1, const char *a2,
+		       unsigned long long tsc0, long long *n, long long *lo, long long *hi,
+		       long long *mono)
+{
+	char cmd[2048], *out = NULL;
+	int ret;
+
+	snprintf(cmd, sizeof(cmd), cmd_fmt, a1, a2);
+	snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd),
+		 " | awk -v t0=%llu '{ e = $1 - (t0 + 8 * (NR - 1)) / 2 }\n"
+		 "  NR == 1 || e < lo { lo = e } NR == 1 || e > hi { hi = e }\n"
+		 "  $1 < l { back = 1 } { l = $1 } END { print NR, lo + 0, hi + 0, !back }'",
+		 tsc0);
+	ret = run_out(cmd, &out);
+	if (ret || !out || sscanf(out, "%lld %lld %lld %lld", n, lo, hi, mono) != 4)
+		*n = -1;
+	free(out);
+	return *n < 0 ? -1 : 0;
+}
+
+/*
+ * MTC: ptsim -T TSC0 -M 3 adds MTC packets every 8 crystal clocks (8
+ * instructions, 32 ns here; the TSC:crystal ratio in the TIME section)
+ * and a TMA in each PSB+.  Between two PSBs (4 KiB of trace apart) the
+ * TSC packets alone leave every instruction at its PSB's time; with the
+ * MTCs, itrace decode and perf script of itrace convert's perf.data put
+ * each instruction within 1 us of its time.  The decoders take a timing
+ * packet when they reach it, at a branch (late by the instructions of a
+ * basic block) or reading ahead (early by a few), hence not within 32 ns.
+ * A wrong ratio or a missing MTCFreq puts them microseconds away.
+ */
+static void test_mtc(const char *itrace, const char *ptsim, const char *progs,
+		     unsigned long long tsc0)
+{
+	long long truth, n = -1, lo = 0, hi = 0, mono = 0;
+	long long tn = -1, tlo = 0, thi = 0, tmono = 0;
+	static const char insn_times[] = "%s decode --insn --json %s |\n"
+		"sed -n 's/.*\"kind\":\"insn\".*\"time\":\\([0-9]*\\).*/\\1/p'";
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "%s -T %llu -M 3 -o %s -- %s/fib 2>&1 >/dev/null", ptsim, tsc0,
+		 tmp("conv-mtc.itrace"), progs);
+	truth = run_num(cmd);
+	time_errors(insn_times, itrace, tmp("conv-mtc.itrace"), tsc0, &n, &lo, &hi, &mono);
+	time_errors(insn_times, itrace, tmp("conv-tsc.itrace"), tsc0, &tn, &tlo, &thi, &tmono);
+	ok(truth > 0 && n == truth && mono && lo >= -1000 && hi <= 1000 && tn > 0 && tlo < -10000,
+	   "MTC (ptsim -M 3: every 8 crystal clocks, 32 ns): itrace decode: %lld instructions (ptsim %lld), each within %lld..%lld ns of its time, never back; TSC packets alone: %lld..%lld ns",
+	   n, truth, lo, hi, tlo, thi);
+	snprintf(cmd, sizeof(cmd), "%s convert -o %s %s", itrace, tmp("conv-mtc.data"),
+		 tmp("conv-mtc.itrace"));
+	if (run(cmd)) {
+		ok(0, "MTC: itrace convert exits 0");
+		return;
+	}
+	if (access("/usr/bin/perf", X_OK)) {
+		printf("ok %d MTC: perf script # SKIP: no perf (/usr/bin/perf)\n", ++nr_test);
+		return;
+	}
+	n = -1;
+	time_errors("cd %s && perf script -i %s --itrace=i0ns -F time --ns 2>/dev/null |\n"
+		    "tr -d ' .:'", tmpdir, "conv-mtc.data", tsc0, &n, &lo, &hi, &mono);
+	ok(n == truth && mono && lo >= -1000 && hi <= 1000,
+	   "MTC: perf script --itrace=i0ns of itrace convert's perf.data: %lld instructions, each within %lld..%lld ns of its time",
+	   n, lo, hi);
+}
+
 static void test_convert_time(const char *itrace, const char *ptsim, const char *progs)
 {
 	const unsigned long long tsc0 = 2000000000ULL;
@@ -4396,6 +4469,7 @@ static void test_convert_time(const char *itrace, const char *ptsim, const char 
 	ok(truth > 0 && n == truth && first == (long long)tsc0 / 2 && last > first,
 	   "convert TSC: itrace decode: %lld instructions (ptsim %lld), time %lld..%lld ns",
 	   n, truth, first, last);
+	test_mtc(itrace, ptsim, progs, tsc0);
 	/* --time: a range after the trace's end prints no line, one over it all */
 	snprintf(cmd, sizeof(cmd),
 		 "%1$s decode --time %2$lld, %3$s | wc -l; %1$s decode --time ,%2$lld %3$s | wc -l",

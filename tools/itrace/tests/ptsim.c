@@ -2,7 +2,7 @@
 /*
  * ptsim: a host stand-in for "itrace record" on machines without Intel PT.
  *
- *   ptsim [-R] [-T TSC0] -o FILE -- CMD [ARGS...]
+ *   ptsim [-R] [-T TSC0 [-M MTCFREQ]] -o FILE -- CMD [ARGS...]
  *   ptsim --bts -o FILE -- CMD [ARGS...]
  *   ptsim [-R|--bts] -c CORE [-w BYTES] [-t TRUTH] -- CMD [ARGS...]
  *
@@ -44,6 +44,15 @@
  * at TSC0 and counts PTSIM_TSC_PER_INSN per instruction stepped.  The
  * config has TSCEn (bit 10) and a TIME section converts TSC to perf time
  * as a 2 GHz TSC would: ns = TSC / 2 (time_mult 512, time_shift 10).
+ *
+ * -M MTCFREQ (with -T): MTC packets too, as with MTCEn and
+ * IA32_RTIT_CTL.MTCFreq = MTCFREQ (0-15): the crystal clock (CTC) ticks
+ * once per instruction (the TSC:crystal ratio, CPUID.15H EBX/EAX, is
+ * PTSIM_TSC_PER_INSN/1, written in the TIME section); an MTC packet with
+ * CTC[MTCFREQ+7:MTCFREQ] comes before the packets of the first
+ * instruction after each 2^MTCFREQ CTC edge (pending TNT bits first), and
+ * each PSB+ has a TMA with CTC[15:0] after its TSC (FastCounter 0: the
+ * TSC at an instruction is a whole number of crystal clocks).
  *
  * Only what the test programs do is modelled: conditional and indirect
  * branches, returns, syscalls, a fatal signal; no signal handlers, no threads.
@@ -106,6 +115,8 @@ struct sim {
 	unsigned int	ret_top, ret_n;
 	int		tsc;		/* -T: TSC packets */
 	uint64_t	tsc0;		/* the TSC of instruction 0 */
+	int		mtc_freq;	/* -M: MTCFreq; -1: no MTC */
+	uint64_t	mtc_last;	/* CTC >> mtc_freq of the last MTC */
 	uint64_t	insns;		/* instructions stepped so far */
 	int		bts;		/* --bts: BTS records in bbuf */
 	int		bts_note;	/* --bts -c: as in a core note */
@@ -184,6 +195,26 @@ static void ip_pkt(struct sim *s, enum pt_packet_type t, uint64_t ip, int suppre
 	emit(s, &p);
 }
 
+/* -M: the crystal clock at the instruction about to run (one tick each) */
+static uint64_t ctc_of(const struct sim *s)
+{
+	return s->tsc0 / PTSIM_TSC_PER_INSN + s->insns;
+}
+
+/* -M: an MTC if the CTC passed a 2^MTCFreq edge since the last one */
+static void mtc(struct sim *s)
+{
+	struct pt_packet p = { .type = ppt_mtc };
+	uint64_t period = ctc_of(s) >> s->mtc_freq;
+
+	if (s->mtc_freq < 0 || period == s->mtc_last)
+		return;
+	flush_tnt(s);
+	p.payload.mtc.ctc = period & 0xff;
+	emit(s, &p);
+	s->mtc_last = period;
+}
+
 /* PSB+; ip: the FUP of where tracing is, 0 while it is disabled */
 static void psb(struct sim *s, uint64_t ip)
 {
@@ -196,6 +227,13 @@ static void psb(struct sim *s, uint64_t ip)
 		p.type = ppt_tsc;
 		p.payload.tsc.tsc = s->tsc0 + s->insns * PTSIM_TSC_PER_INSN;
 		emit(s, &p);
+		if (s->mtc_freq >= 0) {
+			memset(&p, 0, sizeof(p));
+			p.type = ppt_tma;
+			p.payload.tma.ctc = ctc_of(s) & 0xffff;
+			emit(s, &p);
+			s->mtc_last = ctc_of(s) >> s->mtc_freq;
+		}
 		/* the core:bus ratio, as hardware has it in PSB+ with TSCEn */
 		memset(&p, 0, sizeof(p));
 		p.type = ppt_cbr;
@@ -336,10 +374,11 @@ static int write_maps(FILE *f, pid_t pid)
 /*
  * The header's PMU and config and an ATTR section of what is simulated:
  * intel_pt of user mode, BranchEn ("branch", bit 13), DisRETC ("noretcomp",
- * bit 11) with -R, TSCEn (bit 10) with -T; the sideband has no sample_id.
+ * bit 11) with -R, TSCEn (bit 10) with -T, MTCEn and MTCFreq with -M; the
+ * sideband has no sample_id.
  */
 static void sim_event(struct itrace_file_header *hdr, struct perf_event_attr *a, int retcomp,
-		      int tsc)
+		      int tsc, int mtc_freq)
 {
 	FILE *t = fopen(PT_SYSFS_TYPE, "r");
 	unsigned int type;
@@ -350,6 +389,9 @@ static void sim_event(struct itrace_file_header *hdr, struct perf_event_attr *a,
 	if (t)
 		fclose(t);
 	hdr->config = 1ULL << 13 | (retcomp ? 0 : 1ULL << 11) | (tsc ? 1ULL << 10 : 0);
+	/* MTCEn (bit 9), MTCFreq (bits 17:14) */
+	if (mtc_freq >= 0)
+		hdr->config |= 1ULL << 9 | (uint64_t)mtc_freq << 14;
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
 	a->type = hdr->pmu_type;
@@ -575,6 +617,7 @@ int main(int argc, char **argv)
 	pid_t pid;
 
 	s.retcomp = 1;
+	s.mtc_freq = -1;
 	for (; argi < argc && argv[argi][0] == '-' && strcmp(argv[argi], "--"); argi++) {
 		if (!strcmp(argv[argi], "-R")) {
 			s.retcomp = 0;
@@ -589,6 +632,8 @@ int main(int argc, char **argv)
 		} else if (argi + 1 < argc && !strcmp(argv[argi], "-T")) {
 			s.tsc = 1;
 			s.tsc0 = strtoull(argv[++argi], NULL, 0);
+		} else if (argi + 1 < argc && !strcmp(argv[argi], "-M")) {
+			s.mtc_freq = atoi(argv[++argi]);
 		} else if (argi + 1 < argc && !strcmp(argv[argi], "-w")) {
 			keep = strtoull(argv[++argi], NULL, 0);
 		} else {
@@ -597,11 +642,13 @@ int main(int argc, char **argv)
 	}
 	if (argi < argc && !strcmp(argv[argi], "--"))
 		argi++;
-	if (!!out == !!core || argi >= argc) {
+	if (!!out == !!core || argi >= argc || s.mtc_freq > 15 ||
+	    (s.mtc_freq >= 0 && (!s.tsc || s.tsc0 % PTSIM_TSC_PER_INSN))) {
 		fprintf(stderr,
-			"usage: ptsim [-R] [-T TSC0] -o FILE -- CMD [ARGS...]\n"
+			"usage: ptsim [-R] [-T TSC0 [-M MTCFREQ]] -o FILE -- CMD [ARGS...]\n"
 			"       ptsim --bts -o FILE -- CMD [ARGS...]\n"
-			"       ptsim [-R|--bts] -c CORE [-w BYTES] [-t TRUTH] -- CMD [ARGS...]\n");
+			"       ptsim [-R|--bts] -c CORE [-w BYTES] [-t TRUTH] -- CMD [ARGS...]\n"
+			"(-M: 0 to 15, with -T; TSC0 a multiple of %d)\n", PTSIM_TSC_PER_INSN);
 		return 2;
 	}
 	s.bts_note = s.bts && core;
@@ -665,6 +712,7 @@ int main(int argc, char **argv)
 			psb(&s, pending_pge ? 0 : ip);
 			psb_at = off;
 		}
+		mtc(&s);
 		if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL) ||
 		    waitpid(pid, &status, 0) != pid) {
 			perror("ptsim: single step");
@@ -817,7 +865,7 @@ int main(int argc, char **argv)
 	hdr.page_size = sysconf(_SC_PAGESIZE);
 	itrace_cpu_ident(&hdr);
 	hdr.pid = pid;
-	sim_event(&hdr, &attr, s.retcomp, s.tsc);
+	sim_event(&hdr, &attr, s.retcomp, s.tsc, s.mtc_freq);
 	if (s.bts)
 		hdr.flags |= ITRACE_FLAG_BTS;
 	itrace_write_header(f, &hdr);
@@ -827,6 +875,12 @@ int main(int argc, char **argv)
 		struct itrace_time t = { .time_mult = 512, .time_shift = 10,
 					 .flags = ITRACE_TIME_ZERO,
 					 .nom_freq = PTSIM_CBR };
+
+		if (s.mtc_freq >= 0) {
+			/* CPUID.15H: TSC = crystal clock * EBX / EAX */
+			t.tsc_ratio_den = 1;
+			t.tsc_ratio_num = PTSIM_TSC_PER_INSN;
+		}
 
 		itrace_write_section(f, ITRACE_SEC_TIME, 0, &t, sizeof(t));
 	}
