@@ -5266,17 +5266,24 @@ static bool same_output(void)
 	return run(cmd) == 0;
 }
 
+/* How the runs with a failure went: as without it, or "out of memory". */
+struct fa_tally {
+	long	same, oom;
+};
+
 /*
- * What a run with ITRACE_FAILALLOC=@spec did, against the run without a
- * failure (exit @rc0, fa0.out): 's' the same output and status, 'o' "out
- * of memory" (or strerror(ENOMEM)) with exit @rc0, 1 or 3, 0 anything
- * else (a signal, a sanitizer report, convert's temporary file left, an
- * unexplained change), described in @why.
+ * Whether a run with ITRACE_FAILALLOC=@spec did what is allowed, against
+ * the run without a failure (exit @rc0, fa0.out): the same output and
+ * status (counted in @t->same), or "out of memory" (or strerror(ENOMEM))
+ * with exit @rc0, 1 or 3 (@t->oom).  Anything else (a signal, a sanitizer
+ * report, convert's temporary file left, an unexplained change) is
+ * described in @why.
  */
-static char failalloc_case(const char *bin, const char *args, const char *spec, int rc0,
-			   char *why, size_t why_size)
+static bool failalloc_case(const char *bin, const char *args, const char *spec, int rc0,
+			   struct fa_tally *t, char *why, size_t why_size)
 {
-	char cmd[512], *err, res = 0;
+	char cmd[512], *err;
+	bool res = false;
 	int rc;
 
 	rc = failalloc_run(bin, args, spec, false);
@@ -5285,13 +5292,16 @@ static char failalloc_case(const char *bin, const char *args, const char *spec, 
 		err = strdup("");
 	snprintf(cmd, sizeof(cmd), "cd %s && ls -d fa.data.* 2>/dev/null", tmpdir);
 	if (rc < 0 || rc > 128 || strstr(err, "Sanitizer") ||
-	    strstr(err, "runtime error") || run(cmd) == 0)
-		res = 0;
-	else if (rc == rc0 && same_output())
-		res = 's';
-	else if ((rc == rc0 || rc == 1 || rc == 3) &&
-		 (strstr(err, "out of memory") || strstr(err, strerror(ENOMEM))))
-		res = 'o';
+	    strstr(err, "runtime error") || run(cmd) == 0) {
+		res = false;
+	} else if (rc == rc0 && same_output()) {
+		t->same++;
+		res = true;
+	} else if ((rc == rc0 || rc == 1 || rc == 3) &&
+		   (strstr(err, "out of memory") || strstr(err, strerror(ENOMEM)))) {
+		t->oom++;
+		res = true;
+	}
 	if (!res)
 		snprintf(why, why_size, "ITRACE_FAILALLOC=%s: exit %d, %.300s", spec, rc, err);
 	free(err);
@@ -5331,7 +5341,8 @@ static void test_failalloc(void)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
-		long sites = -1, k, nr_oom = 0, nr_same = 0, nr_later = 0, bad = 0;
+		long sites = -1, k, nr_later = 0, bad = 0;
+		struct fa_tally t = { 0 };
 		char *err, *p, why[512] = "", spec[64];
 		unsigned long c;
 		int rc0;
@@ -5356,16 +5367,8 @@ static void test_failalloc(void)
 		/* each site at its first call */
 		for (k = 1; k <= sites && !bad; k++) {
 			snprintf(spec, sizeof(spec), "%ld", k);
-			switch (failalloc_case(bin, cmds[i], spec, rc0, why, sizeof(why))) {
-			case 's':
-				nr_same++;
-				break;
-			case 'o':
-				nr_oom++;
-				break;
-			default:
+			if (!failalloc_case(bin, cmds[i], spec, rc0, &t, why, sizeof(why)))
 				bad = k;
-			}
 		}
 		/* each site called more than once at its last call */
 		for (p = err; p && !bad && (p = strstr(p, "failalloc: site ")); p++) {
@@ -5373,21 +5376,13 @@ static void test_failalloc(void)
 				continue;
 			snprintf(spec, sizeof(spec), "%ld:%lu", k, c);
 			nr_later++;
-			switch (failalloc_case(bin, cmds[i], spec, rc0, why, sizeof(why))) {
-			case 's':
-				nr_same++;
-				break;
-			case 'o':
-				nr_oom++;
-				break;
-			default:
+			if (!failalloc_case(bin, cmds[i], spec, rc0, &t, why, sizeof(why)))
 				bad = k;
-			}
 		}
 		free(err);
 		ok(sites > 0 && !bad && !why[0],
 		   "failalloc: itrace %s: no leak; each of its %ld allocation sites failed in turn at its first call, the %ld called more than once also at their last: %ld times it said \"out of memory\", %ld times its output (exit %d) did not change; no crash",
-		   cmds[i], sites, nr_later, nr_oom, nr_same, rc0);
+		   cmds[i], sites, nr_later, t.oom, t.same, rc0);
 		if (why[0]) {
 			for (p = why; (p = strchr(p, '\n'));)
 				*p = ' ';
