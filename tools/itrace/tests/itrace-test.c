@@ -4363,29 +4363,17 @@ static void test_convert_kernel(const char *itrace)
 }
 
 /*
- * ptsim -T: a recording with TSC packets (in each PSB+, a PSB every 4 KiB;
- * the TSC counts 8 per instruction from 2e9, a 2 GHz TSC: perf time
- * 1.0 s at the first instruction) converted: perf decodes it with time
- * stamps (not timeless: the attr has TIME) and no crash, the same number
- * of instructions, in time order.  The first time stamp is the first TSC
- * packet's in both decoders; the last is itrace's (the last TSC packet,
- * libipt adds nothing without MTC and CYC) or later, by perf's estimate
- * from the instructions since that packet, but not past the end of the
- * run on ptsim's clock, (2e9 + 8 * N) / 2 ns.
- */
-/*
  * The times FILE's instructions get, against the truth of a ptsim -T TSC0
  * recording (instruction i at TSC0 + 8 * i, perf time TSC / 2 ns): *n
- * lines, the least and greatest difference (ns), whether they never go
- * back.  CMD prints one time (ns) a line: "itrace decode", or "perf
+ * lines (-1 if the command failed), the least and greatest difference
+ * (ns), whether they never go back.  CMD prints one time (ns) a line: "itrace decode", or "perf
  * script" of a converted file.
  */
-static int time_errors(const char *cmd_fmt, const char *a1, const char *a2,
-		       unsigned long long tsc0, long long *n, long long *lo, long long *hi,
-		       long long *mono)
+static void time_errors(const char *cmd_fmt, const char *a1, const char *a2,
+			unsigned long long tsc0, long long *n, long long *lo, long long *hi,
+			long long *mono)
 {
 	char cmd[2048], *out = NULL;
-	int ret;
 
 	snprintf(cmd, sizeof(cmd), cmd_fmt, a1, a2);
 	snprintf(cmd + strlen(cmd), sizeof(cmd) - strlen(cmd),
@@ -4393,11 +4381,9 @@ static int time_errors(const char *cmd_fmt, const char *a1, const char *a2,
 		 "  NR == 1 || e < lo { lo = e } NR == 1 || e > hi { hi = e }\n"
 		 "  $1 < l { back = 1 } { l = $1 } END { print NR, lo + 0, hi + 0, !back }'",
 		 tsc0);
-	ret = run_out(cmd, &out);
-	if (ret || !out || sscanf(out, "%lld %lld %lld %lld", n, lo, hi, mono) != 4)
+	if (run_out(cmd, &out) || !out || sscanf(out, "%lld %lld %lld %lld", n, lo, hi, mono) != 4)
 		*n = -1;
 	free(out);
-	return *n < 0 ? -1 : 0;
 }
 
 /*
@@ -4420,6 +4406,12 @@ static void test_mtc(const char *itrace, const char *ptsim, const char *progs,
 		"sed -n 's/.*\"kind\":\"insn\".*\"time\":\\([0-9]*\\).*/\\1/p'";
 	char cmd[1024];
 
+	/* -M without -T, beyond MTCFreq's 4 bits, not a number: usage, exit 2 */
+	snprintf(cmd, sizeof(cmd),
+		 "for a in '-M 3' '-T 0 -M 16' '-T 0 -M x' '-T 0 -M -1'; do\n"
+		 "  %s $a -o %s -- /bin/true >/dev/null 2>&1; echo $?; done | grep -c '^2$'",
+		 ptsim, tmp("bad-mtc.itrace"));
+	ok(run_num(cmd) == 4, "ptsim: -M without -T, -M 16, -M x, -M -1: usage, exit 2");
 	snprintf(cmd, sizeof(cmd), "%s -T %llu -M 3 -o %s -- %s/fib 2>&1 >/dev/null", ptsim, tsc0,
 		 tmp("conv-mtc.itrace"), progs);
 	truth = run_num(cmd);
@@ -4446,6 +4438,17 @@ static void test_mtc(const char *itrace, const char *ptsim, const char *progs,
 	   n, lo, hi);
 }
 
+/*
+ * ptsim -T: a recording with TSC packets (in each PSB+, a PSB every 4 KiB;
+ * the TSC counts 8 per instruction from 2e9, a 2 GHz TSC: perf time
+ * 1.0 s at the first instruction) converted: perf decodes it with time
+ * stamps (not timeless: the attr has TIME) and no crash, the same number
+ * of instructions, in time order.  The first time stamp is the first TSC
+ * packet's in both decoders; the last is itrace's (the last TSC packet,
+ * libipt adds nothing without MTC and CYC) or later, by perf's estimate
+ * from the instructions since that packet, but not past the end of the
+ * run on ptsim's clock, (2e9 + 8 * N) / 2 ns.
+ */
 static void test_convert_time(const char *itrace, const char *ptsim, const char *progs)
 {
 	const unsigned long long tsc0 = 2000000000ULL;
@@ -5243,10 +5246,10 @@ static void test_convert_snapshot(const char *itrace, const char *ptsim, const c
 
 /*
  * One command of itrace-failalloc (tests/failalloc.c), run in tmpdir with
- * ITRACE_FAILALLOC=k: its exit status (-1: killed by a signal), its
- * stdout in fa.out (fa0.out for k 0), its stderr in fa.txt.
+ * ITRACE_FAILALLOC=@spec (K or K:N): its exit status (-1: killed by a
+ * signal), its stdout in fa.out (fa0.out for "0", no failure), its stderr
+ * in fa.txt.
  */
-/* One run of @args with ITRACE_FAILALLOC=@spec ("0": no failure, into fa0.out). */
 static int failalloc_run(const char *bin, const char *args, const char *spec, bool leaks)
 {
 	char cmd[1024];

@@ -205,9 +205,12 @@ static uint64_t ctc_of(const struct sim *s)
 static void mtc(struct sim *s)
 {
 	struct pt_packet p = { .type = ppt_mtc };
-	uint64_t period = ctc_of(s) >> s->mtc_freq;
+	uint64_t period;
 
-	if (s->mtc_freq < 0 || period == s->mtc_last)
+	if (s->mtc_freq < 0)
+		return;
+	period = ctc_of(s) >> s->mtc_freq;
+	if (period == s->mtc_last)
 		return;
 	flush_tnt(s);
 	p.payload.mtc.ctc = period & 0xff;
@@ -633,7 +636,11 @@ int main(int argc, char **argv)
 			s.tsc = 1;
 			s.tsc0 = strtoull(argv[++argi], NULL, 0);
 		} else if (argi + 1 < argc && !strcmp(argv[argi], "-M")) {
-			s.mtc_freq = atoi(argv[++argi]);
+			char *end;
+			long f = strtol(argv[++argi], &end, 10);
+
+			/* 16: not an MTCFreq, a usage error below */
+			s.mtc_freq = *end || f < 0 || f > 15 ? 16 : f;
 		} else if (argi + 1 < argc && !strcmp(argv[argi], "-w")) {
 			keep = strtoull(argv[++argi], NULL, 0);
 		} else {
