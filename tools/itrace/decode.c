@@ -1663,7 +1663,8 @@ out:
  *    copy of its text perf record --kcore makes: every PT_LOAD segment with
  *    contents at its p_vaddr, the text as it ran; symbols from a file
  *    "kallsyms" beside it, if there is one (perf's kcore_dir has it);
- *  - a directory perf record --kcore wrote: its kcore_dir/kcore.
+ *  - a directory perf record --kcore (or record --kcore: FILE.kcore)
+ *    wrote: its kcore_dir/kcore; or that kcore_dir itself: its kcore.
  * Returns 0, or -1 when FILE is none of these or holds no code.
  */
 static int add_kernel(struct dstate *s, struct itrace_image *im, struct symtab *st,
@@ -1678,9 +1679,12 @@ static int add_kernel(struct dstate *s, struct itrace_image *im, struct symtab *
 	int fd, core = 0;
 
 	if (!stat(path, &sb) && S_ISDIR(sb.st_mode)) {
-		if (asprintf(&kcore, "%s/kcore_dir/kcore", path) < 0) {
-			fprintf(stderr, "itrace: out of memory\n");
-			return -1;
+		if (asprintf(&kcore, "%s/kcore", path) < 0)
+			itrace_oom();
+		if (access(kcore, F_OK)) {
+			free(kcore);
+			if (asprintf(&kcore, "%s/kcore_dir/kcore", path) < 0)
+				itrace_oom();
 		}
 		path = kcore;
 	}
@@ -1769,6 +1773,26 @@ static void kernel_one(void *arg, struct tl_aspace *as)
 
 	if (!k->ret)
 		k->ret = add_kernel(k->s, &as->im, as->st, k->path);
+}
+
+struct switch_ips {
+	bool		done;
+	uint64_t	switch_ip, ptss_ip;
+};
+
+/* The kernel's symbols are in every address space: the first one's. */
+static void switch_ips_one(void *arg, struct tl_aspace *as)
+{
+	struct switch_ips *w = arg;
+
+	if (w->done)
+		return;
+	w->done = true;
+	if (sym_find_kernel(as->st, "__switch_to", &w->switch_ip) ||
+	    sym_find_kernel(as->st, "__perf_event_task_sched_out", &w->ptss_ip)) {
+		w->switch_ip = 0;
+		w->ptss_ip = 0;
+	}
 }
 
 static void jset_u64(struct json_object *o, const char *key, uint64_t v)
@@ -2484,6 +2508,13 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 		s->kernel_ready = true;
 	}
 	tl_done(s->tl);
+	if (s->kernel_ready) {
+		struct switch_ips w = { 0 };
+
+		/* the thread changes at __switch_to, as perf has it (timeline.c) */
+		tl_walk_aspaces(s->tl, switch_ips_one, &w);
+		tl_sync_switch(s->tl, w.switch_ip, w.ptss_ip);
+	}
 	check_tids(s, d);
 	/*
 	 * Without the kernel's code libipt stops at the first kernel
@@ -2610,8 +2641,8 @@ static void usage_decode(FILE *f)
 		"              (default: FILE.kcore of record --kcore, if there is one)\n"
 		"              (kernel without KASLR): vmlinux, or the running text as an\n"
 		"              ELF core (/proc/kcore, perf record --kcore's kcore_dir/kcore,\n"
-		"              or that perf.data directory); without it, the user-mode\n"
-		"              part of such a recording is decoded\n"
+		"              that kcore_dir, or that perf.data directory); without it,\n"
+		"              the user-mode part of such a recording is decoded\n"
 		"  --sysroot DIR    read the recorded files under DIR\n"
 		"  --exe PATH       the program's file, if not at its recorded path\n"
 		"  --no-demangle    C++ symbols as they are in the ELF file\n"

@@ -19,6 +19,7 @@
 struct ksym {
 	uint64_t	addr;
 	char		*name;
+	bool		global;		/* type T */
 };
 
 /* Synthesized PLT entry names of one module: "printf@plt". */
@@ -411,6 +412,7 @@ int sym_add_kallsyms(struct symtab *st, const char *path)
 			st->ksyms = n;
 		}
 		st->ksyms[st->nr_ksyms].addr = addr;
+		st->ksyms[st->nr_ksyms].global = type == 'T';
 		st->ksyms[st->nr_ksyms].name = strdup(name);
 		if (!st->ksyms[st->nr_ksyms].name)
 			break;
@@ -542,6 +544,58 @@ static int sec_lookup(struct symtab *st, Dwfl_Module *mod, uint64_t ip, struct s
 		}
 	}
 	return -1;
+}
+
+struct find_arg {
+	const char	*name;
+	uint64_t	addr;
+	int		found;		/* 1: one address, -1: more than one */
+};
+
+static void found(struct find_arg *a, uint64_t addr)
+{
+	if (a->found && a->addr != addr)
+		a->found = -1;
+	else if (!a->found)
+		a->found = 1;
+	a->addr = addr;
+}
+
+static int find_in_module(Dwfl_Module *mod, void **userdata, const char *mname,
+			  Dwarf_Addr base, void *arg)
+{
+	struct find_arg *a = arg;
+	int i, nr = dwfl_module_getsymtab(mod);
+	const char *name;
+	GElf_Addr addr;
+	GElf_Sym sym;
+
+	(void)userdata;
+	(void)mname;
+	(void)base;
+	for (i = 1; i < nr; i++) {
+		name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+		if (name && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+		    GELF_ST_BIND(sym.st_info) == STB_GLOBAL && (addr >> 63) &&
+		    !strcmp(name, a->name))
+			found(a, addr);
+	}
+	return DWARF_CB_OK;
+}
+
+int sym_find_kernel(struct symtab *st, const char *name, uint64_t *addr)
+{
+	struct find_arg a = { .name = name };
+	size_t i;
+
+	for (i = 0; i < st->nr_ksyms; i++)
+		if (st->ksyms[i].global && !strcmp(st->ksyms[i].name, name))
+			found(&a, st->ksyms[i].addr);
+	dwfl_getmodules(st->dwfl, find_in_module, &a, 0);
+	if (a.found != 1)
+		return -1;
+	*addr = a.addr;
+	return 0;
 }
 
 void sym_done(struct symtab *st)

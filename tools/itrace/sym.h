@@ -25,6 +25,12 @@ int sym_add_mapping(struct symtab *st, const char *name, const char *path,
  */
 int sym_add_kallsyms(struct symtab *st, const char *path);
 void sym_done(struct symtab *st);
+/*
+ * The address of the kernel's global function name (kallsyms type T, or
+ * a global STT_FUNC of an ELF file in the upper half): 0, or -1 if there
+ * is none, or more than one address has that name.  After sym_done().
+ */
+int sym_find_kernel(struct symtab *st, const char *name, uint64_t *addr);
 void sym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si);
 void sym_free(struct symtab *st);
 /* Length of a symbol name without its version ("memcpy@@GLIBC_2.14"). */

@@ -64,6 +64,7 @@ struct tl_owner {
 struct tl_switch {
 	uint64_t		time;
 	struct tl_thread	*th;	/* runs from time on */
+	bool			out;	/* a switch-out record (th: the next task) */
 };
 
 struct tl_buf {
@@ -100,6 +101,8 @@ struct timeline {
 	bool			ready;		/* tl_done() ran: new ones are done at once */
 	unsigned int		only_snapshot;	/* decode only this one (0: all) */
 	bool			user_only;	/* tl_user_only() */
+	/* tl_sync_switch(): __switch_to and __perf_event_task_sched_out, 0: off */
+	uint64_t		switch_ip, ptss_ip;
 };
 
 static void *grow(void *p, size_t *cap, size_t nr, size_t size)
@@ -345,6 +348,7 @@ static void handle(struct timeline *tl, const struct rec *r, bool *lost_warned)
 		b = buf_of(tl, id);
 		b->sw = grow(b->sw, &b->cap_sw, b->nr_sw, sizeof(*b->sw));
 		b->sw[b->nr_sw].time = time;
+		b->sw[b->nr_sw].out = false;
 		b->sw[b->nr_sw++].th = th;
 		break;
 	case PERF_RECORD_AUX:
@@ -375,6 +379,7 @@ static void handle(struct timeline *tl, const struct rec *r, bool *lost_warned)
 			if (!b->nr_sw) {
 				b->sw = grow(b->sw, &b->cap_sw, b->nr_sw, sizeof(*b->sw));
 				b->sw[b->nr_sw].time = 0;
+				b->sw[b->nr_sw].out = false;
 				b->sw[b->nr_sw++].th = thread_get(tl, id->pid, id->tid);
 			}
 			th = thread_get(tl, ev->sw.next_prev_pid, ev->sw.next_prev_tid);
@@ -383,6 +388,7 @@ static void handle(struct timeline *tl, const struct rec *r, bool *lost_warned)
 		}
 		b->sw = grow(b->sw, &b->cap_sw, b->nr_sw, sizeof(*b->sw));
 		b->sw[b->nr_sw].time = time;
+		b->sw[b->nr_sw].out = ev->misc & PERF_RECORD_MISC_SWITCH_OUT;
 		b->sw[b->nr_sw++].th = th;
 		break;
 	case PERF_RECORD_LOST:
@@ -628,6 +634,16 @@ struct tl_stream {
 	uint64_t		sw_next;	/* sw_owner: the time of its next switch */
 	uint64_t		sw_tsc;		/* the decoder's TSC switch_due() last saw */
 	struct ucut		cut;		/* tl_user_only(): runs[cur]'s user part */
+	/*
+	 * tl_sync_switch(): the perf time of the last call into
+	 * __perf_event_task_sched_out (NO_TIME: none since the trace
+	 * restarted), and a CR3 change (PIP) seen after it, for the next
+	 * thread.  last_class: the class of the last instruction (block end).
+	 */
+	uint64_t		ss_time;
+	bool			ss_paging;
+	uint64_t		ss_cr3;
+	enum pt_insn_class	last_class;
 };
 
 struct tl_dec {
@@ -831,11 +847,12 @@ static struct tl_aspace *cr3_aspace(struct timeline *tl, struct tl_stream *s,
 
 /*
  * Where the trace (re)starts: at decoder offset off of the current run,
- * at TSC tsc if have_tsc.  paging: a CR3 change (PIP) to cr3.  Returns
- * true when the thread changed (the stream yields).
+ * at TSC tsc if have_tsc.  paging: a CR3 change (PIP) to cr3.  want: the
+ * thread, known from the trace itself (sync_switch()); NULL: looked up.
+ * Returns true when the thread changed (the stream yields).
  */
 static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, bool have_tsc,
-			uint64_t tsc, bool paging, uint64_t cr3)
+			uint64_t tsc, bool paging, uint64_t cr3, struct tl_thread *want)
 {
 	struct timeline *tl = x->tl;
 	uint64_t o = tl_run_offset(&s->runs[s->cur], off), t = NO_TIME, ct = NO_TIME;
@@ -862,7 +879,9 @@ static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, boo
 		if (have_tsc)
 			t = tl_tsc_to_ns(tl, tsc);
 	}
-	if (!tl->ids) {
+	if (want) {
+		th = want;
+	} else if (!tl->ids) {
 		th = tl->legacy;
 	} else if (tl->cpu_wide) {
 		if (t != NO_TIME)
@@ -1056,7 +1075,10 @@ static bool owner_after_sync(struct tl_dec *x, struct tl_stream *s)
 	uint64_t tsc = 0;
 	bool have = dec_time(s, &tsc);
 
-	return check_owner(x, s, dec_offset(s), have, tsc, false, 0);
+	s->ss_time = NO_TIME;
+	s->ss_paging = false;
+	s->last_class = ptic_other;
+	return check_owner(x, s, dec_offset(s), have, tsc, false, 0, NULL);
 }
 
 /* Open the stream's next run: -1 on ENOMEM, 0 opened, 1 none left. */
@@ -1154,8 +1176,10 @@ static bool switch_due(struct tl_dec *x, struct tl_stream *s)
 	/*
 	 * The decoder's time moves at timing packets only: at the same TSC
 	 * the answer is the last one (sw_next only ever moves past it).
+	 * Within a context switch the trace has entered, the thread changes
+	 * at __switch_to instead (sync_switch()).
 	 */
-	if (!dec_time(s, &tsc) || tsc == s->sw_tsc)
+	if (s->ss_time != NO_TIME || !dec_time(s, &tsc) || tsc == s->sw_tsc)
 		return false;
 	s->sw_tsc = tsc;
 	t = tl_tsc_to_ns(s->tl, tsc);
@@ -1173,7 +1197,74 @@ static bool switch_due(struct tl_dec *x, struct tl_stream *s)
 		return false;
 	}
 	s->sw_next = NO_TIME;
-	return check_owner(x, s, dec_offset(s), true, tsc, false, 0);
+	return check_owner(x, s, dec_offset(s), true, tsc, false, 0, NULL);
+}
+
+/*
+ * tl_sync_switch(): the instruction at ip, reached by a near CALL or JMP,
+ * is the first of __perf_event_task_sched_out or of __switch_to.  As perf's
+ * Intel PT decoder does when it has kernel code and the CPU's context
+ * switches ("sync_switch", tools/perf/util/intel-pt.c), the trace of a
+ * task switched out without a stop of the trace (an inherited event of
+ * clone contexts, or a CPU-wide one) is the next task's from the first
+ * instruction of __switch_to on.  The switch-out record is written in
+ * __perf_event_task_sched_out, so it is the first one of the CPU at or
+ * after the decoder's time at the call into it; a CR3 change (PIP) in
+ * between is the next task's too.  Returns true when the thread changed
+ * (before the instruction at ip is given to the caller).
+ */
+static bool sync_switch(struct tl_dec *x, struct tl_stream *s, uint64_t ip)
+{
+	const struct tl_buf *b = s->b;
+	uint64_t tsc, t = s->ss_time;
+	bool paging = s->ss_paging;
+	size_t i;
+
+	if (ip == x->tl->ptss_ip) {
+		if (dec_time(s, &tsc)) {
+			s->ss_time = tl_tsc_to_ns(x->tl, tsc);
+			s->ss_paging = false;
+		}
+		return false;
+	}
+	s->ss_time = NO_TIME;
+	s->ss_paging = false;
+	if (t == NO_TIME || !b)
+		return false;
+	for (i = t ? switch_after(b, t - 1) : 0; i < b->nr_sw && !b->sw[i].out; i++)
+		;
+	if (i == b->nr_sw)
+		return false;
+	return check_owner(x, s, dec_offset(s), false, 0, paging, s->ss_cr3, b->sw[i].th);
+}
+
+/*
+ * The trace (re)starts (ev: ptev_enabled) or changes CR3 (ev: a PIP, as
+ * ptev_paging or ptev_async_paging): whose is it?  Returns true when the
+ * thread changed (the stream yields).
+ */
+static bool restart(struct tl_dec *x, struct tl_stream *s, const struct pt_event *ev)
+{
+	bool paging = ev->type != ptev_enabled;
+	uint64_t cr3 = ev->type == ptev_paging ? ev->variant.paging.cr3 :
+		       ev->variant.async_paging.cr3;
+
+	if (paging && s->ss_time != NO_TIME) {
+		/* in a context switch: the next task's (sync_switch()) */
+		s->ss_paging = true;
+		s->ss_cr3 = cr3;
+		return false;
+	}
+	s->ss_time = NO_TIME;
+	s->ss_paging = false;
+	return check_owner(x, s, dec_offset(s), ev->has_tsc, ev->tsc, paging, paging ? cr3 : 0,
+			   NULL);
+}
+
+/* The next instruction is reached by the near CALL or JMP that was the last one. */
+static inline bool after_call_jump(const struct tl_stream *s)
+{
+	return s->last_class == ptic_call || s->last_class == ptic_jump;
 }
 
 /*
@@ -1183,6 +1274,8 @@ static bool switch_due(struct tl_dec *x, struct tl_stream *s)
  */
 static int stream_run(struct tl_dec *x, struct tl_stream *s)
 {
+	const uint64_t sw_ip = x->tl->switch_ip, ptss_ip = x->tl->ptss_ip;
+	const bool sync = sw_ip != 0;
 	struct pt_event ev;
 	int ret;
 
@@ -1219,14 +1312,10 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 			if (s->status < 0)
 				break;
 			if (ev.type == ptev_enabled || ev.type == ptev_paging ||
-			    ev.type == ptev_async_paging) {
-				bool paging = ev.type != ptev_enabled;
-				uint64_t cr3 = ev.type == ptev_paging ? ev.variant.paging.cr3 :
-					       ev.variant.async_paging.cr3;
-
-				yield |= check_owner(x, s, dec_offset(s), ev.has_tsc, ev.tsc,
-						     paging, paging ? cr3 : 0);
-			}
+			    ev.type == ptev_async_paging)
+				yield |= restart(x, s, &ev);
+			/* the next instruction is not reached by the last one's branch */
+			s->last_class = ptic_other;
 			if (s->idec)
 				x->iops->event(x->ctx, s->idec, &ev);
 			else
@@ -1257,10 +1346,15 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 					/* in.ip is set when the instruction itself failed */
 					if (in.ip)
 						s->last_ip = in.ip;
+					s->last_class = ptic_other;
 					break;
 				}
 				s->last_ip = in.ip;
 				learn_cr3(s, in.ip);
+				if (sync && (in.ip == sw_ip || in.ip == ptss_ip) &&
+				    after_call_jump(s))
+					yield |= sync_switch(x, s, in.ip);
+				s->last_class = in.iclass;
 				x->iops->insn(x->ctx, s->idec, &in);
 				if (s->sw_next != NO_TIME && switch_due(x, s))
 					yield = true;
@@ -1275,7 +1369,14 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 				if (b.ninsn) {
 					s->last_ip = b.end_ip;
 					learn_cr3(s, b.ip);
+					/* blocks end at CALL and JMP (open_run()) */
+					if (sync && (b.ip == sw_ip || b.ip == ptss_ip) &&
+					    after_call_jump(s))
+						yield |= sync_switch(x, s, b.ip);
+					s->last_class = s->status < 0 ? ptic_other : b.iclass;
 					x->bops->block(x->ctx, s->bdec, &b, s->status);
+				} else {
+					s->last_class = ptic_other;
 				}
 				if (s->sw_next != NO_TIME && s->status >= 0 && switch_due(x, s))
 					yield = true;
@@ -1316,6 +1417,7 @@ int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 		s[i].tl = tl;
 		s[i].chunk = SIZE_MAX;
 		s[i].sw_next = NO_TIME;
+		s[i].ss_time = NO_TIME;
 		make_runs(tl, &s[i], bufs[i]);
 		/* the first piece's time: its first chunk's, or its first switch */
 		if (s[i].b && s[i].b->nr_own && s[i].nr_runs) {
@@ -1350,6 +1452,14 @@ int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 	free(s);
 	free(bufs);
 	return ret;
+}
+
+void tl_sync_switch(struct timeline *tl, uint64_t switch_ip, uint64_t ptss_ip)
+{
+	if (!switch_ip || !ptss_ip || !tl->ids || !(tl->sw_owner || tl->cpu_wide))
+		return;
+	tl->switch_ip = switch_ip;
+	tl->ptss_ip = ptss_ip;
 }
 
 struct tl_aspace *tl_aspace_of(struct timeline *tl, uint32_t pid, uint64_t time)

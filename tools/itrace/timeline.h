@@ -115,6 +115,16 @@ void tl_user_only(struct timeline *tl);
 uint64_t tl_run_offset(const struct tl_run *r, uint64_t off);
 /* Apply libipt's timing configuration of the recording to a decoder config. */
 void tl_pt_config(const struct timeline *tl, struct pt_config *cfg);
+/*
+ * The thread of a trace that runs through a context switch (an inherited
+ * event of clone contexts in a perf.data, or a CPU-wide recording)
+ * changes where the kernel's trace enters __switch_to (switch_ip), as
+ * perf's Intel PT decoder has it, instead of at the time of the switch
+ * record; ptss_ip: __perf_event_task_sched_out, which writes that record.
+ * For recordings of kernel mode with the kernel's code and symbols, before
+ * tl_decode().  No effect if either address is 0, or on other recordings.
+ */
+void tl_sync_switch(struct timeline *tl, uint64_t switch_ip, uint64_t ptss_ip);
 /* Every thread, in order of tid; *nr of them. */
 struct tl_thread **tl_threads(struct timeline *tl, size_t *nr);
 /* The thread the first MMAP went to, the program (NULL if none). */

@@ -1559,6 +1559,9 @@ static void test_kcore(const char *itrace)
 	snprintf(cmd, sizeof(cmd), "%s decode --stats --kernel %s %s | grep -qx 'total errors 0'",
 		 itrace, tmp("kperf.data"), tmp("ktiny.itrace"));
 	ok(rc == 0 && run(cmd) == 0, "kcore: --kernel DIR: perf record --kcore's kcore_dir/kcore");
+	snprintf(cmd, sizeof(cmd), "%s decode --stats --kernel %s %s | grep -qx 'total errors 0'",
+		 itrace, tmp("kperf.data/kcore_dir"), tmp("ktiny.itrace"));
+	ok(run(cmd) == 0, "kcore: --kernel DIR/kcore_dir: its kcore (the warning's advice)");
 	/* kallsyms beside the core: text symbols (t, T), others ignored */
 	f = fopen(tmp("kperf.data/kcore_dir/kallsyms"), "w");
 	if (f) {
@@ -1587,9 +1590,11 @@ static void test_kcore(const char *itrace)
 	snprintf(cmd, sizeof(cmd), "--kernel %s %s", tmp("kcore-empty"), tmp("ktiny.itrace"));
 	decode_refused(itrace, cmd, "kcore-empty: no PT_LOAD segment with contents",
 		       "kcore: a core whose segments all lie past its end: no contents, says so");
-	snprintf(cmd, sizeof(cmd), "--kernel %s %s", tmpdir, tmp("ktiny.itrace"));
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s", tmp("nokcore"));
+	rc = run(cmd);
+	snprintf(cmd, sizeof(cmd), "--kernel %s %s", tmp("nokcore"), tmp("ktiny.itrace"));
 	decode_refused(itrace, cmd, "kcore_dir/kcore: No such file",
-		       "kcore: --kernel with a directory without kcore_dir/kcore: says so");
+		       "kcore: --kernel with a directory without kcore or kcore_dir/kcore: says so");
 }
 
 /*
@@ -4369,6 +4374,10 @@ static void test_convert_kernel(const char *itrace)
  * (ns), whether they never go back.  CMD prints one time (ns) a line: "itrace decode", or "perf
  * script" of a converted file.
  */
+/* time_errors()'s command: each instruction's time by itrace decode (ITRACE FILE) */
+static const char insn_times[] = "%s decode --insn --json %s |\n"
+	"sed -n 's/.*\"kind\":\"insn\".*\"time\":\\([0-9]*\\).*/\\1/p'";
+
 static void time_errors(const char *cmd_fmt, const char *a1, const char *a2,
 			unsigned long long tsc0, long long *n, long long *lo, long long *hi,
 			long long *mono)
@@ -4402,8 +4411,6 @@ static void test_mtc(const char *itrace, const char *ptsim, const char *progs,
 {
 	long long truth, n = -1, lo = 0, hi = 0, mono = 0;
 	long long tn = -1, tlo = 0, thi = 0, tmono = 0;
-	static const char insn_times[] = "%s decode --insn --json %s |\n"
-		"sed -n 's/.*\"kind\":\"insn\".*\"time\":\\([0-9]*\\).*/\\1/p'";
 	char cmd[1024];
 
 	/* -M without -T, beyond MTCFreq's 4 bits, not a number: usage, exit 2 */

@@ -27,6 +27,7 @@
 #                       sstep -m (a directory: perf.data and kcore_dir/, the
 #                       live kernel text perf copied from /proc/kcore);
 #                       their output and status in $OUT/kperf/NAME.{out,err,rc}
+#   $OUT/sw.kperf.data  the same of threads and fork alone, sw.kperf.rc
 set -u
 dir=$(cat /in/corpus-dir)
 if [ ! -d "$dir" ]; then
@@ -190,6 +191,21 @@ if [ -n "$perf" ] && [ -n "$(echo $kprogs)" ]; then
 	t1=$(now)
 	echo "conformance: perf record -e intel_pt// of$kprogs: rc $(cat "$OUT/all.kperf.rc")," \
 		"$(echo "$t0 $t1" | awk '{ print $2 - $1 }') s" | tee /dev/console
+fi
+
+# perf record -e intel_pt// of threads and fork alone, run by sstep -m: the
+# events of a process's threads, and of a parent and its children, are
+# clones, and go on through their context switches (no PERF_RECORD_AUX
+# between them); verify.sh compares each thread's instruction count
+# (perf script --itrace=i1i, the whole recording) with itrace decode's.
+# Small, so that perf script decodes every instruction in seconds.
+if [ -n "$perf" ] && [ -x "$dir/threads" ] && [ -x "$dir/fork" ]; then
+	mkdir -p "$OUT/swperf"
+	env -i PATH=/bin:/usr/bin HOME=/tmp timeout 300 "$dir/sstep" -x -- \
+		$perf record --kcore -e intel_pt// -m ,32M -o "$OUT/sw.kperf.data" -- \
+		"$dir/sstep" -m "$OUT/swperf" -- "$dir/threads" "$dir/fork" \
+		</dev/null >"$OUT/sw.kperf-out" 2>"$OUT/sw.kperf-log"
+	echo $? > "$OUT/sw.kperf.rc"
 fi
 
 # -k refused where perf_event_paranoid forbids it: an unprivileged user, 2

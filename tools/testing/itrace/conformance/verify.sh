@@ -330,7 +330,7 @@ while read -r name _; do
 	kconv_wanted "$name" && nkc=$((nkc + 1))
 done < "$list"
 nall=0
-[ "$nk" -gt 0 ] && nall=1
+[ "$nk" -gt 0 ] && nall=2
 # per program: 7 intel_pt (convert too), 6 -k (and convert --kernel if
 # in KCONV_PROGS), perf stat, 7 intel_bts
 echo "1..$(($(wc -l < "$list") * 21 + nkc + nk * 2 + nall + 2))"
@@ -632,6 +632,44 @@ if [ "$nk" -gt 0 ]; then
 		tap ok "perf record --kcore -e intel_pt// of$PERF_KERNEL_PROGS in one run: exit 0; perf script through the kernel: ~$((nsamp * KPERIOD)) instructions, ~$((kk * KPERIOD)) of them kernel (samples 1 in $KPERIOD), 0 errors"
 	else
 		tap FAIL "perf record --kcore -e intel_pt// of$PERF_KERNEL_PROGS # perf record exit ${kirc:-?}, perf script exit $ksrc and $usrc (without the kernel), $nsamp samples, $kk of them kernel, $kerrs errors: $(head -n1 "$res/all.kperf-errors"; tail -n1 "$res/all.kperf-log")"
+	fi
+fi
+
+# sw.kperf.data (guest.sh): perf record -e intel_pt// of threads and fork
+# alone.  The events of a process's threads, and of a parent and its
+# children, are clones: their trace goes on through a context switch from
+# one to the other, with no PERF_RECORD_AUX there.  perf changes the thread
+# where the kernel's trace enters __switch_to (its "sync_switch"), and so
+# does itrace decode (timeline.c): each thread's instructions, user and
+# kernel, counted by both over the whole recording (perf script
+# --itrace=i1i: every instruction a sample) are the same.
+if [ "$nk" -gt 0 ]; then
+	swd=$res/sw.kperf.data
+	swrc=$(cat "$res/sw.kperf.rc" 2>/dev/null)
+	(cd "$res" && "$PERF" --buildid-dir "$res/perf-buildid" script -i "$swd" --itrace=i1ie \
+		-F tid 2> "$res/sw.kperf-stderr" | uniq -c |
+		awk '/instruction trace error/ { e++; next }
+		     { c[$2] += $1 }
+		     END { for (t in c) print t, c[t]; if (e) print "errors", e }' |
+		sort -n > "$res/sw.perf-counts"
+		exit "${PIPESTATUS[0]}")
+	pswrc=$?
+	"$ITRACE" decode --stats --kernel "$swd" --buildid-dir "$res/perf-buildid" "$swd" \
+		> "$res/sw.itrace-stats" 2> "$res/sw.itrace-err"
+	iswrc=$?
+	awk '$1 == "thread" && $3 == "total" && $4 == "insns" { print $2, $5 }' \
+		"$res/sw.itrace-stats" | sort -n > "$res/sw.itrace-counts"
+	nswt=$(wc -l < "$res/sw.perf-counts")
+	swinsns=$(awk '{ n += $2 } END { print n + 0 }' "$res/sw.perf-counts")
+	# threads of threads (its pid's) and fork's children beside sstep
+	if [ "${swrc:-}" = 0 ] && [ "$pswrc" = 0 ] && [ "$iswrc" = 0 ] && [ "$nswt" -ge 5 ] &&
+	   cmp -s "$res/sw.perf-counts" "$res/sw.itrace-counts"; then
+		tap ok "perf record --kcore -e intel_pt// of threads and fork: each of $nswt threads' instructions (user and kernel, $swinsns in all) as perf script --itrace=i1i counts them"
+	else
+		tap FAIL "threads and fork, per-thread instructions against perf # perf record exit ${swrc:-?}, perf script $pswrc, itrace decode $iswrc, $nswt threads; TID PERF ITRACE: $(awk 'NR == FNR { p[$1] = $2; next } { i[$1] = $2 }
+		END { for (t in p) if (p[t] != i[t]) print t, p[t], (t in i) ? i[t] : "-"
+		      for (t in i) if (!(t in p)) print t, "-", i[t] }' \
+		"$res/sw.perf-counts" "$res/sw.itrace-counts" | head -n6 | tr '\n' ';')"
 	fi
 fi
 

@@ -66,6 +66,10 @@ wait "$spin"
 
 # CPU-wide: every CPU, every process, two programs at once
 rec cpuwide -a -- sh -c "$p/threads > cpuwide-threads.out & $p/pool > cpuwide-pool.out & wait"
+# ... and kernel mode too: the trace runs through every context switch,
+# those between two threads of threads included (no CR3 change, no stop);
+# 64 MiB buffers hold the whole of it (~10 MB on one CPU)
+rec cpuwide-k -a -k -m 16384 --kcore -- "$p/threads"
 
 # An address filter: fib() only
 rec filter --filter "filter fib @ $p/fib" -- "$p/fib"

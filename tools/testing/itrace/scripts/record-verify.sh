@@ -12,6 +12,8 @@
 #    exit 0, no decode error, no gap;
 #  - attach (record -p of a running loop): b() called twice per a();
 #  - cpuwide (-a with two programs): both programs' per-thread counts;
+#    cpuwide-k (-a -k of threads): its per-thread counts, the thread
+#    changing where the kernel's trace enters __switch_to;
 #  - filter: only fib()'s instructions, as many as without the filter;
 #  - timestamps never go backwards on a CPU (threads, cpuwide);
 #  - snap: the SIGUSR2 snapshot decodes alone from its first PSB with
@@ -186,6 +188,20 @@ else
 			tap fail "cpuwide $p" "$why"
 		fi
 	done
+fi
+
+# CPU-wide, kernel mode too: a switch from one thread of threads to
+# another changes no CR3 and stops no trace; the thread changes where the
+# kernel's trace enters __switch_to (timeline.c, tl_sync_switch())
+decode cpuwide-k --kernel "$dir/cpuwide-k.itrace.kcore"
+if [ "$(cat "$dir/cpuwide-k.rc" 2>/dev/null)" != 0 ]; then
+	tap fail "cpuwide-k" "itrace record -a -k exit $(cat "$dir/cpuwide-k.rc" 2>/dev/null): $(tail -n1 "$dir/cpuwide-k.log")"
+elif ! clean cpuwide-k; then
+	tap fail "cpuwide-k" "$why"
+elif per_thread "$dir/cpuwide-k.out" threads; then
+	tap ok "cpuwide-k threads: record -a -k, user and kernel mode: $threads_checked per-thread counts exact (each thread from its __switch_to on)"
+else
+	tap fail "cpuwide-k threads" "$why"
 fi
 
 # an address filter: only fib(), as much of it as without the filter
