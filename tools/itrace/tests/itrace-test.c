@@ -4446,6 +4446,51 @@ static void test_mtc(const char *itrace, const char *ptsim, const char *progs,
 }
 
 /*
+ * CYC: ptsim -T TSC0 -C adds a CYC before every packet that carries timing,
+ * with the core cycles since the last one (8 an instruction: the core
+ * clock at the nominal ratio runs at the TSC's rate; the CBR of PSB+ and
+ * the TIME section's nom_freq say so).  Without MTC, only the CYC packets
+ * move time between two PSBs: itrace decode and perf script of itrace
+ * convert's perf.data put each instruction within 1 us of its time, as
+ * with MTC, where the TSC packets alone leave it microseconds away; a
+ * decoder that took a cycle for a TSC tick at another ratio, or ignored
+ * CYC, would be as far off.  -C without -T is a usage error.
+ */
+static void test_cyc(const char *itrace, const char *ptsim, const char *progs,
+		     unsigned long long tsc0)
+{
+	long long truth, n = -1, lo = 0, hi = 0, mono = 0;
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "%s -C -o %s -- /bin/true >/dev/null 2>&1", ptsim,
+		 tmp("bad-cyc.itrace"));
+	ok(run(cmd) == 2, "ptsim: -C without -T: usage, exit 2");
+	snprintf(cmd, sizeof(cmd), "%s -T %llu -C -o %s -- %s/fib 2>&1 >/dev/null", ptsim, tsc0,
+		 tmp("conv-cyc.itrace"), progs);
+	truth = run_num(cmd);
+	time_errors(insn_times, itrace, tmp("conv-cyc.itrace"), tsc0, &n, &lo, &hi, &mono);
+	ok(truth > 0 && n == truth && mono && lo >= -1000 && hi <= 1000,
+	   "CYC (ptsim -C, no MTC): itrace decode: %lld instructions (ptsim %lld), each within %lld..%lld ns of its time, never back",
+	   n, truth, lo, hi);
+	snprintf(cmd, sizeof(cmd), "%s convert -o %s %s", itrace, tmp("conv-cyc.data"),
+		 tmp("conv-cyc.itrace"));
+	if (run(cmd)) {
+		ok(0, "CYC: itrace convert exits 0");
+		return;
+	}
+	if (access("/usr/bin/perf", X_OK)) {
+		printf("ok %d CYC: perf script # SKIP: no perf (/usr/bin/perf)\n", ++nr_test);
+		return;
+	}
+	n = -1;
+	time_errors("cd %s && perf script -i %s --itrace=i0ns -F time --ns 2>/dev/null |\n"
+		    "tr -d ' .:'", tmpdir, "conv-cyc.data", tsc0, &n, &lo, &hi, &mono);
+	ok(n == truth && mono && lo >= -1000 && hi <= 1000,
+	   "CYC: perf script --itrace=i0ns of itrace convert's perf.data: %lld instructions, each within %lld..%lld ns of its time",
+	   n, lo, hi);
+}
+
+/*
  * ptsim -T: a recording with TSC packets (in each PSB+, a PSB every 4 KiB;
  * the TSC counts 8 per instruction from 2e9, a 2 GHz TSC: perf time
  * 1.0 s at the first instruction) converted: perf decodes it with time
@@ -4480,6 +4525,7 @@ static void test_convert_time(const char *itrace, const char *ptsim, const char 
 	   "convert TSC: itrace decode: %lld instructions (ptsim %lld), time %lld..%lld ns",
 	   n, truth, first, last);
 	test_mtc(itrace, ptsim, progs, tsc0);
+	test_cyc(itrace, ptsim, progs, tsc0);
 	/* --time: a range after the trace's end prints no line, one over it all */
 	snprintf(cmd, sizeof(cmd),
 		 "%1$s decode --time %2$lld, %3$s | wc -l; %1$s decode --time ,%2$lld %3$s | wc -l",

@@ -2,7 +2,7 @@
 /*
  * ptsim: a host stand-in for "itrace record" on machines without Intel PT.
  *
- *   ptsim [-R] [-T TSC0 [-M MTCFREQ]] -o FILE -- CMD [ARGS...]
+ *   ptsim [-R] [-T TSC0 [-M MTCFREQ] [-C]] -o FILE -- CMD [ARGS...]
  *   ptsim --bts -o FILE -- CMD [ARGS...]
  *   ptsim [-R|--bts] -c CORE [-w BYTES] [-t TRUTH] -- CMD [ARGS...]
  *
@@ -53,6 +53,14 @@
  * instruction after each 2^MTCFREQ CTC edge (pending TNT bits first), and
  * each PSB+ has a TMA with CTC[15:0] after its TSC (FastCounter 0: the
  * TSC at an instruction is a whole number of crystal clocks).
+ *
+ * -C (with -T): CYC packets too, as with CYCEn and CycThresh 0: the core
+ * clock runs at the nominal ratio (the CBR of PSB+ is max_nonturbo_ratio,
+ * the TIME section's nom_freq), one cycle a TSC tick, so each instruction
+ * takes PTSIM_TSC_PER_INSN cycles; a CYC with the cycles since the last
+ * one comes before each packet that carries timing (TNT, TIP, TIP.PGE,
+ * TIP.PGD, FUP outside PSB+, MTC) and before each PSB, which the TSC in
+ * its PSB+ restarts from.  The config has CYCEn (bit 1).
  *
  * Only what the test programs do is modelled: conditional and indirect
  * branches, returns, syscalls, a fatal signal; no signal handlers, no threads.
@@ -117,6 +125,8 @@ struct sim {
 	uint64_t	tsc0;		/* the TSC of instruction 0 */
 	int		mtc_freq;	/* -M: MTCFreq; -1: no MTC */
 	uint64_t	mtc_last;	/* CTC >> mtc_freq of the last MTC */
+	int		cyc;		/* -C: CYC packets */
+	uint64_t	cyc_tsc;	/* -C: the TSC the last CYC (or TSC) counted to */
 	uint64_t	insns;		/* instructions stepped so far */
 	int		bts;		/* --bts: BTS records in bbuf */
 	int		bts_note;	/* --bts -c: as in a core note */
@@ -165,12 +175,31 @@ static void emit(struct sim *s, struct pt_packet *p)
 		s->err = 1;
 }
 
+/* -T: the TSC at the instruction about to run (or running) */
+static uint64_t tsc_of(const struct sim *s)
+{
+	return s->tsc0 + s->insns * PTSIM_TSC_PER_INSN;
+}
+
+/* -C: a CYC with the core cycles (TSC ticks) from the last one to tsc */
+static void cyc_to(struct sim *s, uint64_t tsc)
+{
+	struct pt_packet p = { .type = ppt_cyc };
+
+	if (!s->cyc || tsc <= s->cyc_tsc)
+		return;
+	p.payload.cyc.value = tsc - s->cyc_tsc;
+	emit(s, &p);
+	s->cyc_tsc = tsc;
+}
+
 static void flush_tnt(struct sim *s)
 {
 	struct pt_packet p = { .type = ppt_tnt_8 };
 
 	if (!s->tnt_bits)
 		return;
+	cyc_to(s, tsc_of(s));
 	p.payload.tnt.bit_size = s->tnt_bits;
 	p.payload.tnt.payload = s->tnt;
 	emit(s, &p);
@@ -190,6 +219,7 @@ static void ip_pkt(struct sim *s, enum pt_packet_type t, uint64_t ip, int suppre
 	struct pt_packet p = { .type = t };
 
 	flush_tnt(s);
+	cyc_to(s, tsc_of(s));
 	p.payload.ip.ipc = suppress ? pt_ipc_suppressed : pt_ipc_sext_48;
 	p.payload.ip.ip = ip;
 	emit(s, &p);
@@ -212,7 +242,9 @@ static void mtc(struct sim *s)
 	period = ctc_of(s) >> s->mtc_freq;
 	if (period == s->mtc_last)
 		return;
+	/* the edge is this instruction's CTC: the CYC counts up to it */
 	flush_tnt(s);
+	cyc_to(s, tsc_of(s));
 	p.payload.mtc.ctc = period & 0xff;
 	emit(s, &p);
 	s->mtc_last = period;
@@ -224,11 +256,14 @@ static void psb(struct sim *s, uint64_t ip)
 	struct pt_packet p = { .type = ppt_psb };
 
 	flush_tnt(s);
+	/* the cycles up to the TSC of PSB+, which the next CYC counts from */
+	cyc_to(s, tsc_of(s));
 	emit(s, &p);
 	if (s->tsc) {
 		memset(&p, 0, sizeof(p));
 		p.type = ppt_tsc;
-		p.payload.tsc.tsc = s->tsc0 + s->insns * PTSIM_TSC_PER_INSN;
+		p.payload.tsc.tsc = tsc_of(s);
+		s->cyc_tsc = tsc_of(s);
 		emit(s, &p);
 		if (s->mtc_freq >= 0) {
 			memset(&p, 0, sizeof(p));
@@ -377,11 +412,11 @@ static int write_maps(FILE *f, pid_t pid)
 /*
  * The header's PMU and config and an ATTR section of what is simulated:
  * intel_pt of user mode, BranchEn ("branch", bit 13), DisRETC ("noretcomp",
- * bit 11) with -R, TSCEn (bit 10) with -T, MTCEn and MTCFreq with -M; the
- * sideband has no sample_id.
+ * bit 11) with -R, TSCEn (bit 10) with -T, MTCEn and MTCFreq with -M, CYCEn
+ * (bit 1, CycThresh 0) with -C; the sideband has no sample_id.
  */
 static void sim_event(struct itrace_file_header *hdr, struct perf_event_attr *a, int retcomp,
-		      int tsc, int mtc_freq)
+		      int tsc, int mtc_freq, int cyc)
 {
 	FILE *t = fopen(PT_SYSFS_TYPE, "r");
 	unsigned int type;
@@ -395,6 +430,8 @@ static void sim_event(struct itrace_file_header *hdr, struct perf_event_attr *a,
 	/* MTCEn (bit 9), MTCFreq (bits 17:14) */
 	if (mtc_freq >= 0)
 		hdr->config |= 1ULL << 9 | (uint64_t)mtc_freq << 14;
+	if (cyc)
+		hdr->config |= 1ULL << 1;
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
 	a->type = hdr->pmu_type;
@@ -641,6 +678,8 @@ int main(int argc, char **argv)
 
 			/* 16: not an MTCFreq, a usage error below */
 			s.mtc_freq = *end || f < 0 || f > 15 ? 16 : f;
+		} else if (!strcmp(argv[argi], "-C")) {
+			s.cyc = 1;
 		} else if (argi + 1 < argc && !strcmp(argv[argi], "-w")) {
 			keep = strtoull(argv[++argi], NULL, 0);
 		} else {
@@ -650,14 +689,17 @@ int main(int argc, char **argv)
 	if (argi < argc && !strcmp(argv[argi], "--"))
 		argi++;
 	if (!!out == !!core || argi >= argc || s.mtc_freq > 15 ||
-	    (s.mtc_freq >= 0 && (!s.tsc || s.tsc0 % PTSIM_TSC_PER_INSN))) {
+	    (s.mtc_freq >= 0 && (!s.tsc || s.tsc0 % PTSIM_TSC_PER_INSN)) ||
+	    (s.cyc && (!s.tsc || s.bts))) {
 		fprintf(stderr,
-			"usage: ptsim [-R] [-T TSC0 [-M MTCFREQ]] -o FILE -- CMD [ARGS...]\n"
+			"usage: ptsim [-R] [-T TSC0 [-M MTCFREQ] [-C]] -o FILE -- CMD [ARGS...]\n"
 			"       ptsim --bts -o FILE -- CMD [ARGS...]\n"
 			"       ptsim [-R|--bts] -c CORE [-w BYTES] [-t TRUTH] -- CMD [ARGS...]\n"
-			"(-M: 0 to 15, with -T; TSC0 a multiple of %d)\n", PTSIM_TSC_PER_INSN);
+			"(-M: 0 to 15, with -T; TSC0 a multiple of %d; -C: with -T)\n",
+			PTSIM_TSC_PER_INSN);
 		return 2;
 	}
+	s.cyc_tsc = s.tsc0;
 	s.bts_note = s.bts && core;
 
 	pid = fork();
@@ -872,7 +914,7 @@ int main(int argc, char **argv)
 	hdr.page_size = sysconf(_SC_PAGESIZE);
 	itrace_cpu_ident(&hdr);
 	hdr.pid = pid;
-	sim_event(&hdr, &attr, s.retcomp, s.tsc, s.mtc_freq);
+	sim_event(&hdr, &attr, s.retcomp, s.tsc, s.mtc_freq, s.cyc);
 	if (s.bts)
 		hdr.flags |= ITRACE_FLAG_BTS;
 	itrace_write_header(f, &hdr);
