@@ -4396,6 +4396,35 @@ static void time_errors(const char *cmd_fmt, const char *a1, const char *a2,
 }
 
 /*
+ * what: NAME.itrace (in tmpdir) converted to NAME.data, whose perf script
+ * --itrace=i0ns must give each of its truth instructions within 1 us of
+ * the time ptsim ran it (tsc0: the TSC of the first).
+ */
+static void perf_times(const char *itrace, const char *what, const char *name,
+		       unsigned long long tsc0, long long truth)
+{
+	long long n = -1, lo = 0, hi = 0, mono = 0;
+	char cmd[1024], data[256];
+
+	snprintf(data, sizeof(data), "%s.data", name);
+	snprintf(cmd, sizeof(cmd), "cd %s && %s convert -o %s %s.itrace", tmpdir, itrace, data,
+		 name);
+	if (run(cmd)) {
+		ok(0, "%s: itrace convert exits 0", what);
+		return;
+	}
+	if (access("/usr/bin/perf", X_OK)) {
+		printf("ok %d %s: perf script # SKIP: no perf (/usr/bin/perf)\n", ++nr_test, what);
+		return;
+	}
+	time_errors("cd %s && perf script -i %s --itrace=i0ns -F time --ns 2>/dev/null |\n"
+		    "tr -d ' .:'", tmpdir, data, tsc0, &n, &lo, &hi, &mono);
+	ok(n == truth && mono && lo >= -1000 && hi <= 1000,
+	   "%s: perf script --itrace=i0ns of itrace convert's perf.data: %lld instructions, each within %lld..%lld ns of its time",
+	   what, n, lo, hi);
+}
+
+/*
  * MTC: ptsim -T TSC0 -M 3 adds MTC packets every 8 crystal clocks (8
  * instructions, 32 ns here; the TSC:crystal ratio in the TIME section)
  * and a TMA in each PSB+.  Between two PSBs (4 KiB of trace apart) the
@@ -4427,22 +4456,7 @@ static void test_mtc(const char *itrace, const char *ptsim, const char *progs,
 	ok(truth > 0 && n == truth && mono && lo >= -1000 && hi <= 1000 && tn > 0 && tlo < -10000,
 	   "MTC (ptsim -M 3: every 8 crystal clocks, 32 ns): itrace decode: %lld instructions (ptsim %lld), each within %lld..%lld ns of its time, never back; TSC packets alone: %lld..%lld ns",
 	   n, truth, lo, hi, tlo, thi);
-	snprintf(cmd, sizeof(cmd), "%s convert -o %s %s", itrace, tmp("conv-mtc.data"),
-		 tmp("conv-mtc.itrace"));
-	if (run(cmd)) {
-		ok(0, "MTC: itrace convert exits 0");
-		return;
-	}
-	if (access("/usr/bin/perf", X_OK)) {
-		printf("ok %d MTC: perf script # SKIP: no perf (/usr/bin/perf)\n", ++nr_test);
-		return;
-	}
-	n = -1;
-	time_errors("cd %s && perf script -i %s --itrace=i0ns -F time --ns 2>/dev/null |\n"
-		    "tr -d ' .:'", tmpdir, "conv-mtc.data", tsc0, &n, &lo, &hi, &mono);
-	ok(n == truth && mono && lo >= -1000 && hi <= 1000,
-	   "MTC: perf script --itrace=i0ns of itrace convert's perf.data: %lld instructions, each within %lld..%lld ns of its time",
-	   n, lo, hi);
+	perf_times(itrace, "MTC", "conv-mtc", tsc0, truth);
 }
 
 /*
@@ -4472,22 +4486,7 @@ static void test_cyc(const char *itrace, const char *ptsim, const char *progs,
 	ok(truth > 0 && n == truth && mono && lo >= -1000 && hi <= 1000,
 	   "CYC (ptsim -C, no MTC): itrace decode: %lld instructions (ptsim %lld), each within %lld..%lld ns of its time, never back",
 	   n, truth, lo, hi);
-	snprintf(cmd, sizeof(cmd), "%s convert -o %s %s", itrace, tmp("conv-cyc.data"),
-		 tmp("conv-cyc.itrace"));
-	if (run(cmd)) {
-		ok(0, "CYC: itrace convert exits 0");
-		return;
-	}
-	if (access("/usr/bin/perf", X_OK)) {
-		printf("ok %d CYC: perf script # SKIP: no perf (/usr/bin/perf)\n", ++nr_test);
-		return;
-	}
-	n = -1;
-	time_errors("cd %s && perf script -i %s --itrace=i0ns -F time --ns 2>/dev/null |\n"
-		    "tr -d ' .:'", tmpdir, "conv-cyc.data", tsc0, &n, &lo, &hi, &mono);
-	ok(n == truth && mono && lo >= -1000 && hi <= 1000,
-	   "CYC: perf script --itrace=i0ns of itrace convert's perf.data: %lld instructions, each within %lld..%lld ns of its time",
-	   n, lo, hi);
+	perf_times(itrace, "CYC", "conv-cyc", tsc0, truth);
 }
 
 /*
