@@ -19,7 +19,6 @@
 struct ksym {
 	uint64_t	addr;
 	char		*name;
-	bool		global;		/* type T */
 };
 
 /* Synthesized PLT entry names of one module: "printf@plt". */
@@ -412,7 +411,6 @@ int sym_add_kallsyms(struct symtab *st, const char *path)
 			st->ksyms = n;
 		}
 		st->ksyms[st->nr_ksyms].addr = addr;
-		st->ksyms[st->nr_ksyms].global = type == 'T';
 		st->ksyms[st->nr_ksyms].name = strdup(name);
 		if (!st->ksyms[st->nr_ksyms].name)
 			break;
@@ -589,7 +587,7 @@ int sym_find_kernel(struct symtab *st, const char *name, uint64_t *addr)
 	size_t i;
 
 	for (i = 0; i < st->nr_ksyms; i++)
-		if (st->ksyms[i].global && !strcmp(st->ksyms[i].name, name))
+		if (!strcmp(st->ksyms[i].name, name))
 			found(&a, st->ksyms[i].addr);
 	dwfl_getmodules(st->dwfl, find_in_module, &a, 0);
 	if (a.found != 1)

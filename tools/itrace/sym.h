@@ -26,7 +26,7 @@ int sym_add_mapping(struct symtab *st, const char *name, const char *path,
 int sym_add_kallsyms(struct symtab *st, const char *path);
 void sym_done(struct symtab *st);
 /*
- * The address of the kernel's global function name (kallsyms type T, or
+ * The address of the kernel's function name (a kallsyms text symbol, or
  * a global STT_FUNC of an ELF file in the upper half): 0, or -1 if there
  * is none, or more than one address has that name.  After sym_done().
  */

@@ -1261,10 +1261,21 @@ static bool restart(struct tl_dec *x, struct tl_stream *s, const struct pt_event
 			   NULL);
 }
 
-/* The next instruction is reached by the near CALL or JMP that was the last one. */
-static inline bool after_call_jump(const struct tl_stream *s)
+/*
+ * tl_sync_switch() on: the instruction (block) at ip is next, c its class
+ * (of its last instruction).  Returns true when the thread changed.
+ */
+static inline bool sync_step(struct tl_dec *x, struct tl_stream *s, uint64_t ip,
+			     enum pt_insn_class c)
 {
-	return s->last_class == ptic_call || s->last_class == ptic_jump;
+	bool changed = false;
+
+	/* reached by the near CALL or JMP that was the last instruction */
+	if ((ip == x->tl->switch_ip || ip == x->tl->ptss_ip) &&
+	    (s->last_class == ptic_call || s->last_class == ptic_jump))
+		changed = sync_switch(x, s, ip);
+	s->last_class = c;
+	return changed;
 }
 
 /*
@@ -1274,8 +1285,7 @@ static inline bool after_call_jump(const struct tl_stream *s)
  */
 static int stream_run(struct tl_dec *x, struct tl_stream *s)
 {
-	const uint64_t sw_ip = x->tl->switch_ip, ptss_ip = x->tl->ptss_ip;
-	const bool sync = sw_ip != 0;
+	const bool sync = x->tl->switch_ip != 0;
 	struct pt_event ev;
 	int ret;
 
@@ -1351,10 +1361,8 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 				}
 				s->last_ip = in.ip;
 				learn_cr3(s, in.ip);
-				if (sync && (in.ip == sw_ip || in.ip == ptss_ip) &&
-				    after_call_jump(s))
-					yield |= sync_switch(x, s, in.ip);
-				s->last_class = in.iclass;
+				if (sync)
+					yield |= sync_step(x, s, in.ip, in.iclass);
 				x->iops->insn(x->ctx, s->idec, &in);
 				if (s->sw_next != NO_TIME && switch_due(x, s))
 					yield = true;
@@ -1370,10 +1378,9 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 					s->last_ip = b.end_ip;
 					learn_cr3(s, b.ip);
 					/* blocks end at CALL and JMP (open_run()) */
-					if (sync && (b.ip == sw_ip || b.ip == ptss_ip) &&
-					    after_call_jump(s))
-						yield |= sync_switch(x, s, b.ip);
-					s->last_class = s->status < 0 ? ptic_other : b.iclass;
+					if (sync)
+						yield |= sync_step(x, s, b.ip, s->status < 0 ?
+								   ptic_other : b.iclass);
 					x->bops->block(x->ctx, s->bdec, &b, s->status);
 				} else {
 					s->last_class = ptic_other;
