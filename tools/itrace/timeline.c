@@ -1463,7 +1463,9 @@ int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 
 void tl_sync_switch(struct timeline *tl, uint64_t switch_ip, uint64_t ptss_ip)
 {
-	if (!switch_ip || !ptss_ip || !tl->ids || !(tl->sw_owner || tl->cpu_wide))
+	/* the switch-out records are found by the trace's time */
+	if (!switch_ip || !ptss_ip || !tl->ids || !tl_has_time(tl) ||
+	    !(tl->sw_owner || tl->cpu_wide))
 		return;
 	tl->switch_ip = switch_ip;
 	tl->ptss_ip = ptss_ip;
