@@ -4424,6 +4424,18 @@ static void perf_times(const char *itrace, const char *what, const char *name,
 	   what, n, lo, hi);
 }
 
+/* How many of the shell-quoted option sets in opts make ptsim exit 2. */
+static long long usage_exits(const char *ptsim, const char *opts)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "for a in %s; do\n"
+		 "  %s $a -o %s -- /bin/true >/dev/null 2>&1; echo $?; done | grep -c '^2$'",
+		 opts, ptsim, tmp("bad-opts.itrace"));
+	return run_num(cmd);
+}
+
 /*
  * MTC: ptsim -T TSC0 -M 3 adds MTC packets every 8 crystal clocks (8
  * instructions, 32 ns here; the TSC:crystal ratio in the TIME section)
@@ -4443,11 +4455,8 @@ static void test_mtc(const char *itrace, const char *ptsim, const char *progs,
 	char cmd[1024];
 
 	/* -M without -T, beyond MTCFreq's 4 bits, not a number: usage, exit 2 */
-	snprintf(cmd, sizeof(cmd),
-		 "for a in '-M 3' '-T 0 -M 16' '-T 0 -M x' '-T 0 -M -1'; do\n"
-		 "  %s $a -o %s -- /bin/true >/dev/null 2>&1; echo $?; done | grep -c '^2$'",
-		 ptsim, tmp("bad-mtc.itrace"));
-	ok(run_num(cmd) == 4, "ptsim: -M without -T, -M 16, -M x, -M -1: usage, exit 2");
+	ok(usage_exits(ptsim, "'-M 3' '-T 0 -M 16' '-T 0 -M x' '-T 0 -M -1'") == 4,
+	   "ptsim: -M without -T, -M 16, -M x, -M -1: usage, exit 2");
 	snprintf(cmd, sizeof(cmd), "%s -T %llu -M 3 -o %s -- %s/fib 2>&1 >/dev/null", ptsim, tsc0,
 		 tmp("conv-mtc.itrace"), progs);
 	truth = run_num(cmd);
@@ -4476,9 +4485,8 @@ static void test_cyc(const char *itrace, const char *ptsim, const char *progs,
 	long long truth, n = -1, lo = 0, hi = 0, mono = 0;
 	char cmd[1024];
 
-	snprintf(cmd, sizeof(cmd), "%s -C -o %s -- /bin/true >/dev/null 2>&1", ptsim,
-		 tmp("bad-cyc.itrace"));
-	ok(run(cmd) == 2, "ptsim: -C without -T: usage, exit 2");
+	ok(usage_exits(ptsim, "'-C' '--bts -T 0 -C'") == 2,
+	   "ptsim: -C without -T, -C with --bts: usage, exit 2");
 	snprintf(cmd, sizeof(cmd), "%s -T %llu -C -o %s -- %s/fib 2>&1 >/dev/null", ptsim, tsc0,
 		 tmp("conv-cyc.itrace"), progs);
 	truth = run_num(cmd);

@@ -181,10 +181,11 @@ static uint64_t tsc_of(const struct sim *s)
 	return s->tsc0 + s->insns * PTSIM_TSC_PER_INSN;
 }
 
-/* -C: a CYC with the core cycles (TSC ticks) from the last one to tsc */
-static void cyc_to(struct sim *s, uint64_t tsc)
+/* -C: a CYC with the core cycles (TSC ticks) from the last one to this instruction */
+static void cyc(struct sim *s)
 {
 	struct pt_packet p = { .type = ppt_cyc };
+	uint64_t tsc = tsc_of(s);
 
 	if (!s->cyc || tsc <= s->cyc_tsc)
 		return;
@@ -199,7 +200,7 @@ static void flush_tnt(struct sim *s)
 
 	if (!s->tnt_bits)
 		return;
-	cyc_to(s, tsc_of(s));
+	cyc(s);
 	p.payload.tnt.bit_size = s->tnt_bits;
 	p.payload.tnt.payload = s->tnt;
 	emit(s, &p);
@@ -219,7 +220,7 @@ static void ip_pkt(struct sim *s, enum pt_packet_type t, uint64_t ip, int suppre
 	struct pt_packet p = { .type = t };
 
 	flush_tnt(s);
-	cyc_to(s, tsc_of(s));
+	cyc(s);
 	p.payload.ip.ipc = suppress ? pt_ipc_suppressed : pt_ipc_sext_48;
 	p.payload.ip.ip = ip;
 	emit(s, &p);
@@ -244,7 +245,7 @@ static void mtc(struct sim *s)
 		return;
 	/* the edge is this instruction's CTC: the CYC counts up to it */
 	flush_tnt(s);
-	cyc_to(s, tsc_of(s));
+	cyc(s);
 	p.payload.mtc.ctc = period & 0xff;
 	emit(s, &p);
 	s->mtc_last = period;
@@ -257,13 +258,12 @@ static void psb(struct sim *s, uint64_t ip)
 
 	flush_tnt(s);
 	/* the cycles up to the TSC of PSB+, which the next CYC counts from */
-	cyc_to(s, tsc_of(s));
+	cyc(s);
 	emit(s, &p);
 	if (s->tsc) {
 		memset(&p, 0, sizeof(p));
 		p.type = ppt_tsc;
 		p.payload.tsc.tsc = tsc_of(s);
-		s->cyc_tsc = tsc_of(s);
 		emit(s, &p);
 		if (s->mtc_freq >= 0) {
 			memset(&p, 0, sizeof(p));
