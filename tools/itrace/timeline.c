@@ -644,6 +644,13 @@ struct tl_stream {
 	bool			ss_paging;
 	uint64_t		ss_cr3;
 	enum pt_insn_class	last_class;
+	/*
+	 * The event (a TIP.PGE, a PIP) at which the trace passed to another
+	 * thread: given to the caller when the stream runs again, after the
+	 * pieces of other streams that ran before it.
+	 */
+	struct pt_event		held;
+	bool			has_held;
 };
 
 struct tl_dec {
@@ -1120,7 +1127,14 @@ static int open_run(struct tl_dec *x, struct tl_stream *s)
 			s->idec = pt_insn_alloc_decoder(&cfg);
 		if (!s->bdec && !s->idec)
 			return -1;
-		/* whose trace the run starts with, before its first sync */
+		/*
+		 * Whose trace the run starts with, before its first sync, and
+		 * the oldest address space it may start in: the one at the
+		 * end of the buffer's previous chunk (its first: the pid's
+		 * first).  The thread may exec within the chunk, and the
+		 * owner found at a sync only moves on to a newer address
+		 * space (check_owner()), never back.
+		 */
 		if (!s->as) {
 			uint64_t t = NO_TIME;
 			size_t chunk = SIZE_MAX;
@@ -1133,7 +1147,8 @@ static int open_run(struct tl_dec *x, struct tl_stream *s)
 				th = switch_owner(s->b, 0);
 
 			s->th = th ? th : thread_get(tl, 0, 0);
-			s->as = aspace_at(tl, s->th->pid, t);
+			s->as = aspace_at(tl, s->th->pid, chunk != SIZE_MAX && chunk ?
+							  s->b->own[chunk - 1].time : 0);
 			s->chunk = chunk;
 		}
 		set_image(x, s, s->as);
@@ -1292,6 +1307,13 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 	activate(x, s);
 	if (s->open)
 		x->tl->ops->decoder(x->ctx, s->idec, s->bdec, &s->runs[s->cur]);
+	if (s->has_held) {
+		s->has_held = false;
+		if (s->idec)
+			x->iops->event(x->ctx, s->idec, &s->held);
+		else
+			x->bops->event(x->ctx, s->bdec, &s->held);
+	}
 	for (;;) {
 		bool yield = false;
 
@@ -1321,11 +1343,15 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 					      pt_blk_event(s->bdec, &ev, sizeof(ev));
 			if (s->status < 0)
 				break;
-			if (ev.type == ptev_enabled || ev.type == ptev_paging ||
-			    ev.type == ptev_async_paging)
-				yield |= restart(x, s, &ev);
 			/* the next instruction is not reached by the last one's branch */
 			s->last_class = ptic_other;
+			if ((ev.type == ptev_enabled || ev.type == ptev_paging ||
+			     ev.type == ptev_async_paging) && restart(x, s, &ev)) {
+				/* the new thread's, once its turn comes */
+				s->held = ev;
+				s->has_held = true;
+				return 0;
+			}
 			if (s->idec)
 				x->iops->event(x->ctx, s->idec, &ev);
 			else

@@ -136,7 +136,18 @@ static void enc_init(struct enc *e)
 	e->e = pt_alloc_encoder(&cfg);
 }
 
-static void enc_psb(struct enc *e)
+static void enc_ip(struct enc *e, enum pt_packet_type t, enum pt_ip_compression c,
+		   uint64_t ip)
+{
+	struct pt_packet p = { .type = t };
+
+	p.payload.ip.ipc = c;
+	p.payload.ip.ip = ip;
+	pkt(e, &p);
+}
+
+/* PSB+ with MODE.Exec (64-bit), a TSC if tsc is not 0, a FUP if fup is not 0 */
+static void enc_psb_tsc(struct enc *e, uint64_t tsc, uint64_t fup)
 {
 	struct pt_packet p = { .type = ppt_psb };
 
@@ -146,18 +157,21 @@ static void enc_psb(struct enc *e)
 	p.payload.mode.bits.exec.csl = 1;	/* 64-bit */
 	pkt(e, &p);
 	memset(&p, 0, sizeof(p));
+	if (tsc) {
+		p.type = ppt_tsc;
+		p.payload.tsc.tsc = tsc;
+		pkt(e, &p);
+		memset(&p, 0, sizeof(p));
+	}
+	if (fup)
+		enc_ip(e, ppt_fup, pt_ipc_sext_48, fup);
 	p.type = ppt_psbend;
 	pkt(e, &p);
 }
 
-static void enc_ip(struct enc *e, enum pt_packet_type t, enum pt_ip_compression c,
-		   uint64_t ip)
+static void enc_psb(struct enc *e)
 {
-	struct pt_packet p = { .type = t };
-
-	p.payload.ip.ipc = c;
-	p.payload.ip.ip = ip;
-	pkt(e, &p);
+	enc_psb_tsc(e, 0, 0);
 }
 
 /* bits: the oldest branch first, as a string of 'T' and 'N' */
@@ -183,19 +197,32 @@ static size_t enc_end(struct enc *e)
 
 /*
  * The run of tiny.S (see the comment there), its code moved by shift bytes
- * (it is position independent): 0 where the ELF file puts it.
+ * (it is position independent): 0 where the ELF file puts it; its PSB+
+ * with a TSC of tsc unless 0.  late: the PSB+ (with a FUP) after the
+ * TIP.PGE, as the emulator writes it when a task is switched in.
  */
-static size_t encode_tiny_at(struct enc *e, uint64_t shift)
+static size_t encode_tiny_tsc(struct enc *e, uint64_t shift, uint64_t tsc, bool late)
 {
 	enc_init(e);
-	enc_psb(e);
-	enc_ip(e, ppt_tip_pge, pt_ipc_sext_48, sym_start + shift);
+	if (late) {
+		enc_ip(e, ppt_tip_pge, pt_ipc_sext_48, sym_start + shift);
+		enc_psb_tsc(e, tsc, sym_start + shift);
+	} else {
+		enc_psb_tsc(e, tsc, 0);
+		enc_ip(e, ppt_tip_pge, pt_ipc_sext_48, sym_start + shift);
+	}
 	/* ret f, jnz, ret f, jnz, ret f, jnz not taken */
 	enc_tnt(e, "TTTTTN");
 	enc_ip(e, ppt_tip, pt_ipc_sext_48, sym_g + shift);	/* call *%rax */
 	enc_tnt(e, "TT");				/* jz in g, ret */
 	enc_ip(e, ppt_tip_pgd, pt_ipc_suppressed, 0);	/* syscall */
 	return enc_end(e);
+}
+
+/* ... without a TSC */
+static size_t encode_tiny_at(struct enc *e, uint64_t shift)
+{
+	return encode_tiny_tsc(e, shift, 0, false);
 }
 
 static size_t encode_tiny(struct enc *e)
@@ -670,6 +697,94 @@ static void put_aux(struct pev_buf *b, uint32_t pid, uint32_t tid, uint32_t cpu,
  * in 50's new address space, without symbols: tiny is not PIE).  Per
  * thread: 42 calls f 3 times, 43 6 times; 50 runs 21 instructions, 4 calls.
  */
+/*
+ * A child that execs before it is first switched out: one PERF_RECORD_AUX
+ * holds its trace before the exec (in its parent's mappings) and after
+ * (its new ones).  Process 42 runs tiny on cpu 1 until time 20; 50 forks
+ * from it at 5, runs tiny on cpu 0 (TSC 12), execs at 25 (tiny mapped
+ * 0x100000 higher), runs it (TSC 30) and is switched out at 40; it goes on
+ * on cpu 1 after 42 (TSC 50), switched out at 60.  Perf time = TSC.
+ */
+static void test_exec_in_chunk(const char *itrace)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr), .sample_id_all = 1,
+					.sample_type = ST_IDS, .exclude_kernel = 1 };
+	struct itrace_time tm = { .time_mult = 1, .flags = ITRACE_TIME_ZERO };
+	static const uint64_t tsc0[2] = { 12, 30 }, tsc1[2] = { 10, 50 };
+	static const uint64_t shift[2] = { 0, 0x100000 };
+	static const char * const per_thread[] = {
+		"total errors 0", "thread 42 total insns 21", "thread 50 total insns 63",
+	};
+	struct itrace_file_header hdr;
+	struct pev_buf sb = { 0 };
+	uint8_t t0[8192], t1[8192];
+	size_t n0 = 0, n1 = 0, first1 = 0, n;
+	char cmd[1024], *out;
+	struct enc e;
+	int i, ret;
+	FILE *f;
+
+	for (i = 0; i < 2; i++) {
+		n = encode_tiny_tsc(&e, shift[i], tsc0[i], false);
+		memcpy(t0 + n0, e.buf, n);
+		n0 += n;
+		n = encode_tiny_tsc(&e, shift[i], tsc1[i], i == 1);
+		memcpy(t1 + n1, e.buf, n);
+		n1 += n;
+		if (!i)
+			first1 = n;
+		if (!n) {
+			ok(0, "exec in a chunk: encode");
+			return;
+		}
+	}
+	put_task(&sb, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 42, 0, 42, 1);
+	put_mmap(&sb, 42, text_vaddr, 2);
+	put_task(&sb, PERF_RECORD_FORK, 0, 50, 42, 50, 5);
+	put_aux(&sb, 42, 42, 1, 0, first1, 20);
+	put_task(&sb, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 50, 0, 50, 25);
+	put_mmap(&sb, 50, text_vaddr + 0x100000, 26);
+	put_aux(&sb, 50, 50, 0, 0, n0, 40);
+	put_aux(&sb, 50, 50, 1, first1, n1 - first1, 60);
+
+	f = fopen(tmp("exec-chunk.itrace"), "wb");
+	itrace_header_init(&hdr);
+	hdr.page_size = 4096;
+	hdr.cpu_vendor = ITRACE_CPU_INTEL;
+	hdr.cpu_family = 6;
+	hdr.cpu_model = 0x55;
+	hdr.trace_pages = 2;
+	hdr.flags = ITRACE_FLAG_PER_CPU;
+	hdr.pid = 42;
+	itrace_write_header(f, &hdr);
+	itrace_write_section(f, ITRACE_SEC_ATTR, 0, &attr, sizeof(attr));
+	itrace_write_section(f, ITRACE_SEC_TIME, 0, &tm, sizeof(tm));
+	itrace_write_buf_section2(f, ITRACE_SEC_PERF, 0, 0, sb.buf, sb.len, NULL, 0);
+	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, 0, t0, n0, NULL, 0);
+	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 1, 0, t1, n1, NULL, 0);
+	itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
+	fclose(f);
+	free(sb.buf);
+
+	out = decode_stats(tmp("exec-chunk.itrace"), &ret);
+	ok(ret == 0 && out && has_lines(out, per_thread, ARRAY_SIZE(per_thread)),
+	   "exec in a chunk: the child's trace before its exec decodes in its parent's mappings, after it in its own: 0 errors");
+	if (nr_fail && out)
+		fprintf(stderr, "# stats:\n%s", out);
+	free(out);
+	/*
+	 * 50's piece on cpu 1 (its TIP.PGE before the PSB+ that times it)
+	 * comes after its pieces on cpu 0 (before and after the exec), the
+	 * TIP.PGE's "[enabled at ...]" line too.
+	 */
+	snprintf(cmd, sizeof(cmd),
+		 "%s decode --insn %s | grep '^\\[thread' | sed 's/ at [0-9.]*.*//' | tr '\\n' ';' |\n"
+		 "grep -qx '\\[thread 42 pid 42 cpu 1;\\[thread 50 pid 50 cpu 0;\\[thread 50 pid 50 cpu 0;\\[thread 50 pid 50 cpu 1;'",
+		 itrace, tmp("exec-chunk.itrace"));
+	ok(run(cmd) == 0,
+	   "exec in a chunk: the flow in time order, the thread a TIP.PGE passes to shown after the pieces that ran before it");
+}
+
 /* test_threads()'s per-thread --stats lines, as itrace file and as perf.data */
 static const char * const threads_per_thread[] = {
 	"thread 42 calls f 3", "thread 43 calls f 6", "thread 43 total insns 42",
@@ -5494,6 +5609,7 @@ int main(int argc, char **argv)
 	test_stall();
 	test_cli(argv[2]);
 	test_threads(argv[2]);
+	test_exec_in_chunk(argv[2]);
 	test_samples(argv[2]);
 	test_samples_kernel(argv[2]);
 	test_bts_samples(argv[2]);
