@@ -702,8 +702,8 @@ static void put_aux(struct pev_buf *b, uint32_t pid, uint32_t tid, uint32_t cpu,
  * holds its trace before the exec (in its parent's mappings) and after
  * (its new ones).  Process 42 runs tiny on cpu 1 until time 20; 50 forks
  * from it at 5, runs tiny on cpu 0 (TSC 12), execs at 25 (tiny mapped
- * 0x100000 higher), runs it (TSC 30) and is switched out at 40; it goes on
- * on cpu 1 after 42 (TSC 50), switched out at 60.  Perf time = TSC.
+ * 0x100000 higher), runs it (TSC 30) and is switched out at 40; it runs
+ * again on cpu 1 after 42 (TSC 50), switched out at 60.  Perf time = TSC.
  */
 static void test_exec_in_chunk(const char *itrace)
 {
