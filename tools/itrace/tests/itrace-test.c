@@ -1583,6 +1583,48 @@ static void test_cli_kernel(const char *itrace)
 }
 
 /*
+ * sym_find_kernel(), which decode's sync_switch asks for __switch_to and
+ * __perf_event_task_sched_out: a name at one address (text symbols only,
+ * an alias at the same address is still one) is found; a missing one, or
+ * one at two addresses (two static functions), is refused, and decode
+ * then changes the thread by time alone.
+ */
+static void test_sym_find_kernel(void)
+{
+	struct symtab *st = sym_new();
+	uint64_t a = 0, b = 0, c = 1;
+	int ra, rb, rc, rd, re;
+	FILE *f = fopen(tmp("find.kallsyms"), "w");
+
+	if (f) {
+		fputs("ffffffff81000000 T _text\n"
+		      "ffffffff81001000 T __switch_to\n"
+		      "ffffffff81001000 t __switch_to\n"
+		      "ffffffff81002000 t dup\n"
+		      "ffffffff81003000 t dup\n"
+		      "ffffffff81004000 D data_only\n"
+		      "ffffffff81005000 W weak_fn\n", f);
+		fclose(f);
+	}
+	if (!st || sym_add_kallsyms(st, tmp("find.kallsyms"))) {
+		ok(0, "sym_find_kernel: kallsyms read");
+		sym_free(st);
+		return;
+	}
+	sym_done(st);
+	ra = sym_find_kernel(st, "__switch_to", &a);
+	rb = sym_find_kernel(st, "weak_fn", &b);
+	rc = sym_find_kernel(st, "dup", &c);
+	rd = sym_find_kernel(st, "data_only", &c);
+	re = sym_find_kernel(st, "__perf_event_task_sched_out", &c);
+	ok(ra == 0 && a == 0xffffffff81001000ULL && rb == 0 && b == 0xffffffff81005000ULL,
+	   "sym_find_kernel: a text symbol (an alias at the same address too, a weak one) is found");
+	ok(rc == -1 && rd == -1 && re == -1 && c == 1,
+	   "sym_find_kernel: a name at two addresses, a data symbol, a missing name: refused, nothing stored");
+	sym_free(st);
+}
+
+/*
  * decode --kernel with an ELF core file of kernel memory, as perf record
  * --kcore copies it from /proc/kcore (ET_CORE, the kernel text in a
  * PT_LOAD segment at its virtual address, no section headers): tiny's
@@ -5610,6 +5652,7 @@ int main(int argc, char **argv)
 	test_cli(argv[2]);
 	test_threads(argv[2]);
 	test_exec_in_chunk(argv[2]);
+	test_sym_find_kernel();
 	test_samples(argv[2]);
 	test_samples_kernel(argv[2]);
 	test_bts_samples(argv[2]);
