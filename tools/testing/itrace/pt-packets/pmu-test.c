@@ -670,7 +670,7 @@ static void migrate_run(void)
 	branches = rdmsr(MSR_PMC0 + 1);
 	/*
 	 * user_iters is %esi, n modulo 2^32: a late NMI (pmu-test.sh sends
-	 * it again after 15 s) lets the loop run past 2^32 iterations.  The
+	 * it again after 5 s) may let the loop run past 2^32 iterations.  The
 	 * branches counted give n whole; its low 32 bits must be user_iters.
 	 */
 	note("migrate: iterations (modulo 2^32)", user_iters);
