@@ -732,6 +732,17 @@ static struct tl_thread *offset_owner(struct tl_stream *s, uint64_t o, uint64_t 
 	return b->own[i].th;
 }
 
+/*
+ * The latest time chunk (of offset_owner()) of b can have begun: the end
+ * of the chunk before it; 0 for the first (or no chunk).  The address
+ * space then is the oldest the chunk's trace can run in: its thread may
+ * exec within it.
+ */
+static uint64_t chunk_start(const struct tl_buf *b, size_t chunk)
+{
+	return chunk != SIZE_MAX && chunk ? b->own[chunk - 1].time : 0;
+}
+
 /* The CPU a stream's trace ran on, -1 if the recording does not say. */
 static int stream_cpu(const struct tl_stream *s, uint32_t buf)
 {
@@ -1129,11 +1140,9 @@ static int open_run(struct tl_dec *x, struct tl_stream *s)
 			return -1;
 		/*
 		 * Whose trace the run starts with, before its first sync, and
-		 * the oldest address space it may start in: the one at the
-		 * end of the buffer's previous chunk (its first: the pid's
-		 * first).  The thread may exec within the chunk, and the
-		 * owner found at a sync only moves on to a newer address
-		 * space (check_owner()), never back.
+		 * the oldest address space it may start in (chunk_start()):
+		 * the owner found at a sync only moves on to a newer one
+		 * (check_owner()), never back.
 		 */
 		if (!s->as) {
 			uint64_t t = NO_TIME;
@@ -1147,8 +1156,7 @@ static int open_run(struct tl_dec *x, struct tl_stream *s)
 				th = switch_owner(s->b, 0);
 
 			s->th = th ? th : thread_get(tl, 0, 0);
-			s->as = aspace_at(tl, s->th->pid, chunk != SIZE_MAX && chunk ?
-							  s->b->own[chunk - 1].time : 0);
+			s->as = aspace_at(tl, s->th->pid, chunk_start(s->b, chunk));
 			s->chunk = chunk;
 		}
 		set_image(x, s, s->as);
@@ -1516,6 +1524,35 @@ static void bts_owner(struct tl_dec *x, struct tl_stream *s, struct tl_thread *t
 	x->tl->ops->switch_to(x->ctx, th, as, stream_cpu(s, s->runs[0].buf));
 }
 
+/* A user-mode address of a BTS record (0: a kernel one a core dump removed) */
+static inline bool bts_user(uint64_t ip)
+{
+	return ip && ip < BTS_KERNEL_START;
+}
+
+/*
+ * BTS records carry no time: a thread that execs within a chunk is seen
+ * by its code.  ip, a user-mode address of a record, is not in s's
+ * address space: go on to the first newer one of the process, begun
+ * before the chunk ended (end), that has it.
+ */
+static void bts_exec(struct tl_dec *x, struct tl_stream *s, uint64_t ip, uint64_t end)
+{
+	struct tl_aspace *as;
+	uint8_t byte;
+	bool is32;
+
+	if (itrace_image_read_mode(&s->as->im, &byte, 1, ip, &is32) > 0)
+		return;
+	for (as = s->as->next; as && (end == NO_TIME || as->start <= end); as = as->next) {
+		if (itrace_image_read_mode(&as->im, &byte, 1, ip, &is32) <= 0)
+			continue;
+		s->as = as;
+		x->tl->ops->switch_to(x->ctx, s->th, as, stream_cpu(s, s->runs[0].buf));
+		return;
+	}
+}
+
 /* Decode the runs of one buffer's BTS records. */
 static void bts_stream(struct tl_dec *x, struct tl_stream *s, struct bts_walker *w,
 		       const struct bts_ops *ops)
@@ -1537,7 +1574,8 @@ static void bts_stream(struct tl_dec *x, struct tl_stream *s, struct bts_walker 
 			th = switch_owner(s->b, 0);
 		else
 			th = tl->legacy;
-		bts_owner(x, s, th ? th : thread_get(tl, 0, 0), t);
+		bts_owner(x, s, th ? th : thread_get(tl, 0, 0),
+			  chunk != SIZE_MAX ? chunk_start(s->b, chunk) : t);
 		tl->ops->begin_run(x->ctx, r);
 		tl->ops->decoder(x->ctx, NULL, NULL, NULL);
 		/* after a discontinuity no thread's flow position holds */
@@ -1560,10 +1598,19 @@ static void bts_stream(struct tl_dec *x, struct tl_stream *s, struct bts_walker 
 				continue;
 			}
 			if (tl->ids && !tl->cpu_wide && s->b && s->b->nr_own) {
-				th = offset_owner(s, off, &t, &chunk);
-				if (th)
-					bts_owner(x, s, th, t);
+				size_t c;
+				uint64_t end;
+
+				th = offset_owner(s, off, &end, &c);
+				if (th && c != chunk) {
+					chunk = c;
+					t = end;
+					bts_owner(x, s, th, chunk_start(s->b, c));
+				}
 			}
+			/* user code where the thread's address space has none */
+			if (s->as->next && (bts_user(rec.from) || bts_user(rec.to)))
+				bts_exec(x, s, bts_user(rec.from) ? rec.from : rec.to, t);
 			bts_record(w, &s->as->im, &s->th->bts, off, &rec);
 		}
 		tl->ops->end_run(x->ctx, r, 0);

@@ -3153,11 +3153,12 @@ static int write_bts_file(const char *path, const void *tr, size_t size, int wit
  * zero record (padding), an interrupt before g's first instruction with a
  * kernel branch and the return to user mode, the exit syscall, 16 zero
  * bytes at the end.  skip: the index of a record to leave out (a gap), -1
- * none.  Returns the bytes in buf.
+ * none; shift: tiny's code moved by that many bytes.  Returns the bytes in
+ * buf.
  */
-static size_t tiny_bts(uint64_t *buf, int skip)
+static size_t tiny_bts_at(uint64_t *buf, int skip, uint64_t shift)
 {
-	const uint64_t S = sym_start, F = sym_f, G = sym_g;
+	const uint64_t S = sym_start + shift, F = sym_f + shift, G = sym_g + shift;
 	const uint64_t rec[][2] = {
 		{ T_KEXEC, S }, { S + 5, F }, { F, S + 10 }, { S + 12, S + 5 },
 		{ S + 5, F }, { F, S + 10 }, { S + 12, S + 5 }, { 0, 0 },
@@ -3177,6 +3178,66 @@ static size_t tiny_bts(uint64_t *buf, int skip)
 	buf[n++] = 0;
 	buf[n++] = 0;
 	return n * 8;
+}
+
+/* ... where the ELF file puts it */
+static size_t tiny_bts(uint64_t *buf, int skip)
+{
+	return tiny_bts_at(buf, skip, 0);
+}
+
+/*
+ * A BTS recording (per task, with sample ids) of a child that execs
+ * before it is first switched out: process 50 forks from 42 at time 5,
+ * runs tiny (its exit syscall is the execve), execs at 25 (tiny mapped
+ * 0x100000 higher) and runs it again; one PERF_RECORD_AUX at 40 holds
+ * both runs' records.  BTS records have no time: the exec is found by the
+ * code the records name.
+ */
+static void test_bts_exec_in_chunk(void)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr), .sample_id_all = 1,
+					.sample_type = ST_IDS, .exclude_kernel = 1 };
+	static const char * const want[] = {
+		"total insns 42", "total errors 0", "total gaps 0", "thread 50 total insns 42",
+	};
+	struct itrace_file_header hdr;
+	struct pev_buf sb = { 0 };
+	uint64_t recs[128];
+	size_t n, n2;
+	char *out;
+	int ret;
+	FILE *f;
+
+	/* the first run without its 16 zero bytes at the end */
+	n = tiny_bts_at(recs, -1, 0) - 16;
+	n2 = tiny_bts_at(recs + n / 8, -1, 0x100000);
+	put_task(&sb, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 42, 0, 42, 1);
+	put_mmap(&sb, 42, text_vaddr, 2);
+	put_task(&sb, PERF_RECORD_FORK, 0, 50, 42, 50, 5);
+	put_task(&sb, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 50, 0, 50, 25);
+	put_mmap(&sb, 50, text_vaddr + 0x100000, 26);
+	put_aux(&sb, 50, 50, 0, 0, n + n2, 40);
+	f = fopen(tmp("exec-chunk.bts"), "wb");
+	itrace_header_init(&hdr);
+	hdr.page_size = 4096;
+	hdr.cpu_vendor = ITRACE_CPU_INTEL;
+	hdr.trace_pages = 2;
+	hdr.flags = ITRACE_FLAG_BTS | ITRACE_FLAG_PER_CPU;
+	hdr.pid = 42;
+	itrace_write_header(f, &hdr);
+	itrace_write_section(f, ITRACE_SEC_ATTR, 0, &attr, sizeof(attr));
+	itrace_write_buf_section2(f, ITRACE_SEC_PERF, 0, 0, sb.buf, sb.len, NULL, 0);
+	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, 0, recs, n + n2, NULL, 0);
+	itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
+	fclose(f);
+	free(sb.buf);
+	out = decode_stats(tmp("exec-chunk.bts"), &ret);
+	ok(ret == 0 && out && has_lines(out, want, ARRAY_SIZE(want)),
+	   "bts: a child that execs within one PERF_RECORD_AUX: its records before the exec decode in its parent's mappings, after it in its own: 42 instructions, 0 errors, 0 gaps");
+	if (nr_fail && out)
+		fprintf(stderr, "# stats:\n%s", out);
+	free(out);
 }
 
 /* Crafted BTS recordings of tiny: whole, with a gap, truncated. */
@@ -5653,6 +5714,7 @@ int main(int argc, char **argv)
 	test_threads(argv[2]);
 	test_exec_in_chunk(argv[2]);
 	test_sym_find_kernel();
+	test_bts_exec_in_chunk();
 	test_samples(argv[2]);
 	test_samples_kernel(argv[2]);
 	test_bts_samples(argv[2]);
