@@ -698,6 +698,36 @@ static void put_aux(struct pev_buf *b, uint32_t pid, uint32_t tid, uint32_t cpu,
  * thread: 42 calls f 3 times, 43 6 times; 50 runs 21 instructions, 4 calls.
  */
 /*
+ * Start a recording as itrace record writes one of process 42 (version
+ * 2, with sample ids): the header with flags, the attr, the TIME section
+ * if tm, the sideband sb.  The caller adds its TRACE sections and the END
+ * section.  NULL if path cannot be created.
+ */
+static FILE *begin_v2(const char *path, uint32_t flags, const struct perf_event_attr *attr,
+		      const struct itrace_time *tm, const struct pev_buf *sb)
+{
+	struct itrace_file_header hdr;
+	FILE *f = fopen(path, "wb");
+
+	if (!f)
+		return NULL;
+	itrace_header_init(&hdr);
+	hdr.page_size = 4096;
+	hdr.cpu_vendor = ITRACE_CPU_INTEL;
+	hdr.cpu_family = 6;
+	hdr.cpu_model = 0x55;
+	hdr.trace_pages = 2;
+	hdr.flags = flags;
+	hdr.pid = 42;
+	itrace_write_header(f, &hdr);
+	itrace_write_section(f, ITRACE_SEC_ATTR, 0, attr, sizeof(*attr));
+	if (tm)
+		itrace_write_section(f, ITRACE_SEC_TIME, 0, tm, sizeof(*tm));
+	itrace_write_buf_section2(f, ITRACE_SEC_PERF, 0, 0, sb->buf, sb->len, NULL, 0);
+	return f;
+}
+
+/*
  * A child that execs before it is first switched out: one PERF_RECORD_AUX
  * holds its trace before the exec (in its parent's mappings) and after
  * (its new ones).  Process 42 runs tiny on cpu 1 until time 20; 50 forks
@@ -715,7 +745,6 @@ static void test_exec_in_chunk(const char *itrace)
 	static const char * const per_thread[] = {
 		"total errors 0", "thread 42 total insns 21", "thread 50 total insns 63",
 	};
-	struct itrace_file_header hdr;
 	struct pev_buf sb = { 0 };
 	uint8_t t0[8192], t1[8192];
 	size_t n0 = 0, n1 = 0, first1 = 0, n;
@@ -747,24 +776,14 @@ static void test_exec_in_chunk(const char *itrace)
 	put_aux(&sb, 50, 50, 0, 0, n0, 40);
 	put_aux(&sb, 50, 50, 1, first1, n1 - first1, 60);
 
-	f = fopen(tmp("exec-chunk.itrace"), "wb");
-	itrace_header_init(&hdr);
-	hdr.page_size = 4096;
-	hdr.cpu_vendor = ITRACE_CPU_INTEL;
-	hdr.cpu_family = 6;
-	hdr.cpu_model = 0x55;
-	hdr.trace_pages = 2;
-	hdr.flags = ITRACE_FLAG_PER_CPU;
-	hdr.pid = 42;
-	itrace_write_header(f, &hdr);
-	itrace_write_section(f, ITRACE_SEC_ATTR, 0, &attr, sizeof(attr));
-	itrace_write_section(f, ITRACE_SEC_TIME, 0, &tm, sizeof(tm));
-	itrace_write_buf_section2(f, ITRACE_SEC_PERF, 0, 0, sb.buf, sb.len, NULL, 0);
-	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, 0, t0, n0, NULL, 0);
-	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 1, 0, t1, n1, NULL, 0);
-	itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
-	fclose(f);
+	f = begin_v2(tmp("exec-chunk.itrace"), ITRACE_FLAG_PER_CPU, &attr, &tm, &sb);
 	free(sb.buf);
+	if (f) {
+		itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, 0, t0, n0, NULL, 0);
+		itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 1, 0, t1, n1, NULL, 0);
+		itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
+		fclose(f);
+	}
 
 	out = decode_stats(tmp("exec-chunk.itrace"), &ret);
 	ok(ret == 0 && out && has_lines(out, per_thread, ARRAY_SIZE(per_thread)),
@@ -800,7 +819,6 @@ static void test_threads(const char *itrace)
 {
 	struct perf_event_attr attr = { .size = sizeof(attr), .sample_id_all = 1,
 					.sample_type = ST_IDS, .exclude_kernel = 1 };
-	struct itrace_file_header hdr;
 	struct pev_buf sb = { 0 };
 	struct enc e1, e2;
 	uint8_t t0[8192], t1[8192];
@@ -833,18 +851,10 @@ static void test_threads(const char *itrace)
 	/* threads-k.itrace: the same as if recorded with -k (exclude_kernel clear) */
 	for (v = 0; v < 2; v++) {
 		attr.exclude_kernel = !v;
-		f = fopen(tmp(v ? "threads-k.itrace" : "threads.itrace"), "wb");
-		itrace_header_init(&hdr);
-		hdr.page_size = 4096;
-		hdr.cpu_vendor = ITRACE_CPU_INTEL;
-		hdr.cpu_family = 6;
-		hdr.cpu_model = 0x55;
-		hdr.trace_pages = 2;
-		hdr.flags = ITRACE_FLAG_PER_CPU;
-		hdr.pid = 42;
-		itrace_write_header(f, &hdr);
-		itrace_write_section(f, ITRACE_SEC_ATTR, 0, &attr, sizeof(attr));
-		itrace_write_buf_section2(f, ITRACE_SEC_PERF, 0, 0, sb.buf, sb.len, NULL, 0);
+		f = begin_v2(tmp(v ? "threads-k.itrace" : "threads.itrace"), ITRACE_FLAG_PER_CPU,
+			     &attr, NULL, &sb);
+		if (!f)
+			continue;
 		/* the two buffers' chunks interleave in the file, as record drains them */
 		itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 1, 0, t1, n, NULL, 0);
 		itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, 0, t0, n + 3, NULL, 0);
@@ -3201,7 +3211,6 @@ static void test_bts_exec_in_chunk(void)
 	static const char * const want[] = {
 		"total insns 42", "total errors 0", "total gaps 0", "thread 50 total insns 42",
 	};
-	struct itrace_file_header hdr;
 	struct pev_buf sb = { 0 };
 	uint64_t recs[128];
 	size_t n, n2;
@@ -3218,20 +3227,14 @@ static void test_bts_exec_in_chunk(void)
 	put_task(&sb, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 50, 0, 50, 25);
 	put_mmap(&sb, 50, text_vaddr + 0x100000, 26);
 	put_aux(&sb, 50, 50, 0, 0, n + n2, 40);
-	f = fopen(tmp("exec-chunk.bts"), "wb");
-	itrace_header_init(&hdr);
-	hdr.page_size = 4096;
-	hdr.cpu_vendor = ITRACE_CPU_INTEL;
-	hdr.trace_pages = 2;
-	hdr.flags = ITRACE_FLAG_BTS | ITRACE_FLAG_PER_CPU;
-	hdr.pid = 42;
-	itrace_write_header(f, &hdr);
-	itrace_write_section(f, ITRACE_SEC_ATTR, 0, &attr, sizeof(attr));
-	itrace_write_buf_section2(f, ITRACE_SEC_PERF, 0, 0, sb.buf, sb.len, NULL, 0);
-	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, 0, recs, n + n2, NULL, 0);
-	itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
-	fclose(f);
+	f = begin_v2(tmp("exec-chunk.bts"), ITRACE_FLAG_BTS | ITRACE_FLAG_PER_CPU, &attr, NULL,
+		     &sb);
 	free(sb.buf);
+	if (f) {
+		itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, 0, recs, n + n2, NULL, 0);
+		itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
+		fclose(f);
+	}
 	out = decode_stats(tmp("exec-chunk.bts"), &ret);
 	ok(ret == 0 && out && has_lines(out, want, ARRAY_SIZE(want)),
 	   "bts: a child that execs within one PERF_RECORD_AUX: its records before the exec decode in its parent's mappings, after it in its own: 42 instructions, 0 errors, 0 gaps");
