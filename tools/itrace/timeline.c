@@ -1271,17 +1271,32 @@ static bool restart(struct tl_dec *x, struct tl_stream *s, const struct pt_event
 	bool paging = ev->type != ptev_enabled;
 	uint64_t cr3 = ev->type == ptev_paging ? ev->variant.paging.cr3 :
 		       ev->variant.async_paging.cr3;
+	struct tl_thread *th = s->th;
+	uint64_t armed = s->ss_time, tsc;
+	bool changed;
 
-	if (paging && s->ss_time != NO_TIME) {
+	if (paging && armed != NO_TIME) {
 		/* in a context switch: the next task's (sync_switch()) */
 		s->ss_paging = true;
 		s->ss_cr3 = cr3;
 		return false;
 	}
 	s->ss_time = NO_TIME;
-	s->ss_paging = false;
-	return check_owner(x, s, dec_offset(s), ev->has_tsc, ev->tsc, paging, paging ? cr3 : 0,
-			   NULL);
+	changed = check_owner(x, s, dec_offset(s), ev->has_tsc, ev->tsc, paging,
+			      paging ? cr3 : 0, NULL);
+	/*
+	 * The kernel stopped and restarted the trace inside the context
+	 * switch it is making (seen in __perf_event_task_sched_out(): a
+	 * TIP.PGD, a PERF_RECORD_AUX, then a TIP.PGE in kernel code of the
+	 * same task, before any switch record of the CPU): the switch is
+	 * still to come.
+	 */
+	if (!paging && armed != NO_TIME && s->th == th && (ev->variant.enabled.ip >> 63) &&
+	    dec_time(s, &tsc) && next_switch(s->b, armed) > tl_tsc_to_ns(x->tl, tsc))
+		s->ss_time = armed;
+	else
+		s->ss_paging = false;
+	return changed;
 }
 
 /*
