@@ -273,8 +273,8 @@ void bts_record(struct bts_walker *w, const struct itrace_image *im, struct bts_
 		uint64_t off, const struct bts_record *r)
 {
 	/* 0: a kernel address a core dump removed (no user code is at 0) */
-	bool from_k = r->from >= BTS_KERNEL_START || !r->from;
-	bool to_k = r->to >= BTS_KERNEL_START || !r->to;
+	bool from_k = !bts_user_addr(r->from);
+	bool to_k = !bts_user_addr(r->to);
 	struct pt_insn in;
 	char why[160];
 	const char *err;

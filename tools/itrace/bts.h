@@ -31,6 +31,12 @@ struct pt_insn;
 #define BTS_RECORD_SIZE		24
 #define BTS_KERNEL_START	0xffff800000000000ULL
 
+/* A user-mode address of a record (0: a kernel one a core dump removed) */
+static inline bool bts_user_addr(uint64_t ip)
+{
+	return ip && ip < BTS_KERNEL_START;
+}
+
 struct bts_record {
 	uint64_t	from, to, flags;
 };

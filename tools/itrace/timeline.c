@@ -1527,22 +1527,15 @@ struct tl_aspace *tl_aspace_of(struct timeline *tl, uint32_t pid, uint64_t time)
 
 /* ---- BTS ------------------------------------------------------------- */
 
-/* Make th (at stream offset off, time t) the thread of BTS stream s. */
-static void bts_owner(struct tl_dec *x, struct tl_stream *s, struct tl_thread *th, uint64_t t)
+/* Make th, in address space as, the thread of BTS stream s. */
+static void bts_switch(struct tl_dec *x, struct tl_stream *s, struct tl_thread *th,
+		       struct tl_aspace *as)
 {
-	struct tl_aspace *as = aspace_at(x->tl, th->pid, t);
-
 	if (th == s->th && as == s->as)
 		return;
 	s->th = th;
 	s->as = as;
 	x->tl->ops->switch_to(x->ctx, th, as, stream_cpu(s, s->runs[0].buf));
-}
-
-/* A user-mode address of a BTS record (0: a kernel one a core dump removed) */
-static inline bool bts_user(uint64_t ip)
-{
-	return ip && ip < BTS_KERNEL_START;
 }
 
 /*
@@ -1562,8 +1555,7 @@ static void bts_exec(struct tl_dec *x, struct tl_stream *s, uint64_t ip, uint64_
 	for (as = s->as->next; as && (end == NO_TIME || as->start <= end); as = as->next) {
 		if (itrace_image_read_mode(&as->im, &byte, 1, ip, &is32) <= 0)
 			continue;
-		s->as = as;
-		x->tl->ops->switch_to(x->ctx, s->th, as, stream_cpu(s, s->runs[0].buf));
+		bts_switch(x, s, s->th, as);
 		return;
 	}
 }
@@ -1589,8 +1581,10 @@ static void bts_stream(struct tl_dec *x, struct tl_stream *s, struct bts_walker 
 			th = switch_owner(s->b, 0);
 		else
 			th = tl->legacy;
-		bts_owner(x, s, th ? th : thread_get(tl, 0, 0),
-			  chunk != SIZE_MAX ? chunk_start(s->b, chunk) : t);
+		if (!th)
+			th = thread_get(tl, 0, 0);
+		bts_switch(x, s, th, aspace_at(tl, th->pid,
+					       chunk != SIZE_MAX ? chunk_start(s->b, chunk) : t));
 		tl->ops->begin_run(x->ctx, r);
 		tl->ops->decoder(x->ctx, NULL, NULL, NULL);
 		/* after a discontinuity no thread's flow position holds */
@@ -1620,12 +1614,13 @@ static void bts_stream(struct tl_dec *x, struct tl_stream *s, struct bts_walker 
 				if (th && c != chunk) {
 					chunk = c;
 					t = end;
-					bts_owner(x, s, th, chunk_start(s->b, c));
+					bts_switch(x, s, th, aspace_at(tl, th->pid,
+								       chunk_start(s->b, c)));
 				}
 			}
 			/* user code where the thread's address space has none */
-			if (s->as->next && (bts_user(rec.from) || bts_user(rec.to)))
-				bts_exec(x, s, bts_user(rec.from) ? rec.from : rec.to, t);
+			if (s->as->next && (bts_user_addr(rec.from) || bts_user_addr(rec.to)))
+				bts_exec(x, s, bts_user_addr(rec.from) ? rec.from : rec.to, t);
 			bts_record(w, &s->as->im, &s->th->bts, off, &rec);
 		}
 		tl->ops->end_run(x->ctx, r, 0);
