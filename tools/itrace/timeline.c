@@ -625,6 +625,7 @@ struct tl_stream {
 	struct pt_block_decoder	*bdec;
 	int			status;
 	uint64_t		last_ip;
+	uint64_t		nomap_ip;	/* where -pte_nomap was, 0: unknown */
 	struct tl_thread	*th;
 	struct tl_aspace	*as;
 	uint64_t		key;		/* when its next piece ran */
@@ -1317,6 +1318,50 @@ static inline bool sync_step(struct tl_dec *x, struct tl_stream *s, uint64_t ip,
 }
 
 /*
+ * A thread may exec within a chunk with nothing in its trace to say when:
+ * BTS records carry no time, and a PT trace's time is that of its last
+ * timing packet, which can lie before the exec's sideband (exec_mmap()
+ * switches CR3 before the COMM record is written, and the return to user
+ * mode follows soon after).  ip, a user-mode address, is not mapped in as:
+ * the first newer address space of as's process, begun before the chunk
+ * ended (end; NO_TIME: no bound), that maps it.  NULL: none, or ip is
+ * mapped in as after all, or a kernel address.
+ */
+static struct tl_aspace *exec_aspace(struct tl_aspace *as, uint64_t ip, uint64_t end)
+{
+	uint8_t byte;
+	bool is32;
+
+	if (!as || (ip >> 63) || itrace_image_read_mode(&as->im, &byte, 1, ip, &is32) > 0)
+		return NULL;
+	for (as = as->next; as && (end == NO_TIME || as->start <= end); as = as->next)
+		if (itrace_image_read_mode(&as->im, &byte, 1, ip, &is32) > 0)
+			return as;
+	return NULL;
+}
+
+/*
+ * The decoder found no code at ip (-pte_nomap) in a per-task trace: if the
+ * thread exec'd within its chunk (exec_aspace()), it moves on to its new
+ * address space.  Returns true when it did: decode from ip again.
+ */
+static bool pt_exec(struct tl_dec *x, struct tl_stream *s, uint64_t ip)
+{
+	struct tl_aspace *as;
+
+	if (!s->th || !s->b || s->chunk == SIZE_MAX || x->tl->cpu_wide)
+		return false;
+	as = exec_aspace(s->as, ip, s->b->own[s->chunk].time);
+	if (!as)
+		return false;
+	set_image(x, s, as);
+	s->as = as;
+	x->active = s;
+	x->tl->ops->switch_to(x->ctx, s->th, as, stream_cpu(s, s->runs[0].buf));
+	return true;
+}
+
+/*
  * Decode s until its trace passes to another thread (true: yield) or it
  * ends (false, s->done).  The walk is itrace_pt_walk()/itrace_blk_walk()'s,
  * with a check of the owner at every place the trace restarts.
@@ -1352,6 +1397,11 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 			continue;
 		}
 		if (s->status < 0) {
+			if (s->status == -pte_nomap && s->nomap_ip && pt_exec(x, s, s->nomap_ip)) {
+				s->nomap_ip = 0;
+				s->status = 0;
+				continue;
+			}
 			if (s->idec)
 				x->iops->error(x->ctx, s->idec, s->status, s->last_ip);
 			else
@@ -1405,6 +1455,7 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 					/* in.ip is set when the instruction itself failed */
 					if (in.ip)
 						s->last_ip = in.ip;
+					s->nomap_ip = s->status == -pte_nomap ? in.ip : 0;
 					s->last_class = ptic_other;
 					break;
 				}
@@ -1421,7 +1472,11 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 
 			do {
 				b.ninsn = 0;
+				b.ip = 0;
 				s->status = pt_blk_next(s->bdec, &b, sizeof(b));
+				/* b.ip: where the empty block's decode failed */
+				if (s->status == -pte_nomap)
+					s->nomap_ip = b.ninsn ? 0 : b.ip;
 				/* a block may end in an error: its instructions did execute */
 				if (b.ninsn) {
 					s->last_ip = b.end_ip;
@@ -1541,23 +1596,14 @@ static void bts_switch(struct tl_dec *x, struct tl_stream *s, struct tl_thread *
 /*
  * BTS records carry no time: a thread that execs within a chunk is seen
  * by its code.  ip, a user-mode address of a record, is not in s's
- * address space: go on to the first newer one of the process, begun
- * before the chunk ended (end), that has it.
+ * address space: go on to the one exec_aspace() finds, if any.
  */
 static void bts_exec(struct tl_dec *x, struct tl_stream *s, uint64_t ip, uint64_t end)
 {
-	struct tl_aspace *as;
-	uint8_t byte;
-	bool is32;
+	struct tl_aspace *as = exec_aspace(s->as, ip, end);
 
-	if (itrace_image_read_mode(&s->as->im, &byte, 1, ip, &is32) > 0)
-		return;
-	for (as = s->as->next; as && (end == NO_TIME || as->start <= end); as = as->next) {
-		if (itrace_image_read_mode(&as->im, &byte, 1, ip, &is32) <= 0)
-			continue;
+	if (as)
 		bts_switch(x, s, s->th, as);
-		return;
-	}
 }
 
 /* Decode the runs of one buffer's BTS records. */

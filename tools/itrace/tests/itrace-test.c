@@ -732,25 +732,22 @@ static FILE *begin_v2(const char *path, uint32_t flags, const struct perf_event_
  * holds its trace before the exec (in its parent's mappings) and after
  * (its new ones).  Process 42 runs tiny on cpu 1 until time 20; 50 forks
  * from it at 5, runs tiny on cpu 0 (TSC 12), execs at 25 (tiny mapped
- * 0x100000 higher), runs it (TSC 30) and is switched out at 40; it runs
+ * 0x100000 higher), runs it (TSC after) and is switched out at 40; it runs
  * again on cpu 1 after 42 (TSC 50), switched out at 60.  Perf time = TSC.
+ * Written to path; false if it could not be.
  */
-static void test_exec_in_chunk(const char *itrace)
+static bool write_exec_chunk(const char *path, uint64_t after)
 {
 	struct perf_event_attr attr = { .size = sizeof(attr), .sample_id_all = 1,
 					.sample_type = ST_IDS, .exclude_kernel = 1 };
 	struct itrace_time tm = { .time_mult = 1, .flags = ITRACE_TIME_ZERO };
-	static const uint64_t tsc0[2] = { 12, 30 }, tsc1[2] = { 10, 50 };
+	const uint64_t tsc0[2] = { 12, after }, tsc1[2] = { 10, 50 };
 	static const uint64_t shift[2] = { 0, 0x100000 };
-	static const char * const per_thread[] = {
-		"total errors 0", "thread 42 total insns 21", "thread 50 total insns 63",
-	};
 	struct pev_buf sb = { 0 };
 	uint8_t t0[8192], t1[8192];
 	size_t n0 = 0, n1 = 0, first1 = 0, n;
-	char cmd[1024], *out;
 	struct enc e;
-	int i, ret;
+	int i;
 	FILE *f;
 
 	for (i = 0; i < 2; i++) {
@@ -762,10 +759,8 @@ static void test_exec_in_chunk(const char *itrace)
 		n1 += n;
 		if (!i)
 			first1 = n;
-		if (!n) {
-			ok(0, "exec in a chunk: encode");
-			return;
-		}
+		if (!n)
+			return false;
 	}
 	put_task(&sb, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 42, 0, 42, 1);
 	put_mmap(&sb, 42, text_vaddr, 2);
@@ -776,17 +771,32 @@ static void test_exec_in_chunk(const char *itrace)
 	put_aux(&sb, 50, 50, 0, 0, n0, 40);
 	put_aux(&sb, 50, 50, 1, first1, n1 - first1, 60);
 
-	f = begin_v2(tmp("exec-chunk.itrace"), ITRACE_FLAG_PER_CPU, &attr, &tm, &sb);
+	f = begin_v2(path, ITRACE_FLAG_PER_CPU, &attr, &tm, &sb);
 	free(sb.buf);
-	if (f) {
-		itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, 0, t0, n0, NULL, 0);
-		itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 1, 0, t1, n1, NULL, 0);
-		itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
-		fclose(f);
-	}
+	if (!f)
+		return false;
+	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, 0, t0, n0, NULL, 0);
+	itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 1, 0, t1, n1, NULL, 0);
+	itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
+	return fclose(f) == 0;
+}
 
+/* write_exec_chunk()'s per-thread counts */
+static const char * const exec_chunk_stats[] = {
+	"total errors 0", "thread 42 total insns 21", "thread 50 total insns 63",
+};
+
+static void test_exec_in_chunk(const char *itrace)
+{
+	char cmd[1024], *out;
+	int ret;
+
+	if (!write_exec_chunk(tmp("exec-chunk.itrace"), 30)) {
+		ok(0, "exec in a chunk: write the recording");
+		return;
+	}
 	out = decode_stats(tmp("exec-chunk.itrace"), &ret);
-	ok(ret == 0 && out && has_lines(out, per_thread, ARRAY_SIZE(per_thread)),
+	ok(ret == 0 && out && has_lines(out, exec_chunk_stats, ARRAY_SIZE(exec_chunk_stats)),
 	   "exec in a chunk: the child's trace before its exec decodes in its parent's mappings, after it in its own: 0 errors");
 	if (nr_fail && out)
 		fprintf(stderr, "# stats:\n%s", out);
@@ -802,6 +812,37 @@ static void test_exec_in_chunk(const char *itrace)
 		 itrace, tmp("exec-chunk.itrace"));
 	ok(run(cmd) == 0,
 	   "exec in a chunk: the flow in time order, the thread a TIP.PGE passes to shown after the pieces that ran before it");
+}
+
+/*
+ * The same, but the trace's last time before the new program's code runs
+ * is before the exec (20, not 30): a timing packet's time lags the code
+ * after it, and exec_mmap()'s CR3 switch comes before the exec's sideband.
+ * The new code is then not in the address space the time gives: decode
+ * finds it in the newer one of the chunk.  Both decoders: --stats (blocks)
+ * and --insn (instructions).
+ */
+static void test_exec_late_time(const char *itrace)
+{
+	char cmd[1024], *out;
+	int ret;
+
+	if (!write_exec_chunk(tmp("exec-late.itrace"), 20)) {
+		ok(0, "exec, time late: write the recording");
+		return;
+	}
+	out = decode_stats(tmp("exec-late.itrace"), &ret);
+	ok(ret == 0 && out && has_lines(out, exec_chunk_stats, ARRAY_SIZE(exec_chunk_stats)),
+	   "exec, time late: the new program's code found in the chunk's newer address space (--stats): 0 errors");
+	if (nr_fail && out)
+		fprintf(stderr, "# stats:\n%s", out);
+	free(out);
+	snprintf(cmd, sizeof(cmd),
+		 "out=$(%s decode --insn %s 2>&1) && ! printf '%%s' \"$out\" | grep -q error &&\n"
+		 "test \"$(printf '%%s\\n' \"$out\" | grep -c '^ *[0-9]* 00000000005[0-9a-f]\\{5\\} ')\" = 42",
+		 itrace, tmp("exec-late.itrace"));
+	ok(run(cmd) == 0,
+	   "exec, time late: --insn decodes the new program's 42 instructions, no error");
 }
 
 /* test_threads()'s per-thread --stats lines, as itrace file and as perf.data */
@@ -5716,6 +5757,7 @@ int main(int argc, char **argv)
 	test_cli(argv[2]);
 	test_threads(argv[2]);
 	test_exec_in_chunk(argv[2]);
+	test_exec_late_time(argv[2]);
 	test_sym_find_kernel();
 	test_bts_exec_in_chunk();
 	test_samples(argv[2]);
