@@ -1301,6 +1301,20 @@ static bool restart(struct tl_dec *x, struct tl_stream *s, const struct pt_event
 }
 
 /*
+ * A PIP in PSB+ (a status update: SDM 33.3.7 puts one there while
+ * ContextEn with IA32_RTIT_CTL.OS) tells the CR3 the thread runs with, not
+ * a change of it: nothing restarts.  A per-task thread that had no CR3
+ * yet (its trace began after its last CR3 write) learns it, for its
+ * address spaces to learn theirs (learn_cr3()); one that had another, its
+ * last CR3 change was lost (an overflow).
+ */
+static void psb_cr3(struct tl_stream *s, uint64_t cr3)
+{
+	if (s->th && s->tl->ids && !s->tl->cpu_wide && s->ss_time == NO_TIME)
+		s->th->cr3 = cr3;
+}
+
+/*
  * tl_sync_switch() on: the instruction (block) at ip is next, c its class
  * (of its last instruction).  Returns true when the thread changed.
  */
@@ -1418,8 +1432,10 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 				break;
 			/* the next instruction is not reached by the last one's branch */
 			s->last_class = ptic_other;
-			if ((ev.type == ptev_enabled || ev.type == ptev_paging ||
-			     ev.type == ptev_async_paging) && restart(x, s, &ev)) {
+			if (ev.type == ptev_async_paging && ev.status_update) {
+				psb_cr3(s, ev.variant.async_paging.cr3);
+			} else if ((ev.type == ptev_enabled || ev.type == ptev_paging ||
+				    ev.type == ptev_async_paging) && restart(x, s, &ev)) {
 				/* the new thread's, once its turn comes */
 				s->held = ev;
 				s->has_held = true;

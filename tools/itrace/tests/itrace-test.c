@@ -147,7 +147,8 @@ static void enc_ip(struct enc *e, enum pt_packet_type t, enum pt_ip_compression 
 }
 
 /* PSB+ with MODE.Exec (64-bit), a TSC if tsc is not 0, a FUP if fup is not 0 */
-static void enc_psb_tsc(struct enc *e, uint64_t tsc, uint64_t fup)
+/* PSB+: a TSC of tsc unless 0, a PIP of cr3 unless 0, a FUP at fup unless 0 */
+static void enc_psb_pip(struct enc *e, uint64_t tsc, uint64_t cr3, uint64_t fup)
 {
 	struct pt_packet p = { .type = ppt_psb };
 
@@ -163,10 +164,21 @@ static void enc_psb_tsc(struct enc *e, uint64_t tsc, uint64_t fup)
 		pkt(e, &p);
 		memset(&p, 0, sizeof(p));
 	}
+	if (cr3) {
+		p.type = ppt_pip;
+		p.payload.pip.cr3 = cr3;
+		pkt(e, &p);
+		memset(&p, 0, sizeof(p));
+	}
 	if (fup)
 		enc_ip(e, ppt_fup, pt_ipc_sext_48, fup);
 	p.type = ppt_psbend;
 	pkt(e, &p);
+}
+
+static void enc_psb_tsc(struct enc *e, uint64_t tsc, uint64_t fup)
+{
+	enc_psb_pip(e, tsc, 0, fup);
 }
 
 static void enc_psb(struct enc *e)
@@ -213,6 +225,28 @@ static size_t encode_tiny_tsc(struct enc *e, uint64_t shift, uint64_t tsc, bool 
 	}
 	/* ret f, jnz, ret f, jnz, ret f, jnz not taken */
 	enc_tnt(e, "TTTTTN");
+	enc_ip(e, ppt_tip, pt_ipc_sext_48, sym_g + shift);	/* call *%rax */
+	enc_tnt(e, "TT");				/* jz in g, ret */
+	enc_ip(e, ppt_tip_pgd, pt_ipc_suppressed, 0);	/* syscall */
+	return enc_end(e);
+}
+
+/*
+ * encode_tiny_tsc()'s run (not late) with PIPs in its PSB+, as hardware
+ * writes them when tracing kernel mode too: CR3 0x1000 + 0x1000 * n at
+ * the start, and a second PSB+ after the second return from f whose PIP
+ * says CR3 0x7000 (a CR3 the trace never switched to: its change was
+ * lost, or the PSB fell in a borrowed mm).
+ */
+static size_t encode_tiny_pip(struct enc *e, uint64_t shift, uint64_t tsc, int n)
+{
+	enc_init(e);
+	enc_psb_pip(e, tsc, 0x1000 + 0x1000 * n, 0);
+	enc_ip(e, ppt_tip_pge, pt_ipc_sext_48, sym_start + shift);
+	enc_tnt(e, "TTT");			/* ret f, jnz, ret f */
+	/* at _start+0xa; the return stack is empty after a PSB */
+	enc_psb_pip(e, tsc + 1, 0x7000, sym_start + shift + 0xa);
+	enc_tnt(e, "TTN");			/* jnz, ret f, jnz not taken */
 	enc_ip(e, ppt_tip, pt_ipc_sext_48, sym_g + shift);	/* call *%rax */
 	enc_tnt(e, "TT");				/* jz in g, ret */
 	enc_ip(e, ppt_tip_pgd, pt_ipc_suppressed, 0);	/* syscall */
@@ -734,9 +768,10 @@ static FILE *begin_v2(const char *path, uint32_t flags, const struct perf_event_
  * from it at 5, runs tiny on cpu 0 (TSC 12), execs at 25 (tiny mapped
  * 0x100000 higher), runs it (TSC after) and is switched out at 40; it runs
  * again on cpu 1 after 42 (TSC 50), switched out at 60.  Perf time = TSC.
- * Written to path; false if it could not be.
+ * pip: cpu 0's PSB+ carry PIPs (encode_tiny_pip()).  Written to path;
+ * false if it could not be.
  */
-static bool write_exec_chunk(const char *path, uint64_t after)
+static bool write_exec_chunk(const char *path, uint64_t after, bool pip)
 {
 	struct perf_event_attr attr = { .size = sizeof(attr), .sample_id_all = 1,
 					.sample_type = ST_IDS, .exclude_kernel = 1 };
@@ -751,7 +786,8 @@ static bool write_exec_chunk(const char *path, uint64_t after)
 	FILE *f;
 
 	for (i = 0; i < 2; i++) {
-		n = encode_tiny_tsc(&e, shift[i], tsc0[i], false);
+		n = pip ? encode_tiny_pip(&e, shift[i], tsc0[i], i) :
+		      encode_tiny_tsc(&e, shift[i], tsc0[i], false);
 		memcpy(t0 + n0, e.buf, n);
 		n0 += n;
 		n = encode_tiny_tsc(&e, shift[i], tsc1[i], i == 1);
@@ -791,7 +827,7 @@ static void test_exec_in_chunk(const char *itrace)
 	char cmd[1024], *out;
 	int ret;
 
-	if (!write_exec_chunk(tmp("exec-chunk.itrace"), 30)) {
+	if (!write_exec_chunk(tmp("exec-chunk.itrace"), 30, false)) {
 		ok(0, "exec in a chunk: write the recording");
 		return;
 	}
@@ -827,7 +863,7 @@ static void test_exec_late_time(const char *itrace)
 	char cmd[1024], *out;
 	int ret;
 
-	if (!write_exec_chunk(tmp("exec-late.itrace"), 20)) {
+	if (!write_exec_chunk(tmp("exec-late.itrace"), 20, false)) {
 		ok(0, "exec, time late: write the recording");
 		return;
 	}
@@ -843,6 +879,30 @@ static void test_exec_late_time(const char *itrace)
 		 itrace, tmp("exec-late.itrace"));
 	ok(run(cmd) == 0,
 	   "exec, time late: --insn decodes the new program's 42 instructions, no error");
+}
+
+/*
+ * PIPs in PSB+ (SDM 33.3.7: with IA32_RTIT_CTL.OS while ContextEn) are
+ * status: the CR3 now, not a change of it.  The child's pre-exec run
+ * has a PSB+ whose CR3 no address space has: it stays in its parent's
+ * mappings (a CR3 change there would take it to the next address space,
+ * its exec's).  0 errors, every instruction.
+ */
+static void test_psb_pip(void)
+{
+	char *out;
+	int ret;
+
+	if (!write_exec_chunk(tmp("exec-pip.itrace"), 30, true)) {
+		ok(0, "PIP in PSB+: write the recording");
+		return;
+	}
+	out = decode_stats(tmp("exec-pip.itrace"), &ret);
+	ok(ret == 0 && out && has_lines(out, exec_chunk_stats, ARRAY_SIZE(exec_chunk_stats)),
+	   "PIP in PSB+: a status update, no change of address space: 0 errors, every instruction");
+	if (nr_fail && out)
+		fprintf(stderr, "# stats:\n%s", out);
+	free(out);
 }
 
 /* test_threads()'s per-thread --stats lines, as itrace file and as perf.data */
@@ -5758,6 +5818,7 @@ int main(int argc, char **argv)
 	test_threads(argv[2]);
 	test_exec_in_chunk(argv[2]);
 	test_exec_late_time(argv[2]);
+	test_psb_pip();
 	test_sym_find_kernel();
 	test_bts_exec_in_chunk();
 	test_samples(argv[2]);

@@ -68,7 +68,7 @@ declare -A want=(
 	[tip.pge]="tip.pge/ipc1 tip.pge/ipc2 tip.pge/ipc3 tip.pge.resume tip.pge.sync"
 	[tip.pgd]="tip.pgd/ipc0 tip.pgd/ipc1 tip.pgd>stop"
 	[fup]="fup/ipc1 fup/ipc2 fup.psb/ipc3 fup>tip fup>tip.pgd fup.ovf/ipc6"
-	[pip]="pip/nr0"
+	[pip]="pip/nr0 pip.psb/nr0"
 )
 types=()
 unknown=
@@ -121,7 +121,7 @@ for k in "${!seen[@]}"; do
 	# it clears its last IP for the PSB.
 	case $k in fup.psb/ipc[12]) extra+=" $k" ;; esac
 done
-for k in tip/ipc4 tip.pge/ipc4 fup/ipc4 tip/ipc6 pip/nr1; do
+for k in tip/ipc4 tip.pge/ipc4 fup/ipc4 tip/ipc6 pip/nr1 pip.psb/nr1; do
 	echo "# packet coverage: not required: $k [$(where "$k")]"
 done
 if [ -z "$extra" ]; then

@@ -22,7 +22,7 @@
  *
  * Packet fields: every packet libipt's packet decoder returns is filed
  * under a kind ("tip/ipc2", "tnt.8/5", "mode.exec/32", "cyc/3b", "pip/nr0",
- * "cbr/36",
+ * "pip.psb/nr0", "cbr/36",
  * "fup.psb/ipc3", "fup>tip.pgd", "tip.pge.resume", ...; see file_packet()),
  * printed as one "# kinds TRACE: K=N ..." line that check.sh folds into
  * its coverage table.
@@ -139,11 +139,12 @@ static void init_config(struct pt_config *cfg, uint8_t *buf, size_t len)
 
 /* Timing packets against what IA32_RTIT_CTL programmed. */
 struct timing {
-	unsigned long tsc, tma, cbr, mtc, cyc, psb;
+	unsigned long tsc, tma, cbr, mtc, cyc, psb, psb_pip, bad_psb_pip;
 	unsigned long bad_tsc, bad_tma, bad_cbr, bad_mtc, bad_cyc;
 	unsigned long short_psb, long_psb, forced_psb;
 	uint64_t last_tsc, psb_off, psb_tsc, period;
 	int in_psb, have_period, psb_gap_open, cyc_low;
+	int psb_has_fup, psb_has_pip;
 	uint64_t gap_off;
 };
 
@@ -176,6 +177,21 @@ static void timing_packet(struct timing *t, const struct pt_packet *pkt,
 		break;
 	case ppt_psbend:
 		t->in_psb = 0;
+		/*
+		 * SDM 33.3.7: a PIP if ContextEn and OS.  A FUP in PSB+ means
+		 * PacketEn, so ContextEn unless a CR3 filter cleared it.
+		 */
+		if (CTL(2) ? t->psb_has_fup && !CTL(7) && !t->psb_has_pip : t->psb_has_pip)
+			t->bad_psb_pip++;
+		t->psb_has_fup = 0;
+		t->psb_has_pip = 0;
+		break;
+	case ppt_pip:
+		t->psb_pip += t->in_psb;
+		t->psb_has_pip |= t->in_psb;
+		break;
+	case ppt_fup:
+		t->psb_has_fup |= t->in_psb;
 		break;
 	case ppt_tsc:
 		t->tsc++;
@@ -242,6 +258,11 @@ static void timing_report(struct timing *t)
 	snprintf(name, sizeof(name), "CBR %d in every PSB+ (%lu CBR, %lu bad)",
 		 NOM_RATIO, t->cbr, t->bad_cbr);
 	tap(t->bad_cbr == 0 && t->cbr == t->psb, "", name);
+	/* a whole IA32_RTIT_CTL value (TraceEn set) says OS */
+	snprintf(name, sizeof(name), "PIP in PSB+ iff OS and ContextEn (%lu in %lu PSB+, %lu bad)",
+		 t->psb_pip, t->psb, t->bad_psb_pip);
+	if (CTL(0))
+		tap(t->bad_psb_pip == 0 && (!CTL(2) || t->psb_pip > 0), "", name);
 	snprintf(name, sizeof(name), "MTC iff MTCEn, each a new CTC >> %u value"
 		 " (%lu MTC, %lu bad)", MTC_FREQ, t->mtc, t->bad_mtc);
 	tap(t->bad_mtc == 0 && (CTL(9) ? t->mtc > 0 : t->mtc == 0), "", name);
@@ -617,7 +638,8 @@ static void file_packet(struct kind_state *ks, const struct pt_packet *pkt)
 		}
 		break;
 	case ppt_pip:
-		snprintf(k, sizeof(k), "pip/nr%u", pkt->payload.pip.nr);
+		snprintf(k, sizeof(k), "%s/nr%u", ks->in_psb ? "pip.psb" : "pip",
+			 pkt->payload.pip.nr);
 		pkt_kind(k, 0, 0);
 		pips++;
 		if (have_pip && (pkt->payload.pip.cr3 != want_pip ||

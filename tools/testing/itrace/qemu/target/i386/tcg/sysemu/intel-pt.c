@@ -828,6 +828,15 @@ static void pt_ret_stack_clear(CPUX86State *env)
  * that the CYC packets between two MTC account for all cycles between
  * them, which decoders calibrate the cycle-to-TSC ratio with.
  */
+/* PIP: CR3[51:5] in payload bits 47:1; NR (bit 0) is 0 (no VMX). */
+static void pt_pip(CPUX86State *env)
+{
+    pt_packet(env, 8);
+    pt_byte(env, PT_EXT);
+    pt_byte(env, PT_EXT_PIP);
+    pt_bytes_le(env, (env->cr[3] >> 5) << 1, 6);
+}
+
 static void pt_psb_plus(CPUX86State *env, target_ulong ip)
 {
     IntelPTState *pt = &env->pt;
@@ -879,6 +888,10 @@ static void pt_psb_plus(CPUX86State *env, target_ulong ip)
     pt_byte(env, PT_EXT_CBR);
     pt_byte(env, INTEL_PT_TCG_BUS_RATIO);
     pt_byte(env, 0);
+    /* SDM 33.3.7: PIP if ContextEn and IA32_RTIT_CTL.OS */
+    if ((env->msr_rtit_ctrl & RTIT_CTL_OS) && pt_context_en(env)) {
+        pt_pip(env);
+    }
     pt_mode_exec(env);
     if (pt->packet_en) {
         pt_ip_packet(env, PT_FUP, ip);
@@ -1186,13 +1199,9 @@ static void pt_mov_cr3(CPUX86State *env)
     now_en = pt_context_en(env) && pt->filter_en;
     if (pt->packet_en && now_en) {
         if (env->msr_rtit_ctrl & RTIT_CTL_OS) {
-            /* Payload: CR3[51:5] in bits 47:1; NR (bit 0) is 0. */
             pt_tnt_flush(env);
             pt_timing(env, false);
-            pt_packet(env, 8);
-            pt_byte(env, PT_EXT);
-            pt_byte(env, PT_EXT_PIP);
-            pt_bytes_le(env, (env->cr[3] >> 5) << 1, 6);
+            pt_pip(env);
         }
     } else if (now_en) {
         pt_enable_packets(env, env->eip);
