@@ -47,6 +47,17 @@ static bool core_pmu_type(unsigned int type)
 	return false;
 }
 
+/* Is type an itrace PMU's?  op_open_other()'s random type may be one. */
+static bool itrace_pmu_type(unsigned int type)
+{
+	int i;
+
+	for (i = 0; i < sh->nr_pmus; i++)
+		if (sh->pmus[i].type == (int)type && sh->pmus[i].itrace)
+			return true;
+	return false;
+}
+
 static const struct pmu_info *pick_pmu(struct ctx *c, bool itrace)
 {
 	int i, start = rnd(&c->rng, MAX_PMUS);
@@ -290,7 +301,8 @@ void op_open_other(struct ctx *c)
 	LOOSE(c, err_of(fd), 0, ENOENT, EINVAL, EACCES, EOPNOTSUPP, ENODEV,
 	      ENOSPC, EMFILE);
 	if (fd >= 0)
-		add_event(c, fd, attr.type == PERF_TYPE_SOFTWARE ? EV_SW : 0);
+		add_event(c, fd, attr.type == PERF_TYPE_SOFTWARE ? EV_SW :
+			  itrace_pmu_type(attr.type) ? EV_ITRACE : 0);
 }
 
 static int trace_fd_open(int fd, unsigned long flags)
