@@ -767,6 +767,18 @@ static void activate(struct tl_dec *x, struct tl_stream *s)
 	x->tl->ops->switch_to(x->ctx, s->th, s->as, stream_cpu(s, s->runs[0].buf));
 }
 
+/* Make th, in address space as, the thread of s and the caller's current one. */
+static void set_owner(struct tl_dec *x, struct tl_stream *s, struct tl_thread *th,
+		      struct tl_aspace *as)
+{
+	if (as != s->as)
+		set_image(x, s, as);
+	s->th = th;
+	s->as = as;
+	x->active = s;
+	x->tl->ops->switch_to(x->ctx, th, as, stream_cpu(s, s->runs[0].buf));
+}
+
 static bool dec_time(struct tl_stream *s, uint64_t *tsc);
 
 /*
@@ -946,12 +958,8 @@ static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, boo
 	if (chunk != s->chunk && s->chunk != SIZE_MAX && chunk != SIZE_MAX && th == s->th) {
 		s->chunk = chunk;
 		s->key = ct;
-		if (as != s->as) {
-			set_image(x, s, as);
-			s->as = as;
-			x->active = s;
-			tl->ops->switch_to(x->ctx, th, as, stream_cpu(s, s->runs[0].buf));
-		}
+		if (as != s->as)
+			set_owner(x, s, th, as);
 		return true;
 	}
 	if (chunk != SIZE_MAX)
@@ -959,12 +967,7 @@ static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, boo
 	if (th == s->th && as == s->as)
 		return false;
 	changed = th != s->th;
-	if (as != s->as)
-		set_image(x, s, as);
-	s->th = th;
-	s->as = as;
-	x->active = s;
-	tl->ops->switch_to(x->ctx, th, as, stream_cpu(s, s->runs[0].buf));
+	set_owner(x, s, th, as);
 	/*
 	 * The order of the pieces: per-task, by the time each ended (one
 	 * thread's never overlap, so its own come in order); CPU-wide, by
@@ -1366,13 +1369,9 @@ static bool pt_exec(struct tl_dec *x, struct tl_stream *s, uint64_t ip)
 	if (!s->th || !s->b || s->chunk == SIZE_MAX || x->tl->cpu_wide)
 		return false;
 	as = exec_aspace(s->as, ip, s->b->own[s->chunk].time);
-	if (!as)
-		return false;
-	set_image(x, s, as);
-	s->as = as;
-	x->active = s;
-	x->tl->ops->switch_to(x->ctx, s->th, as, stream_cpu(s, s->runs[0].buf));
-	return true;
+	if (as)
+		set_owner(x, s, s->th, as);
+	return as;
 }
 
 /*
@@ -1602,11 +1601,8 @@ struct tl_aspace *tl_aspace_of(struct timeline *tl, uint32_t pid, uint64_t time)
 static void bts_switch(struct tl_dec *x, struct tl_stream *s, struct tl_thread *th,
 		       struct tl_aspace *as)
 {
-	if (th == s->th && as == s->as)
-		return;
-	s->th = th;
-	s->as = as;
-	x->tl->ops->switch_to(x->ctx, th, as, stream_cpu(s, s->runs[0].buf));
+	if (th != s->th || as != s->as)
+		set_owner(x, s, th, as);
 }
 
 /*

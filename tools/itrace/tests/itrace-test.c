@@ -822,21 +822,38 @@ static const char * const exec_chunk_stats[] = {
 	"total errors 0", "thread 42 total insns 21", "thread 50 total insns 63",
 };
 
-static void test_exec_in_chunk(const char *itrace)
+/*
+ * write_exec_chunk(file, after, pip) decoded with --stats: exit 0 and
+ * exec_chunk_stats, asserted as "WHAT: CLAIM".  False if it could not be
+ * written (asserted failed too).
+ */
+static bool exec_chunk_decodes(const char *what, const char *claim, const char *file,
+			       uint64_t after, bool pip)
 {
-	char cmd[1024], *out;
+	char *out;
 	int ret;
 
-	if (!write_exec_chunk(tmp("exec-chunk.itrace"), 30, false)) {
-		ok(0, "exec in a chunk: write the recording");
-		return;
+	if (!write_exec_chunk(tmp(file), after, pip)) {
+		ok(0, "%s: write the recording", what);
+		return false;
 	}
-	out = decode_stats(tmp("exec-chunk.itrace"), &ret);
+	out = decode_stats(tmp(file), &ret);
 	ok(ret == 0 && out && has_lines(out, exec_chunk_stats, ARRAY_SIZE(exec_chunk_stats)),
-	   "exec in a chunk: the child's trace before its exec decodes in its parent's mappings, after it in its own: 0 errors");
+	   "%s: %s", what, claim);
 	if (nr_fail && out)
 		fprintf(stderr, "# stats:\n%s", out);
 	free(out);
+	return true;
+}
+
+static void test_exec_in_chunk(const char *itrace)
+{
+	char cmd[1024];
+
+	if (!exec_chunk_decodes("exec in a chunk",
+				"the child's trace before its exec decodes in its parent's mappings, after it in its own: 0 errors",
+				"exec-chunk.itrace", 30, false))
+		return;
 	/*
 	 * 50's piece on cpu 1 (its TIP.PGE before the PSB+ that times it)
 	 * comes after its pieces on cpu 0 (before and after the exec), the
@@ -860,19 +877,12 @@ static void test_exec_in_chunk(const char *itrace)
  */
 static void test_exec_late_time(const char *itrace)
 {
-	char cmd[1024], *out;
-	int ret;
+	char cmd[1024];
 
-	if (!write_exec_chunk(tmp("exec-late.itrace"), 20, false)) {
-		ok(0, "exec, time late: write the recording");
+	if (!exec_chunk_decodes("exec, time late",
+				"the new program's code found in the chunk's newer address space (--stats): 0 errors",
+				"exec-late.itrace", 20, false))
 		return;
-	}
-	out = decode_stats(tmp("exec-late.itrace"), &ret);
-	ok(ret == 0 && out && has_lines(out, exec_chunk_stats, ARRAY_SIZE(exec_chunk_stats)),
-	   "exec, time late: the new program's code found in the chunk's newer address space (--stats): 0 errors");
-	if (nr_fail && out)
-		fprintf(stderr, "# stats:\n%s", out);
-	free(out);
 	snprintf(cmd, sizeof(cmd),
 		 "out=$(%s decode --insn %s 2>&1) && ! printf '%%s' \"$out\" | grep -q error &&\n"
 		 "test \"$(printf '%%s\\n' \"$out\" | grep -c '^ *[0-9]* 00000000005[0-9a-f]\\{5\\} ')\" = 42",
@@ -890,19 +900,9 @@ static void test_exec_late_time(const char *itrace)
  */
 static void test_psb_pip(void)
 {
-	char *out;
-	int ret;
-
-	if (!write_exec_chunk(tmp("exec-pip.itrace"), 30, true)) {
-		ok(0, "PIP in PSB+: write the recording");
-		return;
-	}
-	out = decode_stats(tmp("exec-pip.itrace"), &ret);
-	ok(ret == 0 && out && has_lines(out, exec_chunk_stats, ARRAY_SIZE(exec_chunk_stats)),
-	   "PIP in PSB+: a status update, no change of address space: 0 errors, every instruction");
-	if (nr_fail && out)
-		fprintf(stderr, "# stats:\n%s", out);
-	free(out);
+	exec_chunk_decodes("PIP in PSB+",
+			   "a status update, no change of address space: 0 errors, every instruction",
+			   "exec-pip.itrace", 30, true);
 }
 
 /* test_threads()'s per-thread --stats lines, as itrace file and as perf.data */
