@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <intel-pt.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -175,19 +176,71 @@ int itrace_mem_image(const char *name, const void *buf, size_t size, char *path,
 	return fd;
 }
 
-/* Whether path is an ELFCLASS32 file: its code runs in 32-bit (compat) mode. */
-static bool elf_class32(const char *path)
+/*
+ * What the ELF file at path says of its mapping at [addr, addr + len) from
+ * file offset pgoff: *is32, whether its code is 32-bit (ELFCLASS32: a
+ * compat-mode program, the 32-bit vDSO); *entry, the address of the
+ * file's entry point (e_entry) if the mapping holds it, else 0.  Programs
+ * and the dynamic linker have an entry point, libraries have none
+ * (e_entry 0): after an exec, user mode begins there.
+ */
+static void elf_facts(const char *path, uint64_t addr, uint64_t len, uint64_t pgoff,
+		      bool *is32, uint64_t *entry)
 {
-	unsigned char ident[EI_NIDENT];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	bool r;
+	GElf_Ehdr eh;
+	GElf_Phdr ph;
+	size_t i, n;
+	Elf *e;
 
+	*is32 = false;
+	*entry = 0;
 	if (fd < 0)
-		return false;
-	r = pread(fd, ident, sizeof(ident), 0) == sizeof(ident) &&
-	    !memcmp(ident, ELFMAG, SELFMAG) && ident[EI_CLASS] == ELFCLASS32;
+		return;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF && gelf_getehdr(e, &eh)) {
+		*is32 = eh.e_ident[EI_CLASS] == ELFCLASS32;
+		for (i = 0; eh.e_entry && !elf_getphdrnum(e, &n) && i < n; i++) {
+			uint64_t off;
+
+			if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD ||
+			    eh.e_entry - ph.p_vaddr >= ph.p_filesz)
+				continue;
+			off = ph.p_offset + (eh.e_entry - ph.p_vaddr);
+			if (off >= pgoff && off - pgoff < len)
+				*entry = addr + (off - pgoff);
+			break;
+		}
+	}
+	elf_end(e);
 	close(fd);
-	return r;
+}
+
+/* elf_facts() of im's newest section, path's [addr, addr + len) from pgoff. */
+static void image_elf(struct itrace_image *im, const char *path, uint64_t addr,
+		      uint64_t len, uint64_t pgoff)
+{
+	uint64_t entry, *n;
+
+	elf_facts(path, addr, len, pgoff, &im->is32[im->nr_isids - 1], &entry);
+	if (!entry)
+		return;
+	n = realloc(im->entries, (im->nr_entries + 1) * sizeof(*n));
+	if (!n)
+		itrace_oom();
+	im->entries = n;
+	im->entries[im->nr_entries++] = entry;
+}
+
+bool itrace_image_is_entry(const struct itrace_image *im, uint64_t ip)
+{
+	size_t i;
+
+	for (i = 0; i < im->nr_entries; i++)
+		if (im->entries[i] == ip)
+			return true;
+	return false;
 }
 
 int itrace_image_add(struct itrace_image *im, struct symtab *st, const char *name,
@@ -209,7 +262,7 @@ int itrace_image_add(struct itrace_image *im, struct symtab *st, const char *nam
 		fprintf(stderr, "itrace: warning: %s at 0x%llx: %s\n", path,
 			(unsigned long long)addr, pt_errstr(pt_errcode(err)));
 	else
-		im->is32[im->nr_isids - 1] = elf_class32(path);
+		image_elf(im, path, addr, len, pgoff);
 	if (st && sym_add_mapping(st, name, path, addr, len, pgoff))
 		fprintf(stderr, "itrace: warning: no symbols for %s\n", path);
 	return 0;
@@ -290,5 +343,8 @@ void itrace_image_fini(struct itrace_image *im)
 	free(im->is32);
 	im->is32 = NULL;
 	im->nr_isids = 0;
+	free(im->entries);
+	im->entries = NULL;
+	im->nr_entries = 0;
 }
 

@@ -107,6 +107,8 @@ struct itrace_image {
 	int				*isids;	/* its sections in the cache, oldest first */
 	bool				*is32;	/* each one's code 32-bit (an ELFCLASS32 file) */
 	size_t				nr_isids;
+	uint64_t			*entries;	/* programs' entry points in it */
+	size_t				nr_entries;
 };
 
 int itrace_image_init(struct itrace_image *im, const char *name);
@@ -126,6 +128,12 @@ int itrace_image_read(const struct itrace_image *im, uint8_t *buf, size_t size, 
  */
 int itrace_image_read_mode(const struct itrace_image *im, uint8_t *buf, size_t size,
 			   uint64_t ip, bool *is32);
+/*
+ * Whether ip is the entry point (ELF e_entry) of a file itrace_image_add()
+ * mapped in im: a program's or the dynamic linker's, where user mode
+ * begins after an exec.
+ */
+bool itrace_image_is_entry(const struct itrace_image *im, uint64_t ip);
 
 /* A decoder configuration for trace [trace, trace + size) of that CPU. */
 void itrace_pt_config(struct pt_config *cfg, const uint8_t *trace, size_t size,

@@ -484,6 +484,7 @@ static void free_aspace(struct tl_aspace *as)
 			pt_image_free(as->im.image);
 		free(as->im.isids);
 		free(as->im.is32);
+		free(as->im.entries);
 		sym_free(as->st);
 		free(as->maps);
 		free(as);
@@ -877,13 +878,36 @@ static struct tl_aspace *cr3_aspace(struct timeline *tl, struct tl_stream *s,
 }
 
 /*
+ * The trace enables (TIP.PGE) at user-mode ip, the entry point of a
+ * program or of the dynamic linker, where user mode begins after an exec,
+ * and as has no entry point there: the first newer address space of as's
+ * process, begun before the chunk ended (end), that has.  NULL: none.
+ * This is what tells an exec that time does not (a trace without timing
+ * packets, or one whose last time lies before the exec's sideband) when
+ * as maps code at ip too: two non-PIE programs.  (Where as maps nothing
+ * at ip, libipt fails there before it reports the TIP.PGE: pt_exec().)
+ * Without time, a program that execs itself stays in as.
+ */
+static struct tl_aspace *entry_aspace(struct tl_aspace *as, uint64_t ip, uint64_t end)
+{
+	if ((ip >> 63) || itrace_image_is_entry(&as->im, ip))
+		return NULL;
+	for (as = as->next; as && as->start <= end; as = as->next)
+		if (itrace_image_is_entry(&as->im, ip))
+			return as;
+	return NULL;
+}
+
+/*
  * Where the trace (re)starts: at decoder offset off of the current run,
- * at TSC tsc if have_tsc.  paging: a CR3 change (PIP) to cr3.  want: the
- * thread, known from the trace itself (sync_switch()); NULL: looked up.
+ * at TSC tsc if have_tsc.  paging: a CR3 change (PIP) to cr3.  pge_ip: the
+ * IP of the TIP.PGE it restarts with, 0 if none.  want: the thread, known
+ * from the trace itself (sync_switch()); NULL: looked up.
  * Returns true when the thread changed (the stream yields).
  */
 static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, bool have_tsc,
-			uint64_t tsc, bool paging, uint64_t cr3, struct tl_thread *want)
+			uint64_t tsc, bool paging, uint64_t cr3, uint64_t pge_ip,
+			struct tl_thread *want)
 {
 	struct timeline *tl = x->tl;
 	uint64_t o = tl_run_offset(&s->runs[s->cur], off), t = NO_TIME, ct = NO_TIME;
@@ -946,10 +970,21 @@ static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, boo
 	else
 		as = NULL;
 	if (!as) {
-		as = aspace_at(tl, th->pid, t != NO_TIME ? t : ct);
+		/*
+		 * No time: the oldest the chunk can run in (chunk_start());
+		 * an exec within it moves on (entry_aspace(), pt_exec()).
+		 */
+		as = aspace_at(tl, th->pid, t != NO_TIME ? t :
+					    chunk != SIZE_MAX ? chunk_start(s->b, chunk) : ct);
 		/* never back to an older one within a thread's run */
 		if (th == s->th && s->as && s->as->pid == as->pid && as->start < s->as->start)
 			as = s->as;
+	}
+	if (pge_ip && chunk != SIZE_MAX && th == s->th) {
+		struct tl_aspace *nas = entry_aspace(as, pge_ip, s->b->own[chunk].time);
+
+		if (nas)
+			as = nas;
 	}
 	s->look_from = off;
 	if (tl->sw_owner && t != NO_TIME)
@@ -1100,7 +1135,7 @@ static bool owner_after_sync(struct tl_dec *x, struct tl_stream *s)
 	s->ss_time = NO_TIME;
 	s->ss_paging = false;
 	s->last_class = ptic_other;
-	return check_owner(x, s, dec_offset(s), have, tsc, false, 0, NULL);
+	return check_owner(x, s, dec_offset(s), have, tsc, false, 0, 0, NULL);
 }
 
 /* Open the stream's next run: -1 on ENOMEM, 0 opened, 1 none left. */
@@ -1224,7 +1259,7 @@ static bool switch_due(struct tl_dec *x, struct tl_stream *s)
 		return false;
 	}
 	s->sw_next = NO_TIME;
-	return check_owner(x, s, dec_offset(s), true, tsc, false, 0, NULL);
+	return check_owner(x, s, dec_offset(s), true, tsc, false, 0, 0, NULL);
 }
 
 /*
@@ -1262,7 +1297,7 @@ static bool sync_switch(struct tl_dec *x, struct tl_stream *s, uint64_t ip)
 		;
 	if (i == b->nr_sw)
 		return false;
-	return check_owner(x, s, dec_offset(s), false, 0, paging, s->ss_cr3, b->sw[i].th);
+	return check_owner(x, s, dec_offset(s), false, 0, paging, s->ss_cr3, 0, b->sw[i].th);
 }
 
 /*
@@ -1287,7 +1322,7 @@ static bool restart(struct tl_dec *x, struct tl_stream *s, const struct pt_event
 	}
 	s->ss_time = NO_TIME;
 	changed = check_owner(x, s, dec_offset(s), ev->has_tsc, ev->tsc, paging,
-			      paging ? cr3 : 0, NULL);
+			      paging ? cr3 : 0, paging ? 0 : ev->variant.enabled.ip, NULL);
 	/*
 	 * The kernel stopped and restarted the trace inside the context
 	 * switch it is making (seen in __perf_event_task_sched_out(): a

@@ -675,10 +675,12 @@ static int run_out(const char *cmd, char **out);
 
 #define ST_IDS	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 
-static void put_mmap(struct pev_buf *b, uint32_t pid, uint64_t addr, uint64_t time)
+/* pid maps tiny's text (the ELF file at path: a copy of tiny) at addr at time */
+static void put_mmap_file(struct pev_buf *b, uint32_t pid, uint64_t addr, uint64_t time,
+			  const char *path)
 {
 	struct pev_id id = { .pid = pid, .tid = pid, .time = time };
-	size_t nl = strlen(tiny_path) + 1;
+	size_t nl = strlen(path) + 1;
 	uint8_t body[64 + 256] = { 0 };
 	uint32_t prot = PROT_READ | PROT_EXEC, flags = MAP_PRIVATE;
 	uint64_t len = text_size, off = text_off;
@@ -690,8 +692,13 @@ static void put_mmap(struct pev_buf *b, uint32_t pid, uint64_t addr, uint64_t ti
 	memcpy(body + 24, &off, 8);
 	memcpy(body + 56, &prot, 4);
 	memcpy(body + 60, &flags, 4);
-	memcpy(body + 64, tiny_path, nl);
+	memcpy(body + 64, path, nl);
 	pev_put_id(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, body, 64 + nl, ST_IDS, &id);
+}
+
+static void put_mmap(struct pev_buf *b, uint32_t pid, uint64_t addr, uint64_t time)
+{
+	put_mmap_file(b, pid, addr, time, tiny_path);
 }
 
 static void put_task(struct pev_buf *b, uint32_t type, uint16_t misc, uint32_t pid,
@@ -768,15 +775,17 @@ static FILE *begin_v2(const char *path, uint32_t flags, const struct perf_event_
  * from it at 5, runs tiny on cpu 0 (TSC 12), execs at 25 (tiny mapped
  * 0x100000 higher), runs it (TSC after) and is switched out at 40; it runs
  * again on cpu 1 after 42 (TSC 50), switched out at 60.  Perf time = TSC.
- * pip: cpu 0's PSB+ carry PIPs (encode_tiny_pip()).  Written to path;
- * false if it could not be.
+ * pip: cpu 0's PSB+ carry PIPs (encode_tiny_pip()).  after 0: no TSC
+ * packets at all (itrace record --no-timing).  Written to path; false if
+ * it could not be.
  */
 static bool write_exec_chunk(const char *path, uint64_t after, bool pip)
 {
 	struct perf_event_attr attr = { .size = sizeof(attr), .sample_id_all = 1,
 					.sample_type = ST_IDS, .exclude_kernel = 1 };
 	struct itrace_time tm = { .time_mult = 1, .flags = ITRACE_TIME_ZERO };
-	const uint64_t tsc0[2] = { 12, after }, tsc1[2] = { 10, 50 };
+	const uint64_t tsc0[2] = { after ? 12 : 0, after };
+	const uint64_t tsc1[2] = { after ? 10 : 0, after ? 50 : 0 };
 	static const uint64_t shift[2] = { 0, 0x100000 };
 	struct pev_buf sb = { 0 };
 	uint8_t t0[8192], t1[8192];
@@ -846,6 +855,21 @@ static bool exec_chunk_decodes(const char *what, const char *claim, const char *
 	return true;
 }
 
+/*
+ * write_exec_chunk()'s file decoded with --insn: no error, and the 42
+ * instructions of the new program (at 0x5xxxxx, tiny shifted up).
+ */
+static void new_program_insns(const char *itrace, const char *what, const char *file)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd),
+		 "out=$(%s decode --insn %s 2>&1) && ! printf '%%s' \"$out\" | grep -q error &&\n"
+		 "test \"$(printf '%%s\\n' \"$out\" | grep -c '^ *[0-9]* 00000000005[0-9a-f]\\{5\\} ')\" = 42",
+		 itrace, tmp(file));
+	ok(run(cmd) == 0, "%s: --insn decodes the new program's 42 instructions, no error", what);
+}
+
 static void test_exec_in_chunk(const char *itrace)
 {
 	char cmd[1024];
@@ -872,23 +896,101 @@ static void test_exec_in_chunk(const char *itrace)
  * is before the exec (20, not 30): a timing packet's time lags the code
  * after it, and exec_mmap()'s CR3 switch comes before the exec's sideband.
  * The new code is then not in the address space the time gives: decode
- * finds it in the newer one of the chunk.  Both decoders: --stats (blocks)
- * and --insn (instructions).
+ * finds it in the newer one of the chunk (pt_exec(): libipt fails on the
+ * code at the TIP.PGE's IP before it reports the event).  Both decoders:
+ * --stats (blocks) and --insn (instructions).
  */
 static void test_exec_late_time(const char *itrace)
 {
-	char cmd[1024];
+	if (exec_chunk_decodes("exec, time late",
+			       "the new program's code found in the chunk's newer address space (--stats): 0 errors",
+			       "exec-late.itrace", 20, false))
+		new_program_insns(itrace, "exec, time late", "exec-late.itrace");
+}
 
-	if (!exec_chunk_decodes("exec, time late",
-				"the new program's code found in the chunk's newer address space (--stats): 0 errors",
-				"exec-late.itrace", 20, false))
-		return;
-	snprintf(cmd, sizeof(cmd),
-		 "out=$(%s decode --insn %s 2>&1) && ! printf '%%s' \"$out\" | grep -q error &&\n"
-		 "test \"$(printf '%%s\\n' \"$out\" | grep -c '^ *[0-9]* 00000000005[0-9a-f]\\{5\\} ')\" = 42",
-		 itrace, tmp("exec-late.itrace"));
-	ok(run(cmd) == 0,
-	   "exec, time late: --insn decodes the new program's 42 instructions, no error");
+/*
+ * The same without timing packets (itrace record --no-timing): only the
+ * PERF_RECORD_AUX times place the child's chunk, which holds its exec.
+ * It starts in the oldest address space the chunk can run in, its
+ * parent's copy; the new program's code, not mapped there, moves it on.
+ */
+static void test_exec_no_timing(const char *itrace)
+{
+	if (exec_chunk_decodes("exec, no timing",
+			       "before the exec in the parent's mappings, after it in its own (--stats): 0 errors",
+			       "exec-notime.itrace", 0, false))
+		new_program_insns(itrace, "exec, no timing", "exec-notime.itrace");
+}
+
+/*
+ * A child that execs another program mapped at the addresses of its
+ * parent's (two non-PIE programs), recorded without timing packets: the
+ * TIP.PGE at the new program's entry point is all that tells the exec,
+ * for its code is mapped in the old address space too.  tiny2 is a copy
+ * of tiny whose entry point is _start+0x17 (mov $60, %eax; xor; syscall).
+ * Process 50 forks from 42 at 5, runs tiny (21 instructions, in its
+ * parent's mappings), execs tiny2 at 25 and runs its 3 instructions;
+ * switched out at 40.  Those 3 are tiny2's ("tiny2:_start" in --stats),
+ * not tiny's.
+ */
+static void test_exec_same_addresses(void)
+{
+	static const char * const want[] = {
+		"total errors 0", "thread 50 total insns 24", "thread 50 insns _start 15",
+		"thread 50 insns tiny2:_start 3",
+	};
+	struct perf_event_attr attr = { .size = sizeof(attr), .sample_id_all = 1,
+					.sample_type = ST_IDS, .exclude_kernel = 1 };
+	struct itrace_time tm = { .time_mult = 1, .flags = ITRACE_TIME_ZERO };
+	char file[256], tiny2[256];
+	uint64_t entry = sym_start + 0x17;
+	struct pev_buf sb = { 0 };
+	char cmd[1024], *out = NULL;
+	uint8_t t[8192];
+	size_t n, k;
+	struct enc e;
+	int ret = -1;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s", tmp("exec-same.itrace"));
+	snprintf(tiny2, sizeof(tiny2), "%s", tmp("tiny2"));
+	snprintf(cmd, sizeof(cmd), "cp %s %s", tiny_path, tiny2);
+	n = encode_tiny_tsc(&e, 0, 0, false);
+	memcpy(t, e.buf, n);
+	enc_init(&e);
+	enc_ip(&e, ppt_tip_pge, pt_ipc_sext_48, entry);
+	enc_ip(&e, ppt_tip_pgd, pt_ipc_suppressed, 0);	/* syscall */
+	k = enc_end(&e);
+	memcpy(t + n, e.buf, k);
+	f = !n || !k || run(cmd) ? NULL : fopen(tiny2, "r+b");
+	/* e_entry, of ELF64's header */
+	if (f && (fseek(f, 24, SEEK_SET) || fwrite(&entry, 8, 1, f) != 1)) {
+		fclose(f);
+		f = NULL;
+	}
+	if (f && fclose(f) == 0) {
+		put_task(&sb, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 42, 0, 42, 1);
+		put_mmap(&sb, 42, text_vaddr, 2);
+		put_task(&sb, PERF_RECORD_FORK, 0, 50, 42, 50, 5);
+		put_task(&sb, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 50, 0, 50, 25);
+		put_mmap_file(&sb, 50, text_vaddr, 26, tiny2);
+		put_aux(&sb, 50, 50, 0, 0, n + k, 40);
+		f = begin_v2(file, ITRACE_FLAG_PER_CPU, &attr, &tm, &sb);
+	} else {
+		f = NULL;
+	}
+	free(sb.buf);
+	if (f) {
+		itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, 0, t, n + k, NULL, 0);
+		itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
+		if (fclose(f) == 0)
+			out = decode_stats(file, &ret);
+	}
+	ok(ret == 0 && out && has_lines(out, want, ARRAY_SIZE(want)),
+	   "exec at the same addresses, no timing: the new program's code from its entry point on (TIP.PGE), its 3 instructions tiny2's");
+	if (nr_fail && out)
+		fprintf(stderr, "# stats:\n%s", out);
+	free(out);
 }
 
 /*
@@ -5818,6 +5920,8 @@ int main(int argc, char **argv)
 	test_threads(argv[2]);
 	test_exec_in_chunk(argv[2]);
 	test_exec_late_time(argv[2]);
+	test_exec_no_timing(argv[2]);
+	test_exec_same_addresses();
 	test_psb_pip();
 	test_sym_find_kernel();
 	test_bts_exec_in_chunk();

@@ -197,12 +197,22 @@ void op_mmap_trace(struct ctx *c)
 			STRICT(c, err, EINVAL);
 		else
 			STRICT(c, err, EBUSY);
+	} else if (!obj_same(c, slot, &o)) {
+		/*
+		 * Another thread closed the trace fd (EBADF) or put a new
+		 * file at its number: what was mapped, if anything, is not
+		 * what the table says.
+		 */
+		done(c, err);
+		if (addr != MAP_FAILED)
+			munmap(addr, len);
+		return;
 	} else {
 		LOOSE(c, err, 0, EINVAL, EBUSY, EPERM, ENOMEM, EOPNOTSUPP);
 	}
 	if (addr == MAP_FAILED)
 		return;
-	if ((prot & PROT_READ) && obj_same(c, slot, &o))
+	if (prot & PROT_READ)
 		check_user_page(c, addr, pages * PG);
 	m.addr = addr;
 	m.len = len;
