@@ -284,11 +284,16 @@ int ucut_trace(struct ucut *c, const uint8_t *trace, size_t size)
 		if (n == -pte_eos)
 			break;
 		if (n < 0) {
-			/* as it is, up to the next PSB, where all starts again */
+			/*
+			 * As it is, up to the next PSB, where all starts again;
+			 * to the end if libipt finds none after off (it finds
+			 * a PSB that began before the bad packet, in its bytes).
+			 */
 			next = size;
-			if (pt_pkt_sync_forward(dec) >= 0)
-				pt_pkt_get_offset(dec, &next);
-			if (next <= off || copy(&k, off, next - off))
+			if (pt_pkt_sync_forward(dec) < 0 || pt_pkt_get_offset(dec, &next) < 0 ||
+			    next <= off)
+				next = size;
+			if (copy(&k, off, next - off))
 				goto out;
 			k.user = false;
 			k.in_psb = false;

@@ -2032,6 +2032,33 @@ static void test_ucut_reuse(const uint8_t *trace, size_t size)
 	ucut_free(&used);
 }
 
+/*
+ * A packet libipt cannot parse where the next PSB it finds began before
+ * it (in the bytes of the packets before): a PSB+, then the PSB pattern
+ * 15 times (a PSB and 7 pairs too many) and a PSBEND.  The bytes from the
+ * bad packet on are kept as they are, to the end (ucut_trace() used to
+ * fail, and the decode said "out of memory": a libFuzzer finding).
+ */
+static void test_ucut_psb_overlap(void)
+{
+	uint8_t t[50];
+	struct ucut c = { 0 };
+	int i, r;
+
+	for (i = 0; i < 8; i++)
+		memcpy(t + 2 * i, "\x02\x82", 2);
+	memcpy(t + 16, "\x02\x23", 2);
+	for (i = 0; i < 15; i++)
+		memcpy(t + 18 + 2 * i, "\x02\x82", 2);
+	memcpy(t + 48, "\x02\x23", 2);
+	r = ucut_trace(&c, t, sizeof(t));
+	ok(!r && c.size == sizeof(t) && !memcmp(c.bytes, t, sizeof(t)) &&
+	   ucut_offset(&c, 34) == 34 && ucut_offset(&c, 49) == 49,
+	   "ucut: an unparsable packet after which libipt's next PSB began before it: kept as it is, to the end (%d, %zu of %zu bytes)",
+	   r, c.size, sizeof(t));
+	ucut_free(&c);
+}
+
 static void test_user_part(const char *itrace)
 {
 	uint8_t perf[512], bad[sizeof(((struct enc *)0)->buf) + 2];
@@ -2108,6 +2135,7 @@ static void test_user_part(const char *itrace)
 	   (unsigned long long)bad_off, rc);
 	free(err);
 	test_ucut_reuse(e.buf, n);
+	test_ucut_psb_overlap();
 }
 
 static void test_cli(const char *itrace)
