@@ -76,7 +76,7 @@ struct ent {
 	uint64_t	ip;
 	uint64_t	to;		/* branch target; 0: unknown */
 	uint64_t	off;		/* trace offset of an error or overflow */
-	int		err;		/* libipt error code of E_ERROR */
+	int		err;		/* E_ERROR: a walk's error (-pte_*, ITRACE_ERR_STALL) */
 	const char	*msg;		/* E_ERROR: what happened, if not err */
 	uint8_t		size;
 	uint8_t		raw[15];
@@ -1084,7 +1084,7 @@ static const char *mark_msg(const struct ent *e)
 {
 	if (e->kind == E_OVERFLOW)
 		return "hardware lost trace";
-	return e->msg ? e->msg : pt_errstr(e->err);
+	return e->msg ? e->msg : itrace_errstr(e->err);
 }
 
 static void push(struct ctx *x, const struct ent *e)
@@ -1217,7 +1217,7 @@ static void tail_error(void *ctx, struct pt_insn_decoder *dec, int err, uint64_t
 {
 	struct ctx *x = ctx;
 	struct core_thread *t = x->t;
-	struct ent e = { .kind = E_ERROR, .ip = last_ip, .err = pt_errcode(err) };
+	struct ent e = { .kind = E_ERROR, .ip = last_ip, .err = err };
 
 	pt_insn_get_offset(dec, &e.off);
 	e.off += t->from;
@@ -1228,7 +1228,7 @@ static void tail_error(void *ctx, struct pt_insn_decoder *dec, int err, uint64_t
 		snprintf(t->errmsg[t->errors], MSG_LEN,
 			 "decode error at trace offset 0x%llx (last ip 0x%llx): %s",
 			 (unsigned long long)e.off, (unsigned long long)last_ip,
-			 pt_errstr(pt_errcode(err)));
+			 itrace_errstr(err));
 	t->errors++;
 	push(x, &e);
 }

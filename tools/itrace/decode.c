@@ -1217,7 +1217,7 @@ static void decode_error(void *ctx, struct pt_insn_decoder *dec, int err, uint64
 	uint64_t off = 0;
 
 	pt_insn_get_offset(dec, &off);
-	report_error(s, trace_off(s, off), ip, pt_errstr(pt_errcode(err)));
+	report_error(s, trace_off(s, off), ip, itrace_errstr(err));
 }
 
 static void blk_error(void *ctx, struct pt_block_decoder *dec, int err, uint64_t ip)
@@ -1226,7 +1226,7 @@ static void blk_error(void *ctx, struct pt_block_decoder *dec, int err, uint64_t
 	uint64_t off = 0;
 
 	pt_blk_get_offset(dec, &off);
-	report_error(s, trace_off(s, off), ip, pt_errstr(pt_errcode(err)));
+	report_error(s, trace_off(s, off), ip, itrace_errstr(err));
 }
 
 static void event(struct dstate *s, uint64_t off, const struct pt_event *ev)

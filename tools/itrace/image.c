@@ -38,11 +38,35 @@ void itrace_pt_config(struct pt_config *cfg, const uint8_t *trace, size_t size,
 	}
 }
 
+bool itrace_stalled(struct itrace_stall *st, uint64_t off)
+{
+	if (off != st->offset) {
+		st->offset = off;
+		st->same = 0;
+	} else {
+		st->same += st->insns;
+	}
+	st->insns = 0;
+	return st->same >= ITRACE_STALL_INSNS;
+}
+
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
+
+const char *itrace_errstr(int err)
+{
+	if (err == ITRACE_ERR_STALL)
+		return "no trace read for " STR(ITRACE_STALL_INSNS)
+		       " instructions: not the code that ran";
+	return pt_errstr(pt_errcode(err));
+}
+
 int itrace_pt_walk(const struct pt_config *cfg, struct pt_image *image,
 		   const struct pt_walk_ops *ops, void *ctx)
 {
 	struct pt_insn_decoder *dec = pt_insn_alloc_decoder(cfg);
-	uint64_t last_ip = 0;
+	struct itrace_stall st = { 0 };
+	uint64_t last_ip = 0, off;
 	struct pt_event ev;
 	struct pt_insn in;
 	int status;
@@ -83,55 +107,11 @@ int itrace_pt_walk(const struct pt_config *cfg, struct pt_image *image,
 		}
 		last_ip = in.ip;
 		ops->insn(ctx, dec, &in);
+		if (itrace_stall_due(&st, 1) && !pt_insn_get_offset(dec, &off) &&
+		    itrace_stalled(&st, off))
+			status = ITRACE_ERR_STALL;
 	}
 	pt_insn_free_decoder(dec);
-	return 0;
-}
-
-int itrace_blk_walk(const struct pt_config *cfg, struct pt_image *image,
-		    const struct blk_walk_ops *ops, void *ctx)
-{
-	struct pt_block_decoder *dec = pt_blk_alloc_decoder(cfg);
-	uint64_t last_ip = 0;
-	struct pt_event ev;
-	struct pt_block b;
-	int status;
-
-	if (!dec)
-		return -pte_nomem;
-	pt_blk_set_image(dec, image);
-	status = pt_blk_sync_forward(dec);
-	if (status == -pte_eos) {
-		pt_blk_free_decoder(dec);
-		return 1;
-	}
-	while (status != -pte_eos) {
-		if (status < 0) {
-			ops->error(ctx, dec, status, last_ip);
-			status = pt_blk_sync_forward(dec);
-			continue;
-		}
-		while (status & pts_event_pending) {
-			status = pt_blk_event(dec, &ev, sizeof(ev));
-			if (status < 0)
-				break;
-			ops->event(ctx, dec, &ev);
-		}
-		if (status < 0)
-			continue;
-		if (status & pts_eos)
-			break;
-		memset(&b, 0, sizeof(b));
-		status = pt_blk_next(dec, &b, sizeof(b));
-		/* a block may end in an error: its instructions did execute */
-		if (b.ninsn) {
-			last_ip = b.end_ip;
-			ops->block(ctx, dec, &b, status);
-		}
-		if (status == -pte_eos)
-			break;
-	}
-	pt_blk_free_decoder(dec);
 	return 0;
 }
 

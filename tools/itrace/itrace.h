@@ -135,14 +135,51 @@ int itrace_image_read_mode(const struct itrace_image *im, uint8_t *buf, size_t s
  */
 bool itrace_image_is_entry(const struct itrace_image *im, uint64_t ip);
 
+/*
+ * A decoder that goes on decoding without reading any trace follows code
+ * that is not what ran: a loop of direct jumps leaves no packets, and in
+ * the wrong bytes (a damaged or crafted core or recording, a file changed
+ * since) libipt would follow it for ever.  Real code reads a packet at
+ * least every 47 conditional branches, and libipt binds an interrupt's
+ * FUP to its IP even in a loop of direct jumps, so ITRACE_STALL_INSNS
+ * instructions without trace are an error: the walks report
+ * ITRACE_ERR_STALL and go on at the next PSB.  The decoder's offset is
+ * read every ITRACE_STALL_CHECK instructions only.
+ */
+#define ITRACE_STALL_INSNS	4194304		/* 2^22 */
+#define ITRACE_STALL_CHECK	65536		/* 2^16 */
+/* The walks' own error code, beside libipt's (-pte_*). */
+#define ITRACE_ERR_STALL	(-0x100)
+
+struct itrace_stall {
+	uint64_t	offset;		/* the decoder's trace offset at the last check */
+	uint64_t	same;		/* instructions since the offset last changed */
+	uint32_t	insns;		/* instructions since the last check */
+};
+
+/* After n instructions: true when itrace_stalled() is due. */
+static inline bool itrace_stall_due(struct itrace_stall *st, uint32_t n)
+{
+	st->insns += n;
+	return st->insns >= ITRACE_STALL_CHECK;
+}
+
+/*
+ * With the decoder's trace offset off (bytes), when itrace_stall_due():
+ * true if ITRACE_STALL_INSNS or more instructions were decoded since the
+ * offset last changed.
+ */
+bool itrace_stalled(struct itrace_stall *st, uint64_t off);
+
+/* What a walk's error err (-pte_*, or ITRACE_ERR_STALL) says. */
+const char *itrace_errstr(int err);
+
 /* A decoder configuration for trace [trace, trace + size) of that CPU. */
 void itrace_pt_config(struct pt_config *cfg, const uint8_t *trace, size_t size,
 		      uint32_t vendor, uint32_t family, uint32_t model, uint32_t stepping);
 /* Decode from the first PSB to the end: 0, 1 if there is no PSB, <0 on ENOMEM. */
 int itrace_pt_walk(const struct pt_config *cfg, struct pt_image *image,
 		   const struct pt_walk_ops *ops, void *ctx);
-int itrace_blk_walk(const struct pt_config *cfg, struct pt_image *image,
-		    const struct blk_walk_ops *ops, void *ctx);
 /*
  * Map file offset pgoff of path at [addr, addr + len) in the image and the
  * symbol table: 0, 1 if the file holds nothing there, -errno if it cannot be read.

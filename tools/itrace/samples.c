@@ -278,7 +278,7 @@ static void on_error(void *ctx, struct pt_insn_decoder *dec, int err, uint64_t l
 		snprintf(s->errmsg, sizeof(s->errmsg),
 			 "decode error at trace offset 0x%llx (last ip 0x%llx): %s",
 			 (unsigned long long)off, (unsigned long long)last_ip,
-			 pt_errstr(pt_errcode(err)));
+			 itrace_errstr(err));
 	s->errors++;
 }
 

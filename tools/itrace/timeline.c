@@ -627,6 +627,7 @@ struct tl_stream {
 	int			status;
 	uint64_t		last_ip;
 	uint64_t		nomap_ip;	/* where -pte_nomap was, 0: unknown */
+	struct itrace_stall	stall;		/* instructions without trace read */
 	struct tl_thread	*th;
 	struct tl_aspace	*as;
 	uint64_t		key;		/* when its next piece ran */
@@ -1411,7 +1412,7 @@ static bool pt_exec(struct tl_dec *x, struct tl_stream *s, uint64_t ip)
 
 /*
  * Decode s until its trace passes to another thread (true: yield) or it
- * ends (false, s->done).  The walk is itrace_pt_walk()/itrace_blk_walk()'s,
+ * ends (false, s->done).  The walk is itrace_pt_walk()'s (or the same with blocks),
  * with a check of the owner at every place the trace restarts.
  */
 static int stream_run(struct tl_dec *x, struct tl_stream *s)
@@ -1514,6 +1515,11 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 				if (sync)
 					yield |= sync_step(x, s, in.ip, in.iclass);
 				x->iops->insn(x->ctx, s->idec, &in);
+				if (itrace_stall_due(&s->stall, 1) &&
+				    itrace_stalled(&s->stall, dec_offset(s))) {
+					s->status = ITRACE_ERR_STALL;
+					break;
+				}
 				if (s->sw_next != NO_TIME && switch_due(x, s))
 					yield = true;
 			} while (!yield && !(s->status & (pts_event_pending | pts_eos)));
@@ -1536,6 +1542,12 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 						yield |= sync_step(x, s, b.ip, s->status < 0 ?
 								   ptic_other : b.iclass);
 					x->bops->block(x->ctx, s->bdec, &b, s->status);
+					if (s->status >= 0 &&
+					    itrace_stall_due(&s->stall, b.ninsn) &&
+					    itrace_stalled(&s->stall, dec_offset(s))) {
+						s->status = ITRACE_ERR_STALL;
+						break;
+					}
 				} else {
 					s->last_class = ptic_other;
 				}

@@ -675,15 +675,14 @@ static int run_out(const char *cmd, char **out);
 
 #define ST_IDS	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU)
 
-/* pid maps tiny's text (the ELF file at path: a copy of tiny) at addr at time */
-static void put_mmap_file(struct pev_buf *b, uint32_t pid, uint64_t addr, uint64_t time,
-			  const char *path)
+/* pid maps [off, off + len) of the file at path at addr, at time */
+static void put_mmap_at(struct pev_buf *b, uint32_t pid, uint64_t addr, uint64_t len,
+			uint64_t off, uint64_t time, const char *path)
 {
 	struct pev_id id = { .pid = pid, .tid = pid, .time = time };
 	size_t nl = strlen(path) + 1;
 	uint8_t body[64 + 256] = { 0 };
 	uint32_t prot = PROT_READ | PROT_EXEC, flags = MAP_PRIVATE;
-	uint64_t len = text_size, off = text_off;
 
 	memcpy(body, &pid, 4);
 	memcpy(body + 4, &pid, 4);
@@ -694,6 +693,13 @@ static void put_mmap_file(struct pev_buf *b, uint32_t pid, uint64_t addr, uint64
 	memcpy(body + 60, &flags, 4);
 	memcpy(body + 64, path, nl);
 	pev_put_id(b, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, body, 64 + nl, ST_IDS, &id);
+}
+
+/* pid maps tiny's text (the ELF file at path: a copy of tiny) at addr at time */
+static void put_mmap_file(struct pev_buf *b, uint32_t pid, uint64_t addr, uint64_t time,
+			  const char *path)
+{
+	put_mmap_at(b, pid, addr, text_size, text_off, time, path);
 }
 
 static void put_mmap(struct pev_buf *b, uint32_t pid, uint64_t addr, uint64_t time)
@@ -991,6 +997,126 @@ static void test_exec_same_addresses(void)
 	if (nr_fail && out)
 		fprintf(stderr, "# stats:\n%s", out);
 	free(out);
+}
+
+/* itrace_pt_walk()'s callbacks: counts */
+struct walk_count {
+	uint64_t	insns;
+	int		stalls, errors;
+};
+
+static void wc_insn(void *ctx, struct pt_insn_decoder *dec, const struct pt_insn *in)
+{
+	((struct walk_count *)ctx)->insns++;
+}
+
+static void wc_event(void *ctx, struct pt_insn_decoder *dec, const struct pt_event *ev)
+{
+}
+
+static void wc_error(void *ctx, struct pt_insn_decoder *dec, int err, uint64_t last_ip)
+{
+	struct walk_count *c = ctx;
+
+	if (err == ITRACE_ERR_STALL)
+		c->stalls++;
+	else
+		c->errors++;
+}
+
+/*
+ * The walk of core and samples (itrace_pt_walk()) on trace t (n bytes)
+ * with path mapped at addr: one stall, no other error, ITRACE_STALL_INSNS
+ * instructions and at most two checks' worth more.
+ */
+static void walk_stalls(const uint8_t *t, size_t n, const char *path, uint64_t addr)
+{
+	static const struct pt_walk_ops ops = {
+		.insn = wc_insn, .event = wc_event, .error = wc_error,
+	};
+	struct walk_count c = { 0 };
+	struct itrace_image im;
+	struct pt_config cfg;
+	int r = -1;
+
+	if (!itrace_image_init(&im, "stall") &&
+	    itrace_image_add_section(&im, path, 0, 4096, addr) >= 0) {
+		itrace_pt_config(&cfg, t, n, ITRACE_CPU_INTEL, 6, 0x55, 0);
+		r = itrace_pt_walk(&cfg, im.image, &ops, &c);
+	}
+	itrace_image_fini(&im);
+	ok(!r && c.stalls == 1 && !c.errors && c.insns >= ITRACE_STALL_INSNS &&
+	   c.insns <= ITRACE_STALL_INSNS + 2 * ITRACE_STALL_CHECK,
+	   "the same, core's and samples' walk: one stall (%d), %d other errors, after %llu instructions",
+	   c.stalls, c.errors, (unsigned long long)c.insns);
+}
+
+/*
+ * Code that is not what ran: the trace enables at a "jmp ." (EB FE),
+ * which leaves no packets, and goes on with a TNT and a TIP packet for
+ * branches that code never reaches, then a PSB+ (tracing off).  Decoding
+ * must not follow it for ever: after ITRACE_STALL_INSNS instructions
+ * without trace read, one error, and the walk goes on at the PSB.
+ * Both decoders: --stats (blocks, in this process) and --insn.
+ */
+static void test_stall_loop(const char *itrace)
+{
+	struct perf_event_attr attr = { .size = sizeof(attr), .sample_id_all = 1,
+					.sample_type = ST_IDS, .exclude_kernel = 1 };
+	struct itrace_time tm = { .time_mult = 1, .flags = ITRACE_TIME_ZERO };
+	static const uint8_t jmp_self[2] = { 0xeb, 0xfe };
+	const uint64_t addr = 0x7000000000ULL;
+	char file[256], bin[256], cmd[1024], *out = NULL, *p;
+	unsigned long long insns = 0;
+	struct pev_buf sb = { 0 };
+	struct enc e;
+	int ret = -1;
+	size_t n;
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s", tmp("stall.itrace"));
+	snprintf(bin, sizeof(bin), "%s", tmp("jmp-self.bin"));
+	enc_init(&e);
+	enc_psb(&e);
+	enc_ip(&e, ppt_tip_pge, pt_ipc_sext_48, addr);
+	enc_tnt(&e, "TT");	/* for conditional branches the code never reaches */
+	enc_ip(&e, ppt_tip, pt_ipc_sext_48, addr);
+	enc_psb(&e);
+	n = enc_end(&e);
+	f = n ? fopen(bin, "wb") : NULL;
+	if (f && (fwrite(jmp_self, sizeof(jmp_self), 1, f) != 1 || fseek(f, 4095, SEEK_SET) ||
+		  fputc(0, f) == EOF)) {
+		fclose(f);
+		f = NULL;
+	}
+	if (f && fclose(f) == 0) {
+		put_task(&sb, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 42, 0, 42, 1);
+		put_mmap_at(&sb, 42, addr, 4096, 0, 2, bin);
+		put_aux(&sb, 42, 42, 0, 0, n, 40);
+		f = begin_v2(file, ITRACE_FLAG_PER_CPU, &attr, &tm, &sb);
+	} else {
+		f = NULL;
+	}
+	free(sb.buf);
+	if (f) {
+		itrace_write_buf_section2(f, ITRACE_SEC_TRACE, 0, 0, e.buf, n, NULL, 0);
+		itrace_write_section(f, ITRACE_SEC_END, 0, NULL, 0);
+		if (fclose(f) == 0)
+			out = decode_stats(file, &ret);
+	}
+	p = out ? strstr(out, "total insns ") : NULL;
+	if (p)
+		insns = strtoull(p + 12, NULL, 10);
+	ok(ret == 3 && out && has_line(out, "total errors 1") && insns >= ITRACE_STALL_INSNS &&
+	   insns <= ITRACE_STALL_INSNS + 2 * ITRACE_STALL_CHECK,
+	   "a loop of direct jumps the trace does not leave (--stats): one error after %llu instructions without trace, exit %d",
+	   insns, ret);
+	free(out);
+	snprintf(cmd, sizeof(cmd),
+		 "%s decode --insn %s 2>&1 >/dev/null | grep -c 'no trace read for 4194304 instructions: not the code that ran' | grep -qx 1",
+		 itrace, file);
+	ok(run(cmd) == 0, "the same (--insn): the error said once, the decode ended");
+	walk_stalls(e.buf, n, bin, addr);
 }
 
 /*
@@ -5950,6 +6076,7 @@ int main(int argc, char **argv)
 	test_exec_late_time(argv[2]);
 	test_exec_no_timing(argv[2]);
 	test_exec_same_addresses();
+	test_stall_loop(argv[2]);
 	test_psb_pip();
 	test_sym_find_kernel();
 	test_bts_exec_in_chunk();
