@@ -480,11 +480,9 @@ static void free_aspace(struct tl_aspace *as)
 	while (as) {
 		struct tl_aspace *next = as->next;
 
-		if (as->im.image)
-			pt_image_free(as->im.image);
-		free(as->im.isids);
-		free(as->im.is32);
-		free(as->im.entries);
+		/* the section cache is the timeline's, freed by tl_free() */
+		as->im.iscache = NULL;
+		itrace_image_fini(&as->im);
 		sym_free(as->st);
 		free(as->maps);
 		free(as);
