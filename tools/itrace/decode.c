@@ -35,6 +35,7 @@
 #include "perf-event.h"
 #include "sym.h"
 #include "disasm.h"
+#include "pdec.h"
 #include "timeline.h"
 
 #define NR_KEEP		8	/* flow lines kept for the summary */
@@ -154,7 +155,7 @@ struct dstate {
 	bool		skip;		/* --tid, --time: not this part */
 	bool		ctx_shown;	/* the context line of this part printed */
 	struct pt_insn_decoder *idec;	/* the decoder of the current run */
-	struct pt_block_decoder *bdec;
+	struct pdec	*bdec;
 	void		*bid_checked;	/* paths whose build-id was checked */
 	bool		kernel_ready;	/* --kernel: add it to new address spaces */
 
@@ -362,7 +363,7 @@ static uint64_t cur_time(struct dstate *s)
 	if (!s->timed || (!s->idec && !s->bdec))
 		return 0;
 	r = s->idec ? pt_insn_time(s->idec, &tsc, &lost_mtc, &lost_cyc) :
-		      pt_blk_time(s->bdec, &tsc, &lost_mtc, &lost_cyc);
+		      pdec_time(s->bdec, &tsc, &lost_mtc, &lost_cyc);
 	return r < 0 ? 0 : tl_tsc_to_ns(s->tl, tsc);
 }
 
@@ -1101,7 +1102,7 @@ static void block_stats(struct dstate *s, const struct pt_block *b, unsigned int
  * The block decoder's view (the default flow, --stats): only the last
  * instruction of a block can branch, so only it is looked at.
  */
-static void on_block(void *ctx, struct pt_block_decoder *dec, const struct pt_block *b,
+static void on_block(void *ctx, struct pdec *dec, const struct pt_block *b,
 		     int status)
 {
 	struct dstate *s = ctx;
@@ -1139,7 +1140,7 @@ static void on_block(void *ctx, struct pt_block_decoder *dec, const struct pt_bl
 		uint64_t off = 0;
 
 		s->next_check = s->insns + (1 << 18);
-		pt_blk_get_offset(dec, &off);
+		pdec_get_offset(dec, &off);
 		progress(s, off);
 	}
 	if (s->blk_stats && ninsn)
@@ -1220,12 +1221,12 @@ static void decode_error(void *ctx, struct pt_insn_decoder *dec, int err, uint64
 	report_error(s, trace_off(s, off), ip, itrace_errstr(err));
 }
 
-static void blk_error(void *ctx, struct pt_block_decoder *dec, int err, uint64_t ip)
+static void blk_error(void *ctx, struct pdec *dec, int err, uint64_t ip)
 {
 	struct dstate *s = ctx;
 	uint64_t off = 0;
 
-	pt_blk_get_offset(dec, &off);
+	pdec_get_offset(dec, &off);
 	report_error(s, trace_off(s, off), ip, itrace_errstr(err));
 }
 
@@ -1285,12 +1286,12 @@ static void on_event(void *ctx, struct pt_insn_decoder *dec, const struct pt_eve
 	event(ctx, off, ev);
 }
 
-static void blk_event(void *ctx, struct pt_block_decoder *dec, const struct pt_event *ev)
+static void blk_event(void *ctx, struct pdec *dec, const struct pt_event *ev)
 {
 	uint64_t off = 0;
 
 	if (ev->type == ptev_overflow)
-		pt_blk_get_offset(dec, &off);
+		pdec_get_offset(dec, &off);
 	event(ctx, off, ev);
 }
 
@@ -1469,7 +1470,7 @@ static void switch_thread(void *ctx, struct tl_thread *t, struct tl_aspace *as, 
 	s->im = as->im;
 }
 
-static void set_decoder(void *ctx, struct pt_insn_decoder *idec, struct pt_block_decoder *bdec,
+static void set_decoder(void *ctx, struct pt_insn_decoder *idec, struct pdec *bdec,
 			const struct tl_run *run)
 {
 	struct dstate *s = ctx;
@@ -2398,6 +2399,17 @@ static void free_threads(struct dstate *s)
 	}
 }
 
+/* --jobs, else one thread per online CPU. */
+static unsigned int decode_jobs(const struct decode_opts *o)
+{
+	long n;
+
+	if (o->jobs)
+		return o->jobs;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 64 ? 64 : (unsigned int)n;
+}
+
 int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 {
 	static const struct pt_walk_ops ops = {
@@ -2483,6 +2495,7 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	}
 	/* the sideband: threads, address spaces and their mappings, losses */
 	s->tl = tl_new(d, o->name, &tops, s);
+	tl_jobs(s->tl, decode_jobs(o));
 	if (o->snapshot) {
 		if (o->snapshot > d->nr_snaps) {
 			fprintf(stderr,
@@ -2656,6 +2669,8 @@ static void usage_decode(FILE *f)
 		"              (default $PERF_BUILDID_DIR, ~/.debug)\n"
 		"  --progress, --no-progress  progress on stderr (default: when it is a\n"
 		"              terminal)\n"
+		"  --jobs N    decode with N threads (default: one per online CPU; the\n"
+		"              output is the same with any N)\n"
 		"  FILE        an itrace recording or a perf.data of perf record -e intel_pt//\n"
 		"              (a file or a perf record --kcore directory); default\n"
 		"              itrace.data; - reads standard input\n"
@@ -2744,7 +2759,7 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 {
 	static char outbuf[1 << 20];	/* stdout's, until the exit */
 	enum { O_SYSROOT = 256, O_EXE, O_NO_DEMANGLE, O_PROGRESS, O_NO_PROGRESS, O_BUILDID_DIR,
-	       O_TID, O_TIME, O_SNAPSHOT, O_SAMPLES, O_PATHLEN, O_TOPN };
+	       O_TID, O_TIME, O_SNAPSHOT, O_SAMPLES, O_PATHLEN, O_TOPN, O_JOBS };
 	static const struct option opts[] = {
 		{ "insn",    no_argument, NULL, 'i' },
 		{ "summary", no_argument, NULL, 's' },
@@ -2761,6 +2776,7 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 		{ "snapshot", required_argument, NULL, O_SNAPSHOT },
 		{ "progress", no_argument, NULL, O_PROGRESS },
 		{ "no-progress", no_argument, NULL, O_NO_PROGRESS },
+		{ "jobs",    required_argument, NULL, O_JOBS },
 		{ "samples", no_argument, NULL, O_SAMPLES },
 		{ "branches", required_argument, NULL, 'n' },
 		{ "path",    required_argument, NULL, O_PATHLEN },
@@ -2879,6 +2895,19 @@ static int decode_main(int argc, char **argv, enum decode_mode mode)
 		case O_NO_PROGRESS:
 			o.progress = 0;
 			break;
+		case O_JOBS: {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (!*optarg || *end || !n || n > 256) {
+				fprintf(stderr,
+					"itrace: --jobs %s: a number of threads from 1 to 256\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			o.jobs = n;
+			break;
+		}
 		case 'h':
 			if (report)
 				usage_report(stdout);

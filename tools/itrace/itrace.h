@@ -16,6 +16,7 @@ struct pt_insn;
 struct pt_insn_decoder;
 struct pt_block;
 struct pt_block_decoder;
+struct pdec;
 struct pt_image_section_cache;
 struct symtab;
 
@@ -63,6 +64,7 @@ struct decode_opts {
 	uint64_t	time_from;	/* --time: perf time range in ns, */
 	uint64_t	time_to;	/* 0 when open */
 	unsigned int	snapshot;	/* --snapshot N: only that one (0: all) */
+	unsigned int	jobs;		/* --jobs: threads (0: one per online CPU) */
 	/* report of samples (record -e) */
 	int		samples;	/* --samples: each sample */
 	unsigned int	nbranches;	/* -n: branches per sample */
@@ -94,10 +96,10 @@ struct pt_walk_ops {
  * status: pt_blk_next()'s, negative if the block ended in an error.
  */
 struct blk_walk_ops {
-	void (*block)(void *ctx, struct pt_block_decoder *dec, const struct pt_block *b,
+	void (*block)(void *ctx, struct pdec *dec, const struct pt_block *b,
 		      int status);
-	void (*event)(void *ctx, struct pt_block_decoder *dec, const struct pt_event *ev);
-	void (*error)(void *ctx, struct pt_block_decoder *dec, int err, uint64_t last_ip);
+	void (*event)(void *ctx, struct pdec *dec, const struct pt_event *ev);
+	void (*error)(void *ctx, struct pdec *dec, int err, uint64_t last_ip);
 };
 
 /* The traced memory: an image whose file sections live in one cache. */

@@ -167,7 +167,7 @@ out:
 static void s_switch(void *ctx, struct tl_thread *th, struct tl_aspace *as, int cpu) {}
 static void s_run(void *ctx, const struct tl_run *run) {}
 static void s_end_run(void *ctx, const struct tl_run *run, int walk) {}
-static void s_decoder(void *ctx, struct pt_insn_decoder *i, struct pt_block_decoder *b,
+static void s_decoder(void *ctx, struct pt_insn_decoder *i, struct pdec *b,
 		      const struct tl_run *r)
 {
 }

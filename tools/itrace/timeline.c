@@ -48,6 +48,7 @@
 
 #include "itrace.h"
 #include "itrace-file.h"
+#include "pdec.h"
 #include "perf-event.h"
 #include "sym.h"
 #include "timeline.h"
@@ -103,6 +104,8 @@ struct timeline {
 	bool			user_only;	/* tl_user_only() */
 	/* tl_sync_switch(): __switch_to and __perf_event_task_sched_out, 0: off */
 	uint64_t		switch_ip, ptss_ip;
+	unsigned int		jobs;		/* tl_jobs() */
+	struct pdec_pool	*pool;		/* tl_decode()'s block decoders' */
 };
 
 static void *grow(void *p, size_t *cap, size_t nr, size_t size)
@@ -578,6 +581,11 @@ void tl_user_only(struct timeline *tl)
 	tl->user_only = true;
 }
 
+void tl_jobs(struct timeline *tl, unsigned int jobs)
+{
+	tl->jobs = jobs;
+}
+
 uint64_t tl_run_offset(const struct tl_run *r, uint64_t off)
 {
 	return r->offset + (r->cut ? ucut_offset(r->cut, off) : off);
@@ -621,7 +629,7 @@ struct tl_stream {
 	size_t			nr_runs, cur;
 	bool			open;		/* runs[cur] is being decoded */
 	struct pt_insn_decoder	*idec;
-	struct pt_block_decoder	*bdec;
+	struct pdec		*bdec;		/* the block decoder (pdec.c) */
 	int			status;
 	uint64_t		last_ip;
 	uint64_t		nomap_ip;	/* where -pte_nomap was, 0: unknown */
@@ -755,7 +763,7 @@ static void set_image(struct tl_dec *x, struct tl_stream *s, struct tl_aspace *a
 	if (s->idec)
 		pt_insn_set_image(s->idec, as->im.image);
 	if (s->bdec)
-		pt_blk_set_image(s->bdec, as->im.image);
+		pdec_set_image(s->bdec, as->im.image);
 }
 
 /* Make s's thread the caller's current one (another stream ran meanwhile). */
@@ -1091,8 +1099,7 @@ static void close_run(struct tl_dec *x, struct tl_stream *s, int walk)
 	x->tl->ops->end_run(x->ctx, &s->runs[s->cur], walk);
 	if (s->idec)
 		pt_insn_free_decoder(s->idec);
-	if (s->bdec)
-		pt_blk_free_decoder(s->bdec);
+	pdec_free(s->bdec);
 	s->idec = NULL;
 	s->bdec = NULL;
 	s->open = false;
@@ -1107,7 +1114,7 @@ static uint64_t dec_offset(struct tl_stream *s)
 	if (s->idec)
 		pt_insn_get_offset(s->idec, &off);
 	else
-		pt_blk_get_offset(s->bdec, &off);
+		pdec_get_offset(s->bdec, &off);
 	return off;
 }
 
@@ -1117,12 +1124,12 @@ static bool dec_time(struct tl_stream *s, uint64_t *tsc)
 
 	if (s->idec)
 		return pt_insn_time(s->idec, tsc, &lost_mtc, &lost_cyc) >= 0;
-	return pt_blk_time(s->bdec, tsc, &lost_mtc, &lost_cyc) >= 0;
+	return pdec_time(s->bdec, tsc, &lost_mtc, &lost_cyc) >= 0;
 }
 
 static int dec_sync(struct tl_stream *s)
 {
-	return s->idec ? pt_insn_sync_forward(s->idec) : pt_blk_sync_forward(s->bdec);
+	return s->idec ? pt_insn_sync_forward(s->idec) : pdec_sync_forward(s->bdec);
 }
 
 /* After a sync: whose trace is it? */
@@ -1171,7 +1178,7 @@ static int open_run(struct tl_dec *x, struct tl_stream *s)
 		cfg.flags.variant.block.end_on_call = 1;
 		cfg.flags.variant.block.end_on_jump = 1;
 		if (x->blk)
-			s->bdec = pt_blk_alloc_decoder(&cfg);
+			s->bdec = pdec_new(tl->pool, &cfg);
 		else
 			s->idec = pt_insn_alloc_decoder(&cfg);
 		if (!s->bdec && !s->idec)
@@ -1460,7 +1467,7 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 		}
 		while (s->status & pts_event_pending) {
 			s->status = s->idec ? pt_insn_event(s->idec, &ev, sizeof(ev)) :
-					      pt_blk_event(s->bdec, &ev, sizeof(ev));
+					      pdec_event(s->bdec, &ev);
 			if (s->status < 0)
 				break;
 			/* the next instruction is not reached by the last one's branch */
@@ -1527,7 +1534,7 @@ static int stream_run(struct tl_dec *x, struct tl_stream *s)
 			do {
 				b.ninsn = 0;
 				b.ip = 0;
-				s->status = pt_blk_next(s->bdec, &b, sizeof(b));
+				s->status = pdec_next(s->bdec, &b);
 				/* b.ip: where the empty block's decode failed */
 				if (s->status == -pte_nomap)
 					s->nomap_ip = b.ninsn ? 0 : b.ip;
@@ -1584,6 +1591,8 @@ int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 	s = calloc(nr ? nr : 1, sizeof(*s));
 	if (!s)
 		itrace_oom();
+	if (blk)
+		tl->pool = pdec_pool_new(tl->jobs);
 	for (i = 0; i < nr; i++) {
 		s[i].tl = tl;
 		s[i].chunk = SIZE_MAX;
@@ -1615,11 +1624,20 @@ int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 	for (i = 0; i < nr; i++) {
 		if (s[i].idec)
 			pt_insn_free_decoder(s[i].idec);
-		if (s[i].bdec)
-			pt_blk_free_decoder(s[i].bdec);
+		pdec_free(s[i].bdec);
 		ucut_free(&s[i].cut);
 		free(s[i].runs);
 	}
+	if (tl->pool && getenv("ITRACE_DECODE_STATS")) {
+		struct pdec_stats st;
+
+		pdec_get_stats(tl->pool, &st);
+		fprintf(stderr, "itrace: parallel decode: %llu tasks, %llu joined, %llu live\n",
+			(unsigned long long)st.tasks, (unsigned long long)st.joined,
+			(unsigned long long)st.live);
+	}
+	pdec_pool_free(tl->pool);
+	tl->pool = NULL;
 	free(s);
 	free(bufs);
 	return ret;

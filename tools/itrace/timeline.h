@@ -19,6 +19,7 @@ struct itrace_data;
 struct pev;
 struct pt_image;
 struct pt_image_section_cache;
+struct pdec;
 struct symtab;
 struct timeline;
 
@@ -78,7 +79,7 @@ struct tl_ops {
 	 * the decoder of the current run, for time and offset queries
 	 * (tl_run_offset() of run: the decoders' offsets in the trace)
 	 */
-	void (*decoder)(void *ctx, struct pt_insn_decoder *insn, struct pt_block_decoder *blk,
+	void (*decoder)(void *ctx, struct pt_insn_decoder *insn, struct pdec *blk,
 			const struct tl_run *run);
 };
 
@@ -111,6 +112,12 @@ void tl_only_snapshot(struct timeline *tl, unsigned int n);
  * a decode without the kernel's code.
  */
 void tl_user_only(struct timeline *tl);
+/*
+ * Decode with jobs threads (pdec.c): the block decoders' runs cut at PSBs
+ * and decoded ahead; 0 or 1: in the caller's thread only.  The output is
+ * the same either way.
+ */
+void tl_jobs(struct timeline *tl, unsigned int jobs);
 /* The trace offset of offset off of a decoder of run r. */
 uint64_t tl_run_offset(const struct tl_run *r, uint64_t off);
 /* Apply libipt's timing configuration of the recording to a decoder config. */

@@ -2604,6 +2604,97 @@ static void test_sim(const char *itrace, const char *ptsim, const char *progs,
 	ok(run(cmd) == 0, "verifier reports a wrong expectation");
 }
 
+/* ---- itrace decode --jobs: the same output with threads --------------- */
+
+/*
+ * Decode file in each view on blocks (the flow, --stats, --summary,
+ * --json, the flow of a time range) with --jobs 1 and with 3 threads, tasks cut at every PSB
+ * (ITRACE_DECODE_TASK=1, ITRACE_DECODE_MIN=0): the same output and exit
+ * status.  The threaded decode must have moved into at least min_joined
+ * tasks' logs (else it did not decode ahead), and a libipt decoder must
+ * have taken over at least min_live times.
+ */
+static void parallel_same(const char *itrace, const char *what, const char *file,
+			  unsigned long long min_joined, unsigned long long min_live)
+{
+	unsigned long long tasks = 0, joined = 0, live = 0;
+	char cmd[2048], line[512];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "f=%s; for m in '' --stats --summary --json --time=0.00012,0.00018; do\n"
+		 "  %s decode --no-progress $m --jobs 1 $f > $f.j1 2>/dev/null; r1=$?\n"
+		 "  ITRACE_DECODE_TASK=1 ITRACE_DECODE_MIN=0 ITRACE_DECODE_STATS=1 \\\n"
+		 "  %s decode --no-progress $m --jobs 3 $f > $f.j3 2> $f.e3; r3=$?\n"
+		 "  [ $r1 = $r3 ] || { echo \"view '$m': exit $r1, with threads $r3\"; exit 1; }\n"
+		 "  cmp -s $f.j1 $f.j3 || { echo \"view '$m': output differs\"; exit 1; }\n"
+		 "  [ -n \"$m\" ] || [ -s $f.j1 ] || { echo \"no flow\"; exit 1; }\n"
+		 "done; grep 'parallel decode' $f.e3",
+		 file, itrace, itrace);
+	p = popen(cmd, "r");
+	line[0] = 0;
+	while (p && fgets(line, sizeof(line), p))
+		if (sscanf(line, "itrace: parallel decode: %llu tasks, %llu joined, %llu live",
+			   &tasks, &joined, &live) == 3)
+			break;
+	line[strcspn(line, "\n")] = 0;
+	ok(p && pclose(p) == 0 && joined >= min_joined && live >= min_live,
+	   "decode --jobs %s: the flow, --stats, --summary, --json, --time as with --jobs 1 (%llu tasks, %llu joined, %llu live%s%s)",
+	   what, tasks, joined, live, line[0] && !tasks ? ": " : "", !tasks ? line : "");
+}
+
+/*
+ * itrace decode --jobs: the trace cut at PSBs, decoded ahead in threads,
+ * must give what the decode in one thread gives, through PSBs (ptsim
+ * with -T writes one every 4 KiB), execs (a new image in the middle of a
+ * task), a file as perf.data, and a trace with bytes broken in the
+ * middle (errors, syncs at the next PSB).
+ */
+static void test_parallel(const char *itrace, const char *ptsim, const char *progs)
+{
+	static const char * const runs[][3] = {
+		{ "par-fib", "fib", "-T 1000 -M 3" }, { "par-demo", "demo", "-T 1000 -M 3 -C" },
+		{ "par-loop", "loop", "-T 1000 -M 5" }, { "par-fptr", "fptr", "-T 1000 -M 3 -R" },
+	};
+	char cmd[1024], name[64];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(runs); i++) {
+		snprintf(cmd, sizeof(cmd), "%s %s -o %s/%s.itrace -- %s/%s >/dev/null 2>&1 &&\n"
+			 "%s convert -o %s/%s.data %s/%s.itrace 2>/dev/null",
+			 ptsim, runs[i][2], tmpdir, runs[i][0], progs, runs[i][1], itrace, tmpdir,
+			 runs[i][0], tmpdir, runs[i][0]);
+		if (run(cmd)) {
+			ok(0, "decode --jobs %s: ptsim %s and convert", runs[i][1], runs[i][2]);
+			continue;
+		}
+		snprintf(name, sizeof(name), "%s.itrace", runs[i][0]);
+		parallel_same(itrace, runs[i][1], tmp(name), 3, 0);
+		snprintf(name, sizeof(name), "%s.data", runs[i][0]);
+		parallel_same(itrace, "(perf.data)", tmp(name), 3, 0);
+	}
+	/* bytes broken in the middle of fib's trace: errors, in both the same */
+	snprintf(cmd, sizeof(cmd),
+		 "f=%s/par-fib.itrace; cp $f $f.bad && s=$(stat -c %%s $f) &&\n"
+		 "head -c 64 /dev/zero | tr '\\0' '\\377' |\n"
+		 "dd of=$f.bad bs=1 seek=$((s / 2)) conv=notrunc 2>/dev/null &&\n"
+		 "%s decode --stats $f.bad 2>/dev/null | grep -q '^total errors [1-9]'",
+		 tmpdir, itrace);
+	if (run(cmd) == 0)
+		parallel_same(itrace, "(broken bytes)", tmp("par-fib.itrace.bad"), 1, 0);
+	else
+		ok(0, "decode --jobs: fib's trace with broken bytes decodes with errors");
+	/* a new program's image in the middle of a task: libipt takes over */
+	parallel_same(itrace, "(exec in a chunk)", tmp("exec-chunk.itrace"), 0, 1);
+	parallel_same(itrace, "(exec, no timing)", tmp("exec-notime.itrace"), 0, 1);
+
+	/* bad --jobs */
+	snprintf(cmd, sizeof(cmd),
+		 "for j in 0 257 x ''; do %s decode --jobs \"$j\" %s/par-fib.itrace > /dev/null 2> %s/jobs.err; [ $? = 2 ] || exit 1; grep -q 'jobs' %s/jobs.err || exit 1; done",
+		 itrace, tmpdir, tmpdir, tmpdir);
+	ok(run(cmd) == 0, "decode --jobs 0, 257, x, '': exit 2 and a message");
+}
+
 /* ---- itrace core: ELF cores that ptsim writes from a real crash ------- */
 
 static const char *coredump_sh, *crash_dir;
@@ -6089,6 +6180,7 @@ int main(int argc, char **argv)
 	test_perf_data(argv[2]);
 	if (argc >= 6) {
 		test_sim(argv[2], argv[3], argv[4], argv[5]);
+		test_parallel(argv[2], argv[3], argv[4]);
 		test_cxx(argv[2], argv[3]);
 		test_convert(argv[2], argv[3], argv[4]);
 		test_convert_kernel(argv[2]);

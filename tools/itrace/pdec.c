@@ -1,0 +1,922 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pdec: a libipt block decoder whose work is done ahead, in worker threads
+ * (pdec.h says what it is for).
+ *
+ * A worker decodes a task, [its PSB, the next task's PSB), making the
+ * calls the timeline makes (timeline.c, stream_run()): a sync, then
+ * events while one is pending, the next block otherwise, a sync after an
+ * error; it logs each call's status and result, and the decoder's time
+ * and offset after it.  It decodes on past the next task's PSB, by
+ * PD_OVERLAP calls, so that the caller finds there the point where the
+ * next log takes over.
+ *
+ * That point (the anchor): a decoder synchronized at a PSB reports the
+ * status updates of its PSB+ (the core:bus ratio, the execution mode at
+ * the FUP's IP...) before any block; a decoder that runs through that PSB
+ * reports the same updates, some of them after the blocks that lead up to
+ * the FUP's IP.  From the last of them on, both have the same state: the
+ * last IP is the FUP's, the TNT and IP caches start empty, and no RET
+ * after a PSB is compressed against a CALL before it (Intel SDM Vol. 3C,
+ * 33.4.2.2, "Indirect Transfer Compression for Returns").  The caller
+ * moves into the next log when its decoder, log or libipt, reports the
+ * anchor, equal in status, offset, time and content.  Blocks of the two
+ * decoders may split the same instructions differently (libipt's block
+ * cache), which the timeline's users take as they come anyway.
+ *
+ * Where the caller calls what the log has not (set_image() of another
+ * image, after an exec; a sync where the decode went on), or a log ends
+ * before the next one takes over, a libipt decoder is made, given the
+ * log's image and the log's calls again up to that point, and serves the
+ * caller until a later task's anchor comes; the tasks after that point
+ * are decoded again with the new image.
+ *
+ * Locking: the pool's mutex guards its queue and each task's state; a
+ * task's log is written by one worker while T_RUNNING and read by the
+ * caller's thread only once T_DONE (the mutex orders the two).  All other
+ * pdec state is the caller's thread's.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "itrace.h"
+#include "pdec.h"
+
+/* Calls a task makes past the next task's PSB, for the anchor. */
+#define PD_OVERLAP	256
+/* Trace bytes per task (at least: tasks begin at PSBs), and the least
+ * run worth cutting; ITRACE_DECODE_TASK and ITRACE_DECODE_MIN override
+ * them (tests cut small traces).
+ */
+#define PD_TASK_BYTES	(16 << 10)
+#define PD_MIN_BYTES	(64 << 10)
+
+enum pd_op { PD_SYNC, PD_NEXT, PD_EVENT };
+
+/* A call's result and the decoder's time and offset after it. */
+struct pd_ent {
+	uint8_t		op;		/* enum pd_op */
+	int		status;		/* what the call returned */
+	int		time_ret, off_ret;
+	uint32_t	lost_mtc, lost_cyc;
+	uint64_t	tsc, offset;	/* pt_blk_time(), pt_blk_get_offset() after it */
+	union {
+		struct pt_block	b;
+		struct pt_event	ev;
+	} u;
+};
+
+/*
+ * The log keeps a call in 32 bytes: a block's fields; its time and
+ * offset only when they changed (most blocks read no packet), an event
+ * and the bytes of a truncated instruction in arrays of their own.
+ */
+#define PD_F_STATE	1	/* the next pd_st is the state after this call */
+#define PD_F_TRUNC	2	/* pt_block.truncated: the next pd_raw */
+#define PD_F_SPEC	4	/* pt_block.speculative */
+
+struct pd_rec {
+	uint64_t	ip, end_ip;
+	int32_t		status, isid;
+	uint16_t	ninsn;
+	uint8_t		op, iclass, mode, flags;
+};
+
+struct pd_st {
+	uint64_t	tsc, offset;
+	uint32_t	lost_mtc, lost_cyc;
+	int32_t		time_ret, off_ret;
+};
+
+struct pd_raw {
+	uint8_t		raw[pt_max_insn_size];
+	uint8_t		size;
+};
+
+struct pd_log {
+	struct pd_rec	*rec;
+	struct pd_st	*st;
+	struct pt_event	*ev;
+	struct pd_raw	*raw;
+	size_t		nr_rec, nr_st, nr_ev, nr_raw;
+	size_t		cap_rec, cap_st, cap_ev, cap_raw;
+};
+
+/* A place in a log: the next record, state, event, raw bytes. */
+struct pd_pos {
+	size_t		rec, st, ev, raw;
+};
+
+enum pd_state { T_NEW, T_QUEUED, T_RUNNING, T_DONE };
+
+struct pd_task {
+	struct pdec	*pd;
+	uint64_t	start, end;	/* its PSB; the next task's (the last: the end) */
+	bool		first, last;	/* first: syncs forward from the run's start */
+	bool		queued;		/* handed out; its log is or will be made */
+	struct pt_image	*image;		/* the worker's copy of orig */
+	struct pt_image	*orig;		/* the caller's image when it was queued */
+	struct pd_log	log;
+	struct pd_ent	anchor;		/* anchor(): its call, */
+	struct pd_pos	after;		/* and the place after it */
+	enum pd_state	state;		/* pool->lock */
+	int		cancel;		/* atomic: stop early, nobody will read it */
+	struct pd_task	*qnext;		/* pool->lock */
+};
+
+struct pdec_pool {
+	pthread_mutex_t	lock;
+	pthread_cond_t	work, done;
+	struct pd_task	*head;		/* queued tasks, oldest first */
+	struct pd_log	*spare;		/* logs' memory for the next tasks */
+	size_t		nr_spare, cap_spare;
+	pthread_t	*th;
+	unsigned int	nr;
+	bool		stop;
+	uint64_t	task_bytes, min_bytes;
+	struct pdec_stats stats;	/* the caller's thread */
+};
+
+struct pdec {
+	struct pdec_pool *pool;
+	struct pt_config cfg;
+	struct pt_image	*image;		/* the caller's */
+	struct pt_block_decoder *live;	/* NULL while a log serves */
+	struct pd_task	*tasks;
+	size_t		nr_tasks;
+	size_t		cur;		/* the task whose log serves */
+	bool		ready;		/* its log is complete */
+	struct pd_pos	pos;		/* its next call */
+	struct pd_st	st;		/* the state as of pos */
+	size_t		join;		/* the next task that may take over */
+	size_t		queued;		/* tasks [0, queued) were handed out */
+	bool		started;	/* the first sync was made */
+	struct pd_st	view;		/* the state after the caller's last call */
+	bool		has_view;
+	struct pd_ent	held;		/* the block after a joined one, not given yet */
+	bool		has_held;
+};
+
+/* ---- logs ------------------------------------------------------------- */
+
+static void *room(void *p, size_t *cap, size_t nr, size_t size)
+{
+	if (nr < *cap)
+		return p;
+	*cap = *cap ? 2 * *cap : 1024;
+	p = realloc(p, *cap * size);
+	if (!p)
+		itrace_oom();
+	return p;
+}
+
+static void log_add(struct pd_log *l, const struct pd_ent *e)
+{
+	struct pd_rec *r;
+	struct pd_st *last = l->nr_st ? &l->st[l->nr_st - 1] : NULL;
+
+	l->rec = room(l->rec, &l->cap_rec, l->nr_rec, sizeof(*l->rec));
+	r = &l->rec[l->nr_rec++];
+	memset(r, 0, sizeof(*r));
+	r->op = e->op;
+	r->status = e->status;
+	if (!last || last->tsc != e->tsc || last->offset != e->offset ||
+	    last->lost_mtc != e->lost_mtc || last->lost_cyc != e->lost_cyc ||
+	    last->time_ret != e->time_ret || last->off_ret != e->off_ret) {
+		l->st = room(l->st, &l->cap_st, l->nr_st, sizeof(*l->st));
+		l->st[l->nr_st++] = (struct pd_st){ .tsc = e->tsc, .offset = e->offset,
+						    .lost_mtc = e->lost_mtc,
+						    .lost_cyc = e->lost_cyc,
+						    .time_ret = e->time_ret,
+						    .off_ret = e->off_ret };
+		r->flags |= PD_F_STATE;
+	}
+	if (e->op == PD_EVENT) {
+		l->ev = room(l->ev, &l->cap_ev, l->nr_ev, sizeof(*l->ev));
+		l->ev[l->nr_ev++] = e->u.ev;
+	} else if (e->op == PD_NEXT) {
+		r->ip = e->u.b.ip;
+		r->end_ip = e->u.b.end_ip;
+		r->isid = e->u.b.isid;
+		r->ninsn = e->u.b.ninsn;
+		r->iclass = e->u.b.iclass;
+		r->mode = e->u.b.mode;
+		if (e->u.b.speculative)
+			r->flags |= PD_F_SPEC;
+		if (e->u.b.truncated) {
+			r->flags |= PD_F_TRUNC;
+			l->raw = room(l->raw, &l->cap_raw, l->nr_raw, sizeof(*l->raw));
+			memcpy(l->raw[l->nr_raw].raw, e->u.b.raw, sizeof(e->u.b.raw));
+			l->raw[l->nr_raw++].size = e->u.b.size;
+		}
+	}
+}
+
+/* The call at p, into *e, and p and *st past it (st: the state before it). */
+static void log_get(const struct pd_log *l, struct pd_pos *p, struct pd_st *st,
+		    struct pd_ent *e)
+{
+	const struct pd_rec *r = &l->rec[p->rec++];
+
+	if (r->flags & PD_F_STATE)
+		*st = l->st[p->st++];
+	e->op = r->op;
+	e->status = r->status;
+	e->tsc = st->tsc;
+	e->offset = st->offset;
+	e->lost_mtc = st->lost_mtc;
+	e->lost_cyc = st->lost_cyc;
+	e->time_ret = st->time_ret;
+	e->off_ret = st->off_ret;
+	if (r->op == PD_EVENT) {
+		e->u.ev = l->ev[p->ev++];
+	} else if (r->op == PD_NEXT) {
+		e->u.b.ip = r->ip;
+		e->u.b.end_ip = r->end_ip;
+		e->u.b.isid = r->isid;
+		e->u.b.ninsn = r->ninsn;
+		e->u.b.iclass = r->iclass;
+		e->u.b.mode = r->mode;
+		e->u.b.speculative = !!(r->flags & PD_F_SPEC);
+		e->u.b.truncated = !!(r->flags & PD_F_TRUNC);
+		if (r->flags & PD_F_TRUNC) {
+			memcpy(e->u.b.raw, l->raw[p->raw].raw, sizeof(e->u.b.raw));
+			e->u.b.size = l->raw[p->raw++].size;
+		} else {
+			e->u.b.size = 0;
+		}
+	}
+}
+
+static void log_free(struct pd_log *l)
+{
+	free(l->rec);
+	free(l->st);
+	free(l->ev);
+	free(l->raw);
+	memset(l, 0, sizeof(*l));
+}
+
+/* ---- the workers ------------------------------------------------------ */
+
+/* Fill in the decoder's time and offset after a call. */
+static void ent_state(struct pd_ent *e, struct pt_block_decoder *dec, enum pd_op op, int st)
+{
+	e->op = op;
+	e->status = st;
+	e->time_ret = pt_blk_time(dec, &e->tsc, &e->lost_mtc, &e->lost_cyc);
+	if (e->time_ret < 0) {
+		e->tsc = 0;
+		e->lost_mtc = 0;
+		e->lost_cyc = 0;
+	}
+	e->off_ret = pt_blk_get_offset(dec, &e->offset);
+	if (e->off_ret < 0)
+		e->offset = 0;
+}
+
+/* One call, as stream_run() makes it; the result in *e. */
+static int dec_call(struct pt_block_decoder *dec, enum pd_op op, struct pd_ent *e)
+{
+	int st;
+
+	memset(&e->u, 0, sizeof(e->u));
+	switch (op) {
+	case PD_SYNC:
+		st = pt_blk_sync_forward(dec);
+		break;
+	case PD_NEXT:
+		st = pt_blk_next(dec, &e->u.b, sizeof(e->u.b));
+		break;
+	default:
+		st = pt_blk_event(dec, &e->u.ev, sizeof(e->u.ev));
+		break;
+	}
+	ent_state(e, dec, op, st);
+	return st;
+}
+
+/* The call stream_run() makes after one that returned st. */
+static enum pd_op next_op(int st)
+{
+	if (st < 0)
+		return PD_SYNC;
+	return st & pts_event_pending ? PD_EVENT : PD_NEXT;
+}
+
+/*
+ * The anchor of t (the last status update of its first PSB+, else its
+ * sync), and the place after it.
+ */
+static void find_anchor(struct pd_task *t)
+{
+	struct pd_pos p = { 0 };
+	struct pd_st st = { 0 };
+
+	log_get(&t->log, &p, &st, &t->anchor);
+	while (p.rec < t->log.nr_rec && t->log.rec[p.rec].op == PD_EVENT &&
+	       t->log.ev[p.ev].status_update)
+		log_get(&t->log, &p, &st, &t->anchor);
+	t->after = p;
+}
+
+static void run_task(struct pd_task *t)
+{
+	struct pt_block_decoder *dec = pt_blk_alloc_decoder(&t->pd->cfg);
+	struct pd_ent e;
+	size_t past = 0;
+	int st;
+
+	if (!dec)
+		itrace_oom();
+	pt_blk_set_image(dec, t->image);
+	memset(&e.u, 0, sizeof(e.u));
+	st = t->first ? pt_blk_sync_forward(dec) : pt_blk_sync_set(dec, t->start);
+	ent_state(&e, dec, PD_SYNC, st);
+	log_add(&t->log, &e);
+	for (;;) {
+		if (st == -pte_eos || (st >= 0 && !(st & pts_event_pending) && (st & pts_eos)))
+			break;
+		if (!t->last && e.offset > t->end && ++past > PD_OVERLAP)
+			break;
+		if (!(t->log.nr_rec & 1023) && __atomic_load_n(&t->cancel, __ATOMIC_RELAXED))
+			break;
+		st = dec_call(dec, next_op(st), &e);
+		log_add(&t->log, &e);
+	}
+	pt_blk_free_decoder(dec);
+	find_anchor(t);
+}
+
+static void *worker(void *arg)
+{
+	struct pdec_pool *pool = arg;
+
+	pthread_mutex_lock(&pool->lock);
+	for (;;) {
+		struct pd_task *t;
+
+		while (!pool->head && !pool->stop)
+			pthread_cond_wait(&pool->work, &pool->lock);
+		if (pool->stop)
+			break;
+		t = pool->head;
+		pool->head = t->qnext;
+		t->state = T_RUNNING;
+		pthread_mutex_unlock(&pool->lock);
+		run_task(t);
+		pthread_mutex_lock(&pool->lock);
+		t->state = T_DONE;
+		pthread_cond_broadcast(&pool->done);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return NULL;
+}
+
+static uint64_t env_bytes(const char *name, uint64_t def)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long long n;
+
+	if (!v || !*v)
+		return def;
+	n = strtoull(v, &end, 0);
+	return *end ? def : n;
+}
+
+struct pdec_pool *pdec_pool_new(unsigned int jobs)
+{
+	struct pdec_pool *pool;
+
+	if (jobs < 2)
+		return NULL;
+	jobs--;		/* the caller's thread is one */
+	pool = calloc(1, sizeof(*pool));
+	if (!pool)
+		itrace_oom();
+	pool->th = calloc(jobs, sizeof(*pool->th));
+	if (!pool->th)
+		itrace_oom();
+	pthread_mutex_init(&pool->lock, NULL);
+	pthread_cond_init(&pool->work, NULL);
+	pthread_cond_init(&pool->done, NULL);
+	pool->task_bytes = env_bytes("ITRACE_DECODE_TASK", PD_TASK_BYTES);
+	pool->min_bytes = env_bytes("ITRACE_DECODE_MIN", PD_MIN_BYTES);
+	for (pool->nr = 0; pool->nr < jobs; pool->nr++)
+		if (pthread_create(&pool->th[pool->nr], NULL, worker, pool))
+			break;
+	if (!pool->nr) {
+		pdec_pool_free(pool);
+		return NULL;
+	}
+	return pool;
+}
+
+void pdec_pool_free(struct pdec_pool *pool)
+{
+	unsigned int i;
+
+	if (!pool)
+		return;
+	pthread_mutex_lock(&pool->lock);
+	pool->stop = true;
+	pthread_cond_broadcast(&pool->work);
+	pthread_mutex_unlock(&pool->lock);
+	for (i = 0; i < pool->nr; i++)
+		pthread_join(pool->th[i], NULL);
+	pthread_cond_destroy(&pool->done);
+	pthread_cond_destroy(&pool->work);
+	pthread_mutex_destroy(&pool->lock);
+	while (pool->nr_spare)
+		log_free(&pool->spare[--pool->nr_spare]);
+	free(pool->spare);
+	free(pool->th);
+	free(pool);
+}
+
+void pdec_get_stats(const struct pdec_pool *pool, struct pdec_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (pool)
+		*st = pool->stats;
+}
+
+/* ---- tasks ------------------------------------------------------------ */
+
+/* pool->lock held: take t off the queue if it is on it. */
+static void unqueue(struct pdec_pool *pool, struct pd_task *t)
+{
+	struct pd_task **p;
+
+	for (p = &pool->head; *p; p = &(*p)->qnext) {
+		if (*p == t) {
+			*p = t->qnext;
+			t->state = T_NEW;
+			return;
+		}
+	}
+}
+
+/* Forget t's work: off the queue, or stopped and waited for; log freed. */
+static void release(struct pdec *pd, struct pd_task *t)
+{
+	struct pdec_pool *pool = pd->pool;
+
+	pthread_mutex_lock(&pool->lock);
+	if (t->state == T_QUEUED)
+		unqueue(pool, t);
+	if (t->state == T_RUNNING) {
+		__atomic_store_n(&t->cancel, 1, __ATOMIC_RELAXED);
+		while (t->state == T_RUNNING)
+			pthread_cond_wait(&pool->done, &pool->lock);
+	}
+	t->state = T_NEW;
+	/* the memory of its log serves another task */
+	if (t->log.cap_rec && pool->nr_spare < 4 * pool->nr) {
+		pool->spare = room(pool->spare, &pool->cap_spare, pool->nr_spare,
+				   sizeof(*pool->spare));
+		pool->spare[pool->nr_spare++] = t->log;
+		memset(&t->log, 0, sizeof(t->log));
+	}
+	pthread_mutex_unlock(&pool->lock);
+	if (t->image)
+		pt_image_free(t->image);
+	t->image = NULL;
+	log_free(&t->log);
+	t->cancel = 0;
+	t->queued = false;
+}
+
+/*
+ * Hand t to the workers with a copy of the caller's image: libipt's
+ * images are not for two threads (a lookup moves the section it finds to
+ * the front), the sections and their cache are.
+ */
+static void queue(struct pdec *pd, struct pd_task *t)
+{
+	struct pdec_pool *pool = pd->pool;
+	struct pd_task **p;
+
+	t->image = pt_image_alloc(NULL);
+	if (!t->image || (pd->image && pt_image_copy(t->image, pd->image) < 0))
+		itrace_oom();
+	t->orig = pd->image;
+	t->qnext = NULL;
+	t->queued = true;
+	pool->stats.tasks++;
+	pthread_mutex_lock(&pool->lock);
+	if (pool->nr_spare) {
+		t->log = pool->spare[--pool->nr_spare];
+		t->log.nr_rec = 0;
+		t->log.nr_st = 0;
+		t->log.nr_ev = 0;
+		t->log.nr_raw = 0;
+	}
+	for (p = &pool->head; *p; p = &(*p)->qnext)
+		;
+	*p = t;
+	t->state = T_QUEUED;
+	pthread_cond_signal(&pool->work);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+/* Keep the tasks after the current one in work, 2 per worker ahead. */
+static void refill(struct pdec *pd)
+{
+	size_t lim = (pd->join > pd->cur ? pd->join : pd->cur + 1) + 2 * pd->pool->nr;
+
+	if (lim > pd->nr_tasks)
+		lim = pd->nr_tasks;
+	/* tasks between the current one and the next to join were dropped */
+	if (pd->queued > pd->cur && pd->queued < pd->join)
+		pd->queued = pd->join;
+	for (; pd->queued < lim; pd->queued++)
+		if (!pd->tasks[pd->queued].queued)
+			queue(pd, &pd->tasks[pd->queued]);
+}
+
+/* Wait until t's log is complete; run it here if no worker took it yet. */
+static void wait_task(struct pdec *pd, struct pd_task *t)
+{
+	struct pdec_pool *pool = pd->pool;
+
+	if (!t->queued)
+		queue(pd, t);
+	pthread_mutex_lock(&pool->lock);
+	if (t->state == T_QUEUED) {
+		unqueue(pool, t);
+		t->state = T_RUNNING;
+		pthread_mutex_unlock(&pool->lock);
+		run_task(t);
+		pthread_mutex_lock(&pool->lock);
+		t->state = T_DONE;
+	}
+	while (t->state == T_RUNNING)
+		pthread_cond_wait(&pool->done, &pool->lock);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+/*
+ * Cut the run at PSBs into tasks of at least pool->task_bytes.  Fewer
+ * than two: no tasks (the run is decoded inline).
+ */
+static void make_tasks(struct pdec *pd)
+{
+	const uint64_t size = pd->cfg.end - pd->cfg.begin;
+	struct pt_packet_decoder *pk;
+	uint64_t last = 0, off;
+	size_t cap = 0;
+	bool seen = false;
+
+	if (size < pd->pool->min_bytes)
+		return;
+	pk = pt_pkt_alloc_decoder(&pd->cfg);
+	if (!pk)
+		itrace_oom();
+	while (pt_pkt_sync_forward(pk) >= 0 && pt_pkt_get_sync_offset(pk, &off) >= 0) {
+		struct pt_packet p;
+
+		if (!seen || off - last >= pd->pool->task_bytes) {
+			if (pd->nr_tasks == cap) {
+				cap = cap ? 2 * cap : 64;
+				pd->tasks = realloc(pd->tasks, cap * sizeof(*pd->tasks));
+				if (!pd->tasks)
+					itrace_oom();
+			}
+			memset(&pd->tasks[pd->nr_tasks], 0, sizeof(*pd->tasks));
+			pd->tasks[pd->nr_tasks].pd = pd;
+			pd->tasks[pd->nr_tasks].start = seen ? off : 0;
+			pd->tasks[pd->nr_tasks].first = !seen;
+			pd->nr_tasks++;
+			last = off;
+			seen = true;
+		}
+		/* past this PSB: the next sync looks beyond it */
+		if (pt_pkt_next(pk, &p, sizeof(p)) < 0)
+			break;
+	}
+	pt_pkt_free_decoder(pk);
+	if (pd->nr_tasks < 2) {
+		free(pd->tasks);
+		pd->tasks = NULL;
+		pd->nr_tasks = 0;
+		return;
+	}
+	for (size_t i = 0; i < pd->nr_tasks; i++) {
+		pd->tasks[i].last = i + 1 == pd->nr_tasks;
+		pd->tasks[i].end = pd->tasks[i].last ? size : pd->tasks[i + 1].start;
+	}
+}
+
+/* ---- serving the caller ----------------------------------------------- */
+
+static bool same_event(const struct pt_event *a, const struct pt_event *b)
+{
+	if (a->type != b->type || a->status_update != b->status_update ||
+	    a->ip_suppressed != b->ip_suppressed || a->has_tsc != b->has_tsc ||
+	    (a->has_tsc && a->tsc != b->tsc))
+		return false;
+	switch (a->type) {
+	case ptev_exec_mode:
+		return a->variant.exec_mode.ip == b->variant.exec_mode.ip &&
+		       a->variant.exec_mode.mode == b->variant.exec_mode.mode;
+	case ptev_paging:
+		return a->variant.paging.cr3 == b->variant.paging.cr3 &&
+		       a->variant.paging.non_root == b->variant.paging.non_root;
+	case ptev_async_paging:
+		return a->variant.async_paging.cr3 == b->variant.async_paging.cr3 &&
+		       a->variant.async_paging.ip == b->variant.async_paging.ip;
+	case ptev_tsx:
+		return a->variant.tsx.ip == b->variant.tsx.ip &&
+		       a->variant.tsx.speculative == b->variant.tsx.speculative &&
+		       a->variant.tsx.aborted == b->variant.tsx.aborted;
+	case ptev_cbr:
+		return a->variant.cbr.ratio == b->variant.cbr.ratio;
+	case ptev_enabled:
+		return a->variant.enabled.ip == b->variant.enabled.ip;
+	default:
+		return false;
+	}
+}
+
+/* The same call with the same result and decoder state after it. */
+static bool same_ent(const struct pd_ent *a, const struct pd_ent *b)
+{
+	if (a->op != b->op || a->status != b->status || a->offset != b->offset ||
+	    a->off_ret != b->off_ret || a->time_ret != b->time_ret || a->tsc != b->tsc ||
+	    a->lost_mtc != b->lost_mtc || a->lost_cyc != b->lost_cyc)
+		return false;
+	return a->op != PD_EVENT || same_event(&a->u.ev, &b->u.ev);
+}
+
+/*
+ * After a call that left the decoder as e says: the next task's log takes
+ * over at its anchor; tasks whose anchor is behind are dropped.
+ */
+static void try_join(struct pdec *pd, const struct pd_ent *e)
+{
+	while (pd->join < pd->nr_tasks) {
+		struct pd_task *n = &pd->tasks[pd->join];
+
+		if (e->offset < n->start)
+			return;
+		wait_task(pd, n);
+		if (e->offset > n->anchor.offset) {
+			release(pd, n);
+			pd->join++;
+			continue;
+		}
+		if (!same_ent(e, &n->anchor))
+			return;
+		if (pd->live) {
+			pt_blk_free_decoder(pd->live);
+			pd->live = NULL;
+		} else {
+			release(pd, &pd->tasks[pd->cur]);
+		}
+		pd->cur = pd->join++;
+		pd->ready = true;	/* wait_task(n) above */
+		pd->pos = n->after;
+		pd->st = (struct pd_st){ .tsc = n->anchor.tsc, .offset = n->anchor.offset,
+					 .lost_mtc = n->anchor.lost_mtc,
+					 .lost_cyc = n->anchor.lost_cyc,
+					 .time_ret = n->anchor.time_ret,
+					 .off_ret = n->anchor.off_ret };
+		pd->pool->stats.joined++;
+		refill(pd);
+		return;
+	}
+}
+
+/*
+ * The log cannot serve the next call: a libipt decoder takes over where
+ * the caller is, the current log's calls made again with its image.
+ */
+static void go_live(struct pdec *pd)
+{
+	struct pd_task *t = &pd->tasks[pd->cur];
+	struct pd_pos p = { 0 };
+	struct pd_st st = { 0 };
+	struct pd_ent e, l;
+
+	pd->live = pt_blk_alloc_decoder(&pd->cfg);
+	if (!pd->live)
+		itrace_oom();
+	pt_blk_set_image(pd->live, t->orig);
+	while (p.rec < pd->pos.rec) {
+		int ret;
+
+		log_get(&t->log, &p, &st, &l);
+		if (p.rec == 1 && !t->first) {
+			ret = pt_blk_sync_set(pd->live, t->start);
+			ent_state(&e, pd->live, PD_SYNC, ret);
+		} else {
+			ret = dec_call(pd->live, l.op, &e);
+		}
+		if (ret != l.status || e.offset != l.offset) {
+			fprintf(stderr,
+				"itrace: internal error: libipt decoded differently the second time (offset %#llx)\n",
+				(unsigned long long)l.offset);
+			break;
+		}
+	}
+	release(pd, t);
+	if (pd->join <= pd->cur)
+		pd->join = pd->cur + 1;
+	pd->pool->stats.live++;
+}
+
+/* The next call's result, from the log or from libipt, into *e. */
+static void fetch(struct pdec *pd, enum pd_op op, struct pd_ent *e)
+{
+	if (!pd->pool) {
+		dec_call(pd->live, op, e);
+		return;
+	}
+	if (!pd->live) {
+		struct pd_task *t = &pd->tasks[pd->cur];
+
+		if (!pd->ready) {
+			wait_task(pd, t);
+			pd->ready = true;
+		}
+		if (pd->pos.rec < t->log.nr_rec && t->log.rec[pd->pos.rec].op == op) {
+			log_get(&t->log, &pd->pos, &pd->st, e);
+			try_join(pd, e);
+			return;
+		}
+		go_live(pd);
+	}
+	dec_call(pd->live, op, e);
+	try_join(pd, e);
+}
+
+/* What the caller is given, and what its time and offset queries answer. */
+static int deliver(struct pdec *pd, const struct pd_ent *e)
+{
+	pd->view.tsc = e->tsc;
+	pd->view.offset = e->offset;
+	pd->view.lost_mtc = e->lost_mtc;
+	pd->view.lost_cyc = e->lost_cyc;
+	pd->view.time_ret = e->time_ret;
+	pd->view.off_ret = e->off_ret;
+	pd->has_view = true;
+	return e->status;
+}
+
+/*
+ * A block that ends at an instruction that is no branch, with nothing
+ * pending: libipt goes on with the next instruction at the next call.
+ * Whether it ends a block there depends on what its block cache held
+ * (when code is first decoded, blocks end at more places), and so on the
+ * decode's history; the caller gets the blocks that follow joined to it.
+ */
+static bool goes_on(const struct pd_ent *a)
+{
+	return a->status >= 0 && !(a->status & (pts_event_pending | pts_eos)) &&
+	       a->u.b.ninsn && a->u.b.iclass == ptic_other;
+}
+
+static bool joins(const struct pd_ent *a, const struct pd_ent *c)
+{
+	return c->u.b.ninsn && c->u.b.isid == a->u.b.isid && c->u.b.mode == a->u.b.mode &&
+	       c->u.b.speculative == a->u.b.speculative &&
+	       a->u.b.ninsn + c->u.b.ninsn <= UINT16_MAX;
+}
+
+struct pdec *pdec_new(struct pdec_pool *pool, const struct pt_config *cfg)
+{
+	struct pdec *pd = calloc(1, sizeof(*pd));
+
+	if (!pd)
+		itrace_oom();
+	pd->pool = pool;
+	pd->cfg = *cfg;
+	if (!pool) {
+		pd->live = pt_blk_alloc_decoder(cfg);
+		if (!pd->live) {
+			free(pd);
+			return NULL;
+		}
+	}
+	return pd;
+}
+
+void pdec_free(struct pdec *pd)
+{
+	size_t i;
+
+	if (!pd)
+		return;
+	for (i = 0; i < pd->nr_tasks; i++) {
+		release(pd, &pd->tasks[i]);
+		log_free(&pd->tasks[i].log);
+	}
+	free(pd->tasks);
+	if (pd->live)
+		pt_blk_free_decoder(pd->live);
+	free(pd);
+}
+
+int pdec_set_image(struct pdec *pd, struct pt_image *image)
+{
+	size_t i;
+
+	if (image == pd->image && (pd->live || !pd->started))
+		return 0;
+	if (!pd->pool || !pd->started) {
+		pd->image = image;
+		return pd->live ? pt_blk_set_image(pd->live, image) : 0;
+	}
+	if (image == pd->image)
+		return 0;
+	if (!pd->live)
+		go_live(pd);
+	pd->image = image;
+	/* what was decoded ahead with the old image is decoded again */
+	for (i = pd->join; i < pd->queued; i++)
+		release(pd, &pd->tasks[i]);
+	if (pd->queued > pd->join)
+		pd->queued = pd->join;
+	refill(pd);
+	return pt_blk_set_image(pd->live, image);
+}
+
+int pdec_sync_forward(struct pdec *pd)
+{
+	struct pd_ent e;
+
+	if (!pd->started && pd->pool) {
+		make_tasks(pd);
+		if (!pd->nr_tasks) {
+			pd->live = pt_blk_alloc_decoder(&pd->cfg);
+			if (!pd->live)
+				itrace_oom();
+			pt_blk_set_image(pd->live, pd->image);
+		} else {
+			pd->join = 1;
+			refill(pd);
+		}
+	}
+	pd->started = true;
+	pd->has_held = false;
+	fetch(pd, PD_SYNC, &e);
+	return deliver(pd, &e);
+}
+
+int pdec_next(struct pdec *pd, struct pt_block *b)
+{
+	struct pd_ent a, c;
+
+	if (pd->has_held) {
+		a = pd->held;
+		pd->has_held = false;
+	} else {
+		fetch(pd, PD_NEXT, &a);
+	}
+	while (goes_on(&a)) {
+		fetch(pd, PD_NEXT, &c);
+		if (!joins(&a, &c)) {
+			pd->held = c;
+			pd->has_held = true;
+			break;
+		}
+		c.u.b.ip = a.u.b.ip;
+		c.u.b.ninsn += a.u.b.ninsn;
+		a = c;
+	}
+	*b = a.u.b;
+	return deliver(pd, &a);
+}
+
+int pdec_event(struct pdec *pd, struct pt_event *ev)
+{
+	struct pd_ent e;
+
+	pd->has_held = false;
+	fetch(pd, PD_EVENT, &e);
+	*ev = e.u.ev;
+	return deliver(pd, &e);
+}
+
+int pdec_time(struct pdec *pd, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc)
+{
+	if (!pd->has_view)
+		return -pte_no_time;
+	*tsc = pd->view.tsc;
+	*lost_mtc = pd->view.lost_mtc;
+	*lost_cyc = pd->view.lost_cyc;
+	return pd->view.time_ret;
+}
+
+int pdec_get_offset(struct pdec *pd, uint64_t *offset)
+{
+	if (!pd->has_view)
+		return -pte_nosync;
+	*offset = pd->view.offset;
+	return pd->view.off_ret;
+}
