@@ -2399,17 +2399,6 @@ static void free_threads(struct dstate *s)
 	}
 }
 
-/* --jobs, else one thread per online CPU. */
-static unsigned int decode_jobs(const struct decode_opts *o)
-{
-	long n;
-
-	if (o->jobs)
-		return o->jobs;
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > 64 ? 64 : (unsigned int)n;
-}
-
 int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 {
 	static const struct pt_walk_ops ops = {
@@ -2495,7 +2484,7 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	}
 	/* the sideband: threads, address spaces and their mappings, losses */
 	s->tl = tl_new(d, o->name, &tops, s);
-	tl_jobs(s->tl, decode_jobs(o));
+	tl_jobs(s->tl, o->jobs);
 	if (o->snapshot) {
 		if (o->snapshot > d->nr_snaps) {
 			fprintf(stderr,
@@ -2669,8 +2658,8 @@ static void usage_decode(FILE *f)
 		"              (default $PERF_BUILDID_DIR, ~/.debug)\n"
 		"  --progress, --no-progress  progress on stderr (default: when it is a\n"
 		"              terminal)\n"
-		"  --jobs N    decode with N threads (default: one per online CPU; the\n"
-		"              output is the same with any N)\n"
+		"  --jobs N    decode with N threads (default 1; the output is the same\n"
+		"              with any N)\n"
 		"  FILE        an itrace recording or a perf.data of perf record -e intel_pt//\n"
 		"              (a file or a perf record --kcore directory); default\n"
 		"              itrace.data; - reads standard input\n"

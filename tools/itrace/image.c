@@ -302,7 +302,8 @@ int itrace_image_init(struct itrace_image *im, const char *name)
 	memset(im, 0, sizeof(*im));
 	im->image = pt_image_alloc(name);
 	im->iscache = pt_iscache_alloc(name);
-	if (!im->image || !im->iscache) {
+	if (!im->image || !im->iscache ||
+	    pt_iscache_set_limit(im->iscache, ITRACE_ISCACHE_LIMIT) < 0) {
 		itrace_image_fini(im);
 		return -1;
 	}

@@ -64,7 +64,7 @@ struct decode_opts {
 	uint64_t	time_from;	/* --time: perf time range in ns, */
 	uint64_t	time_to;	/* 0 when open */
 	unsigned int	snapshot;	/* --snapshot N: only that one (0: all) */
-	unsigned int	jobs;		/* --jobs: threads (0: one per online CPU) */
+	unsigned int	jobs;		/* --jobs: threads (0, 1: the caller's only) */
 	/* report of samples (record -e) */
 	int		samples;	/* --samples: each sample */
 	unsigned int	nbranches;	/* -n: branches per sample */
@@ -101,6 +101,14 @@ struct blk_walk_ops {
 	void (*event)(void *ctx, struct pdec *dec, const struct pt_event *ev);
 	void (*error)(void *ctx, struct pdec *dec, int err, uint64_t last_ip);
 };
+
+/*
+ * Bytes of sections (their mappings and libipt's block caches) the image
+ * section cache keeps mapped when no decoder uses them: without a limit
+ * libipt unmaps a section, and drops its block cache, whenever the last
+ * decoder moves out of it.
+ */
+#define ITRACE_ISCACHE_LIMIT	(256ULL << 20)
 
 /* The traced memory: an image whose file sections live in one cache. */
 struct itrace_image {

@@ -18,11 +18,20 @@
  * the FUP's IP.  From the last of them on, both have the same state: the
  * last IP is the FUP's, the TNT and IP caches start empty, and no RET
  * after a PSB is compressed against a CALL before it (Intel SDM Vol. 3C,
- * 33.4.2.2, "Indirect Transfer Compression for Returns").  The caller
+ * "Intel Processor Trace": "only RETs that correspond to CALLs which have
+ * been seen since the last PSB packet may be compressed").  The caller
  * moves into the next log when its decoder, log or libipt, reports the
- * anchor, equal in status, offset, time and content.  Blocks of the two
- * decoders may split the same instructions differently (libipt's block
- * cache), which the timeline's users take as they come anyway.
+ * anchor, equal in status, offset, time and content.  (A trace of other
+ * code than ran can seem to compress a RET against a CALL before the PSB:
+ * the decode that ran through the PSB has that CALL on libipt's stack,
+ * the next task's does not.  Only then can the two differ.)
+ *
+ * Blocks: libipt ends a block at more places (instructions that are no
+ * branch) the first time it decodes code than once its block cache knows
+ * the code, so where blocks end, and the decoder's time after them,
+ * depend on what was decoded before, in which thread.  pdec_next() joins
+ * such a block to the blocks that follow it, with or without a pool: the
+ * caller sees the same blocks and times whatever the history.
  *
  * Where the caller calls what the log has not (set_image() of another
  * image, after an exec; a sync where the decode went on), or a log ends
@@ -31,10 +40,11 @@
  * caller until a later task's anchor comes; the tasks after that point
  * are decoded again with the new image.
  *
- * Locking: the pool's mutex guards its queue and each task's state; a
- * task's log is written by one worker while T_RUNNING and read by the
- * caller's thread only once T_DONE (the mutex orders the two).  All other
- * pdec state is the caller's thread's.
+ * Locking: the pool's mutex guards its queue, its spare logs and each
+ * task's state; a task's log is written by one worker while T_RUNNING (in
+ * a copy, stored back at the end) and read by the caller's thread only
+ * once T_DONE (the mutex orders the two); a task's cancel flag is an
+ * atomic the worker polls.  All other pdec state is the caller's thread's.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -47,12 +57,18 @@
 
 /* Calls a task makes past the next task's PSB, for the anchor. */
 #define PD_OVERLAP	256
-/* Trace bytes per task (at least: tasks begin at PSBs), and the least
+/*
+ * Trace bytes per task (at least: tasks begin at PSBs), and the least
  * run worth cutting; ITRACE_DECODE_TASK and ITRACE_DECODE_MIN override
  * them (tests cut small traces).
  */
 #define PD_TASK_BYTES	(16 << 10)
 #define PD_MIN_BYTES	(64 << 10)
+/*
+ * Take-overs by libipt after which a run is decoded without tasks (if
+ * they are more than a PD_MAX_LIVES-th of the joins).
+ */
+#define PD_MAX_LIVES	4
 
 enum pd_op { PD_SYNC, PD_NEXT, PD_EVENT };
 
@@ -134,8 +150,8 @@ struct pdec_pool {
 	struct pd_log	*spare;		/* logs' memory for the next tasks */
 	size_t		nr_spare, cap_spare;
 	pthread_t	*th;
-	unsigned int	nr;
-	bool		stop;
+	unsigned int	nr, want;	/* workers made, to make */
+	bool		started, stop;
 	uint64_t	task_bytes, min_bytes;
 	struct pdec_stats stats;	/* the caller's thread */
 };
@@ -152,10 +168,12 @@ struct pdec {
 	struct pd_pos	pos;		/* its next call */
 	struct pd_st	st;		/* the state as of pos */
 	size_t		join;		/* the next task that may take over */
+	size_t		joins, lives;	/* logs joined, libipt taking over */
 	size_t		queued;		/* tasks [0, queued) were handed out */
 	bool		started;	/* the first sync was made */
 	struct pd_st	view;		/* the state after the caller's last call */
 	bool		has_view;
+	bool		view_live;	/* no pool: the decoder's own state is it */
 	struct pd_ent	held;		/* the block after a joined one, not given yet */
 	bool		has_held;
 };
@@ -323,9 +341,65 @@ static void find_anchor(struct pd_task *t)
 	t->after = p;
 }
 
+/* A block into the log, the hot path of the workers. */
+static void log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
+		      const struct pt_block *b)
+{
+	struct pd_st *last = &l->st[l->nr_st - 1];
+	struct pd_rec *r;
+	uint64_t off;
+	int off_ret = pt_blk_get_offset(dec, &off);
+
+	if (off_ret < 0)
+		off = 0;
+	l->rec = room(l->rec, &l->cap_rec, l->nr_rec, sizeof(*l->rec));
+	r = &l->rec[l->nr_rec++];
+	r->op = PD_NEXT;
+	r->status = st;
+	r->flags = 0;
+	{
+		struct pd_st n = { .offset = off, .off_ret = off_ret };
+
+		n.time_ret = pt_blk_time(dec, &n.tsc, &n.lost_mtc, &n.lost_cyc);
+		if (n.time_ret < 0) {
+			n.tsc = 0;
+			n.lost_mtc = 0;
+			n.lost_cyc = 0;
+		}
+		if (memcmp(&n, last, sizeof(n))) {
+			l->st = room(l->st, &l->cap_st, l->nr_st, sizeof(*l->st));
+			l->st[l->nr_st++] = n;
+			r->flags = PD_F_STATE;
+		}
+	}
+	r->ip = b->ip;
+	r->end_ip = b->end_ip;
+	r->isid = b->isid;
+	r->ninsn = b->ninsn;
+	r->iclass = b->iclass;
+	r->mode = b->mode;
+	if (b->speculative)
+		r->flags |= PD_F_SPEC;
+	if (b->truncated) {
+		r->flags |= PD_F_TRUNC;
+		l->raw = room(l->raw, &l->cap_raw, l->nr_raw, sizeof(*l->raw));
+		memcpy(l->raw[l->nr_raw].raw, b->raw, sizeof(b->raw));
+		l->raw[l->nr_raw++].size = b->size;
+	}
+}
+
 static void run_task(struct pd_task *t)
 {
 	struct pt_block_decoder *dec = pt_blk_alloc_decoder(&t->pd->cfg);
+	/*
+	 * The log is built in a copy: the caller's thread reads the task
+	 * (its start, its anchor) while it waits, and a counter written at
+	 * every call in the same cache line would make both threads wait.
+	 */
+	struct pd_log l = t->log;
+	const uint64_t end = t->end;
+	const bool last = t->last;
+	struct pt_block b;
 	struct pd_ent e;
 	size_t past = 0;
 	int st;
@@ -334,20 +408,30 @@ static void run_task(struct pd_task *t)
 		itrace_oom();
 	pt_blk_set_image(dec, t->image);
 	memset(&e.u, 0, sizeof(e.u));
+	memset(&b, 0, sizeof(b));
 	st = t->first ? pt_blk_sync_forward(dec) : pt_blk_sync_set(dec, t->start);
 	ent_state(&e, dec, PD_SYNC, st);
-	log_add(&t->log, &e);
+	log_add(&l, &e);
 	for (;;) {
 		if (st == -pte_eos || (st >= 0 && !(st & pts_event_pending) && (st & pts_eos)))
 			break;
-		if (!t->last && e.offset > t->end && ++past > PD_OVERLAP)
+		if (!last && l.st[l.nr_st - 1].offset > end && ++past > PD_OVERLAP)
 			break;
-		if (!(t->log.nr_rec & 1023) && __atomic_load_n(&t->cancel, __ATOMIC_RELAXED))
+		if (!(l.nr_rec & 1023) && __atomic_load_n(&t->cancel, __ATOMIC_RELAXED))
 			break;
+		if (next_op(st) == PD_NEXT) {
+			/* as stream_run(): what an early error leaves is cleared */
+			b.ip = 0;
+			b.ninsn = 0;
+			st = pt_blk_next(dec, &b, sizeof(b));
+			log_block(&l, dec, st, &b);
+			continue;
+		}
 		st = dec_call(dec, next_op(st), &e);
-		log_add(&t->log, &e);
+		log_add(&l, &e);
 	}
 	pt_blk_free_decoder(dec);
+	t->log = l;
 	find_anchor(t);
 }
 
@@ -406,14 +490,20 @@ struct pdec_pool *pdec_pool_new(unsigned int jobs)
 	pthread_cond_init(&pool->done, NULL);
 	pool->task_bytes = env_bytes("ITRACE_DECODE_TASK", PD_TASK_BYTES);
 	pool->min_bytes = env_bytes("ITRACE_DECODE_MIN", PD_MIN_BYTES);
-	for (pool->nr = 0; pool->nr < jobs; pool->nr++)
-		if (pthread_create(&pool->th[pool->nr], NULL, worker, pool))
-			break;
-	if (!pool->nr) {
-		pdec_pool_free(pool);
-		return NULL;
-	}
+	pool->want = jobs;
 	return pool;
+}
+
+/* The workers, made when a run is first cut into tasks: false if none. */
+static bool pool_start(struct pdec_pool *pool)
+{
+	if (!pool->started) {
+		pool->started = true;
+		for (pool->nr = 0; pool->nr < pool->want; pool->nr++)
+			if (pthread_create(&pool->th[pool->nr], NULL, worker, pool))
+				break;
+	}
+	return pool->nr > 0;
 }
 
 void pdec_pool_free(struct pdec_pool *pool)
@@ -600,7 +690,7 @@ static void make_tasks(struct pdec *pd)
 			break;
 	}
 	pt_pkt_free_decoder(pk);
-	if (pd->nr_tasks < 2) {
+	if (pd->nr_tasks < 2 || !pool_start(pd->pool)) {
 		free(pd->tasks);
 		pd->tasks = NULL;
 		pd->nr_tasks = 0;
@@ -665,7 +755,11 @@ static void try_join(struct pdec *pd, const struct pd_ent *e)
 		if (e->offset < n->start)
 			return;
 		wait_task(pd, n);
-		if (e->offset > n->anchor.offset) {
+		/*
+		 * A sync that failed is no anchor: where libipt's next sync
+		 * lands after it depends on how it got there.
+		 */
+		if (n->anchor.status < 0 || e->offset > n->anchor.offset) {
 			release(pd, n);
 			pd->join++;
 			continue;
@@ -687,14 +781,62 @@ static void try_join(struct pdec *pd, const struct pd_ent *e)
 					 .time_ret = n->anchor.time_ret,
 					 .off_ret = n->anchor.off_ret };
 		pd->pool->stats.joined++;
+		pd->joins++;
 		refill(pd);
 		return;
 	}
 }
 
 /*
+ * A block that ends at an instruction that is no branch, with nothing
+ * pending: libipt goes on with the next instruction at the next call.
+ * Whether it ends a block there depends on what its block cache held
+ * (when code is first decoded, blocks end at more places), and so on the
+ * decode's history; the caller gets the blocks that follow joined to it.
+ */
+static inline bool goes_on(int st, const struct pt_block *a)
+{
+	return st >= 0 && !(st & (pts_event_pending | pts_eos)) && a->ninsn &&
+	       a->iclass == ptic_other;
+}
+
+static inline bool joins(const struct pt_block *a, const struct pt_block *c)
+{
+	return c->ninsn && c->isid == a->isid && c->mode == a->mode &&
+	       c->speculative == a->speculative && a->ninsn + c->ninsn <= UINT16_MAX;
+}
+
+/*
+ * The next item of a log from p, not beyond end: a call, or a block and
+ * the blocks joined to it as pdec_next() joins them, into *e.
+ */
+static void log_item(const struct pd_log *l, struct pd_pos *p, struct pd_st *st,
+		     const struct pd_pos *end, struct pd_ent *e)
+{
+	log_get(l, p, st, e);
+	while (e->op == PD_NEXT && goes_on(e->status, &e->u.b) && p->rec < end->rec &&
+	       l->rec[p->rec].op == PD_NEXT) {
+		struct pd_pos q = *p;
+		struct pd_st qs = *st;
+		struct pd_ent c;
+
+		log_get(l, &q, &qs, &c);
+		if (!joins(&e->u.b, &c.u.b))
+			break;
+		*p = q;
+		*st = qs;
+		c.u.b.ip = e->u.b.ip;
+		c.u.b.ninsn += e->u.b.ninsn;
+		*e = c;
+	}
+}
+
+/*
  * The log cannot serve the next call: a libipt decoder takes over where
  * the caller is, the current log's calls made again with its image.
+ * libipt may end blocks elsewhere this time (its block cache knows more
+ * code now): the log is gone through as pdec_next() joins blocks, and
+ * libipt's blocks are taken until they hold the same instructions.
  */
 static void go_live(struct pdec *pd)
 {
@@ -708,14 +850,33 @@ static void go_live(struct pdec *pd)
 		itrace_oom();
 	pt_blk_set_image(pd->live, t->orig);
 	while (p.rec < pd->pos.rec) {
+		bool first = !p.rec;
+		unsigned int n = 0;
 		int ret;
 
-		log_get(&t->log, &p, &st, &l);
-		if (p.rec == 1 && !t->first) {
+		log_item(&t->log, &p, &st, &pd->pos, &l);
+		if (first && !t->first) {
 			ret = pt_blk_sync_set(pd->live, t->start);
 			ent_state(&e, pd->live, PD_SYNC, ret);
-		} else {
+		} else if (l.op != PD_NEXT) {
 			ret = dec_call(pd->live, l.op, &e);
+		} else {
+			do {
+				ret = dec_call(pd->live, PD_NEXT, &e);
+				n += e.u.b.ninsn;
+			} while (n < l.u.b.ninsn && goes_on(ret, &e.u.b));
+			/*
+			 * The log's last block, held by pdec_next(), ends where
+			 * libipt's does not: libipt's block has it and more,
+			 * which pdec_next() joins to it anyway.
+			 */
+			if (n > l.u.b.ninsn && p.rec == pd->pos.rec && pd->has_held &&
+			    e.u.b.ip == pd->held.u.b.ip) {
+				pd->held = e;
+				break;
+			}
+			if (n != l.u.b.ninsn || e.u.b.end_ip != l.u.b.end_ip)
+				ret = INT32_MIN;
 		}
 		if (ret != l.status || e.offset != l.offset) {
 			fprintf(stderr,
@@ -728,6 +889,20 @@ static void go_live(struct pdec *pd)
 	if (pd->join <= pd->cur)
 		pd->join = pd->cur + 1;
 	pd->pool->stats.live++;
+	/*
+	 * Each take-over decodes part of a task again, in the caller's
+	 * thread: where they come often (a CPU's trace that changes address
+	 * spaces at every context switch), the rest of the run is decoded
+	 * there, without tasks.
+	 */
+	if (++pd->lives >= PD_MAX_LIVES && pd->lives * PD_MAX_LIVES > pd->joins) {
+		size_t i;
+
+		for (i = pd->join; i < pd->nr_tasks; i++)
+			release(pd, &pd->tasks[i]);
+		pd->join = pd->nr_tasks;
+		pd->queued = pd->nr_tasks;
+	}
 }
 
 /* The next call's result, from the log or from libipt, into *e. */
@@ -768,25 +943,6 @@ static int deliver(struct pdec *pd, const struct pd_ent *e)
 	return e->status;
 }
 
-/*
- * A block that ends at an instruction that is no branch, with nothing
- * pending: libipt goes on with the next instruction at the next call.
- * Whether it ends a block there depends on what its block cache held
- * (when code is first decoded, blocks end at more places), and so on the
- * decode's history; the caller gets the blocks that follow joined to it.
- */
-static bool goes_on(const struct pd_ent *a)
-{
-	return a->status >= 0 && !(a->status & (pts_event_pending | pts_eos)) &&
-	       a->u.b.ninsn && a->u.b.iclass == ptic_other;
-}
-
-static bool joins(const struct pd_ent *a, const struct pd_ent *c)
-{
-	return c->u.b.ninsn && c->u.b.isid == a->u.b.isid && c->u.b.mode == a->u.b.mode &&
-	       c->u.b.speculative == a->u.b.speculative &&
-	       a->u.b.ninsn + c->u.b.ninsn <= UINT16_MAX;
-}
 
 struct pdec *pdec_new(struct pdec_pool *pool, const struct pt_config *cfg)
 {
@@ -864,13 +1020,60 @@ int pdec_sync_forward(struct pdec *pd)
 	}
 	pd->started = true;
 	pd->has_held = false;
+	if (!pd->pool) {
+		pd->view_live = true;
+		return pt_blk_sync_forward(pd->live);
+	}
 	fetch(pd, PD_SYNC, &e);
 	return deliver(pd, &e);
+}
+
+/*
+ * Without a pool, libipt's decoder serves the caller itself, and its
+ * time and offset answer the caller's queries, but while a block is held
+ * (the state after the block given is kept then).
+ */
+static int serial_next(struct pdec *pd, struct pt_block *b)
+{
+	struct pt_block c;
+	int st, cst;
+
+	pd->view_live = true;
+	if (pd->has_held) {
+		*b = pd->held.u.b;
+		pd->has_held = false;
+		st = pd->held.status;
+	} else {
+		st = pt_blk_next(pd->live, b, sizeof(*b));
+	}
+	while (goes_on(st, b)) {
+		struct pd_ent now;
+
+		ent_state(&now, pd->live, PD_NEXT, st);
+		memset(&c, 0, sizeof(c));
+		cst = pt_blk_next(pd->live, &c, sizeof(c));
+		if (!joins(b, &c)) {
+			pd->held.u.b = c;
+			pd->held.status = cst;
+			pd->has_held = true;
+			deliver(pd, &now);
+			pd->view_live = false;
+			break;
+		}
+		c.ip = b->ip;
+		c.ninsn += b->ninsn;
+		*b = c;
+		st = cst;
+	}
+	return st;
 }
 
 int pdec_next(struct pdec *pd, struct pt_block *b)
 {
 	struct pd_ent a, c;
+
+	if (!pd->pool)
+		return serial_next(pd, b);
 
 	if (pd->has_held) {
 		a = pd->held;
@@ -878,9 +1081,9 @@ int pdec_next(struct pdec *pd, struct pt_block *b)
 	} else {
 		fetch(pd, PD_NEXT, &a);
 	}
-	while (goes_on(&a)) {
+	while (goes_on(a.status, &a.u.b)) {
 		fetch(pd, PD_NEXT, &c);
-		if (!joins(&a, &c)) {
+		if (!joins(&a.u.b, &c.u.b)) {
 			pd->held = c;
 			pd->has_held = true;
 			break;
@@ -897,6 +1100,11 @@ int pdec_event(struct pdec *pd, struct pt_event *ev)
 {
 	struct pd_ent e;
 
+	if (!pd->pool) {
+		pd->has_held = false;
+		pd->view_live = true;
+		return pt_blk_event(pd->live, ev, sizeof(*ev));
+	}
 	pd->has_held = false;
 	fetch(pd, PD_EVENT, &e);
 	*ev = e.u.ev;
@@ -905,6 +1113,8 @@ int pdec_event(struct pdec *pd, struct pt_event *ev)
 
 int pdec_time(struct pdec *pd, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc)
 {
+	if (pd->view_live)
+		return pt_blk_time(pd->live, tsc, lost_mtc, lost_cyc);
 	if (!pd->has_view)
 		return -pte_no_time;
 	*tsc = pd->view.tsc;
@@ -915,6 +1125,8 @@ int pdec_time(struct pdec *pd, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost
 
 int pdec_get_offset(struct pdec *pd, uint64_t *offset)
 {
+	if (pd->view_live)
+		return pt_blk_get_offset(pd->live, offset);
 	if (!pd->has_view)
 		return -pte_nosync;
 	*offset = pd->view.offset;

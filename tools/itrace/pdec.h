@@ -25,11 +25,12 @@ struct pdec;
 
 /*
  * pdec_pool_new() - threads for a decode with @jobs threads: @jobs - 1
- * workers, the caller's thread the last.  The size of a task and the
+ * workers, made when a run is first cut into tasks, and the caller's.  The size of a task and the
  * least run worth cutting: ITRACE_DECODE_TASK, ITRACE_DECODE_MIN (bytes;
  * for tests).
- * Returns the pool, or NULL when @jobs < 2 or no thread could be made
- * (then decoders made with a NULL pool decode as libipt does, inline).
+ * Returns the pool, or NULL when @jobs < 2 (then decoders made with a
+ * NULL pool decode as libipt does, in the caller's thread; so do runs
+ * when no worker thread could be made).
  */
 struct pdec_pool *pdec_pool_new(unsigned int jobs);
 void pdec_pool_free(struct pdec_pool *pool);

@@ -439,7 +439,7 @@ struct timeline *tl_new(struct itrace_data *d, const char *name, const struct tl
 	tl->cpu_wide = d->hdr.flags & ITRACE_FLAG_CPU_WIDE;
 	tl->sw_owner = d->is_perf_data && tl->ids && !tl->cpu_wide && tl_has_time(tl);
 	tl->iscache = pt_iscache_alloc("itrace");
-	if (!tl->iscache)
+	if (!tl->iscache || pt_iscache_set_limit(tl->iscache, ITRACE_ISCACHE_LIMIT) < 0)
 		itrace_oom();
 	if (!tl->ids) {
 		tl->legacy = thread_get(tl, d->hdr.pid, d->hdr.pid);

@@ -10,6 +10,9 @@
 #                                flow, on the block decoder) (goal >= 2.0)
 #   decode_summary_vs_libipt_insn  ptloop / itrace decode --summary (also on
 #                                the block decoder) (goal >= 2.0)
+#                                (these three with --jobs 1: one thread)
+#   decode_flow_jobs_vs_1        itrace decode --jobs 1 / --jobs NPROC (the
+#   decode_stats_jobs_vs_1       flow, --stats): the threaded decode (pdec.c)
 #   decode_vs_perf_script        perf script --itrace=i0ns -F ip,sym /
 #                                itrace decode --insn on the same perf.data
 #                                (every instruction with its symbol; goal
@@ -31,6 +34,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../../.." && pwd)
 rec=$1 pdata=${2:-}
 reps=${BENCH_DECODE_REPS:-3}
+jobs=$(nproc)
 rounds=${BENCH_SPIN_ROUNDS:-200000}
 it=$BUILD/tools/itrace/itrace
 loop=$BUILD/itrace-test/ptloop
@@ -73,14 +77,18 @@ min() { sort -g | head -1; }
 : > "$BUILD/bench-decode.txt"
 for _ in $(seq "$reps"); do
 	echo "base $(t "$loop" "$rec")" >> "$BUILD/bench-decode.txt"
-	echo "stats $(t "$it" decode --no-progress --stats "$rec")" >> "$BUILD/bench-decode.txt"
-	echo "flow $(t "$it" decode --no-progress "$rec")" >> "$BUILD/bench-decode.txt"
-	echo "summary $(t "$it" decode --no-progress --summary "$rec")" >> "$BUILD/bench-decode.txt"
+	echo "stats $(t "$it" decode --no-progress --jobs 1 --stats "$rec")" >> "$BUILD/bench-decode.txt"
+	echo "flow $(t "$it" decode --no-progress --jobs 1 "$rec")" >> "$BUILD/bench-decode.txt"
+	echo "summary $(t "$it" decode --no-progress --jobs 1 --summary "$rec")" >> "$BUILD/bench-decode.txt"
+	echo "flowj $(t "$it" decode --no-progress --jobs "$jobs" "$rec")" >> "$BUILD/bench-decode.txt"
+	echo "statsj $(t "$it" decode --no-progress --jobs "$jobs" --stats "$rec")" >> "$BUILD/bench-decode.txt"
 done
 base=$(awk '$1 == "base" { print $2 }' "$BUILD/bench-decode.txt" | min)
 stats=$(awk '$1 == "stats" { print $2 }' "$BUILD/bench-decode.txt" | min)
 flow=$(awk '$1 == "flow" { print $2 }' "$BUILD/bench-decode.txt" | min)
 summary=$(awk '$1 == "summary" { print $2 }' "$BUILD/bench-decode.txt" | min)
+flowj=$(awk '$1 == "flowj" { print $2 }' "$BUILD/bench-decode.txt" | min)
+statsj=$(awk '$1 == "statsj" { print $2 }' "$BUILD/bench-decode.txt" | min)
 insns=$("$loop" "$rec" | awk '{ print $2 }')
 size=$(stat -c %s "$rec")
 r() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
@@ -88,6 +96,9 @@ echo "# decode: $rec, $size bytes, $insns instructions; $reps runs each, interle
 echo "bench decode_vs_libipt_insn = $(r "$base" "$stats") x (goal >= 0.9)"
 echo "bench decode_flow_vs_libipt_insn = $(r "$base" "$flow") x (goal >= 2.0)"
 echo "bench decode_summary_vs_libipt_insn = $(r "$base" "$summary") x (goal >= 2.0)"
+echo "# decode --jobs $jobs (the host's CPUs): flow ${flowj} s, --stats ${statsj} s"
+echo "bench decode_flow_jobs_vs_1 = $(r "$flow" "$flowj") x ($jobs threads; linear: $jobs)"
+echo "bench decode_stats_jobs_vs_1 = $(r "$stats" "$statsj") x ($jobs threads; linear: $jobs)"
 if [ -n "$pdata" ] && command -v perf > /dev/null; then
 	for _ in $(seq "$reps"); do
 		echo "perf $(t perf script -i "$pdata" --itrace=i0ns -F ip,sym)"

@@ -49,8 +49,11 @@
 #   decode_vs_libipt_insn,     host only: itrace decode --stats, the flow
 #   decode_flow_vs_libipt_insn, and --summary against a bare libipt pt_insn
 #   decode_summary_vs_libipt_insn  loop with an image section cache, on
-#                              step 1's recording
+#                              step 1's recording, with --jobs 1
 #                              (tools/testing/itrace/bench/decode.sh)
+#   decode_flow_jobs_vs_1,     host only: the flow and --stats of the same
+#   decode_stats_jobs_vs_1     recording with --jobs 1 / with one thread per
+#                              host CPU (pdec.c)
 #   decode_vs_perf_script      host only: Debian's perf script
 #                              --itrace=i0ns -F ip,sym / itrace decode
 #                              --insn on one perf.data: a recording of the
