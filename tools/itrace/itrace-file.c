@@ -20,6 +20,21 @@ void itrace_oom(void)
 	exit(1);
 }
 
+void *itrace_grow(void *p, size_t *cap, size_t nr, size_t size, size_t first)
+{
+	size_t bytes;
+
+	if (nr < *cap)
+		return p;
+	*cap = *cap ? 2 * *cap : first;
+	if (__builtin_mul_overflow(*cap, size, &bytes))
+		itrace_oom();
+	p = realloc(p, bytes);
+	if (!p)
+		itrace_oom();
+	return p;
+}
+
 void itrace_header_init(struct itrace_file_header *hdr)
 {
 	memset(hdr, 0, sizeof(*hdr));

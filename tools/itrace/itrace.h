@@ -29,6 +29,19 @@ struct symtab;
  */
 _Noreturn void itrace_oom(void);
 
+/**
+ * itrace_grow() - room for one more element in an array that doubles
+ * @p: the array (NULL: none yet)
+ * @cap: its capacity in elements, updated
+ * @nr: the elements in use
+ * @size: the size of an element in bytes
+ * @first: the capacity of a new array, in elements
+ *
+ * Return: @p, or the array moved to where it has room for @nr + 1
+ * elements; out of memory: itrace_oom().
+ */
+void *itrace_grow(void *p, size_t *cap, size_t nr, size_t size, size_t first);
+
 /*
  * Exit status of every command (itrace(1)): 0 done; 1 the input cannot be
  * used (not a recording or core, truncated beyond use, unreadable); 2 usage;

@@ -180,23 +180,12 @@ struct pdec {
 
 /* ---- logs ------------------------------------------------------------- */
 
-static void *room(void *p, size_t *cap, size_t nr, size_t size)
-{
-	if (nr < *cap)
-		return p;
-	*cap = *cap ? 2 * *cap : 1024;
-	p = realloc(p, *cap * size);
-	if (!p)
-		itrace_oom();
-	return p;
-}
-
 static void log_add(struct pd_log *l, const struct pd_ent *e)
 {
 	struct pd_rec *r;
 	struct pd_st *last = l->nr_st ? &l->st[l->nr_st - 1] : NULL;
 
-	l->rec = room(l->rec, &l->cap_rec, l->nr_rec, sizeof(*l->rec));
+	l->rec = itrace_grow(l->rec, &l->cap_rec, l->nr_rec, sizeof(*l->rec), 1024);
 	r = &l->rec[l->nr_rec++];
 	memset(r, 0, sizeof(*r));
 	r->op = e->op;
@@ -204,7 +193,7 @@ static void log_add(struct pd_log *l, const struct pd_ent *e)
 	if (!last || last->tsc != e->tsc || last->offset != e->offset ||
 	    last->lost_mtc != e->lost_mtc || last->lost_cyc != e->lost_cyc ||
 	    last->time_ret != e->time_ret || last->off_ret != e->off_ret) {
-		l->st = room(l->st, &l->cap_st, l->nr_st, sizeof(*l->st));
+		l->st = itrace_grow(l->st, &l->cap_st, l->nr_st, sizeof(*l->st), 1024);
 		l->st[l->nr_st++] = (struct pd_st){ .tsc = e->tsc, .offset = e->offset,
 						    .lost_mtc = e->lost_mtc,
 						    .lost_cyc = e->lost_cyc,
@@ -213,7 +202,7 @@ static void log_add(struct pd_log *l, const struct pd_ent *e)
 		r->flags |= PD_F_STATE;
 	}
 	if (e->op == PD_EVENT) {
-		l->ev = room(l->ev, &l->cap_ev, l->nr_ev, sizeof(*l->ev));
+		l->ev = itrace_grow(l->ev, &l->cap_ev, l->nr_ev, sizeof(*l->ev), 1024);
 		l->ev[l->nr_ev++] = e->u.ev;
 	} else if (e->op == PD_NEXT) {
 		r->ip = e->u.b.ip;
@@ -226,7 +215,7 @@ static void log_add(struct pd_log *l, const struct pd_ent *e)
 			r->flags |= PD_F_SPEC;
 		if (e->u.b.truncated) {
 			r->flags |= PD_F_TRUNC;
-			l->raw = room(l->raw, &l->cap_raw, l->nr_raw, sizeof(*l->raw));
+			l->raw = itrace_grow(l->raw, &l->cap_raw, l->nr_raw, sizeof(*l->raw), 1024);
 			memcpy(l->raw[l->nr_raw].raw, e->u.b.raw, sizeof(e->u.b.raw));
 			l->raw[l->nr_raw++].size = e->u.b.size;
 		}
@@ -352,7 +341,7 @@ static void log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
 
 	if (off_ret < 0)
 		off = 0;
-	l->rec = room(l->rec, &l->cap_rec, l->nr_rec, sizeof(*l->rec));
+	l->rec = itrace_grow(l->rec, &l->cap_rec, l->nr_rec, sizeof(*l->rec), 1024);
 	r = &l->rec[l->nr_rec++];
 	r->op = PD_NEXT;
 	r->status = st;
@@ -367,7 +356,7 @@ static void log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
 			n.lost_cyc = 0;
 		}
 		if (memcmp(&n, last, sizeof(n))) {
-			l->st = room(l->st, &l->cap_st, l->nr_st, sizeof(*l->st));
+			l->st = itrace_grow(l->st, &l->cap_st, l->nr_st, sizeof(*l->st), 1024);
 			l->st[l->nr_st++] = n;
 			r->flags = PD_F_STATE;
 		}
@@ -382,7 +371,7 @@ static void log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
 		r->flags |= PD_F_SPEC;
 	if (b->truncated) {
 		r->flags |= PD_F_TRUNC;
-		l->raw = room(l->raw, &l->cap_raw, l->nr_raw, sizeof(*l->raw));
+		l->raw = itrace_grow(l->raw, &l->cap_raw, l->nr_raw, sizeof(*l->raw), 1024);
 		memcpy(l->raw[l->nr_raw].raw, b->raw, sizeof(b->raw));
 		l->raw[l->nr_raw++].size = b->size;
 	}
@@ -567,8 +556,8 @@ static void release(struct pdec *pd, struct pd_task *t)
 	t->state = T_NEW;
 	/* the memory of its log serves another task */
 	if (t->log.cap_rec && pool->nr_spare < 4 * pool->nr) {
-		pool->spare = room(pool->spare, &pool->cap_spare, pool->nr_spare,
-				   sizeof(*pool->spare));
+		pool->spare = itrace_grow(pool->spare, &pool->cap_spare, pool->nr_spare,
+					  sizeof(*pool->spare), 16);
 		pool->spare[pool->nr_spare++] = t->log;
 		memset(&t->log, 0, sizeof(t->log));
 	}

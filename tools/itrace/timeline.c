@@ -108,17 +108,6 @@ struct timeline {
 	struct pdec_pool	*pool;		/* tl_decode()'s block decoders' */
 };
 
-static void *grow(void *p, size_t *cap, size_t nr, size_t size)
-{
-	if (nr < *cap)
-		return p;
-	*cap = *cap ? 2 * *cap : 16;
-	p = realloc(p, *cap * size);
-	if (!p)
-		itrace_oom();
-	return p;
-}
-
 /* ---- threads, address spaces ---------------------------------------- */
 
 static struct tl_thread *thread_get(struct timeline *tl, uint32_t pid, uint32_t tid)
@@ -138,7 +127,7 @@ static struct tl_thread *thread_get(struct timeline *tl, uint32_t pid, uint32_t 
 	t->tid = tid;
 	t->hnext = *h;
 	*h = t;
-	tl->th = grow(tl->th, &tl->cap_th, tl->nr_th, sizeof(*tl->th));
+	tl->th = itrace_grow(tl->th, &tl->cap_th, tl->nr_th, sizeof(*tl->th), 16);
 	tl->th[tl->nr_th++] = t;
 	return t;
 }
@@ -171,7 +160,7 @@ static struct tl_aspace *aspace_new(struct timeline *tl, uint32_t pid, uint64_t 
 		/* not a head: not in tl->as; still freed through the chain */
 		return as;
 	}
-	tl->as = grow(tl->as, &tl->cap_as, tl->nr_as, sizeof(*tl->as));
+	tl->as = itrace_grow(tl->as, &tl->cap_as, tl->nr_as, sizeof(*tl->as), 16);
 	tl->as[tl->nr_as++] = as;
 	return as;
 }
@@ -205,7 +194,7 @@ static struct tl_aspace *aspace_at(struct timeline *tl, uint32_t pid, uint64_t t
 
 static void add_map(struct timeline *tl, struct tl_aspace *as, const struct pev *ev)
 {
-	as->maps = grow(as->maps, &as->cap_maps, as->nr_maps, sizeof(*as->maps));
+	as->maps = itrace_grow(as->maps, &as->cap_maps, as->nr_maps, sizeof(*as->maps), 16);
 	as->maps[as->nr_maps++] = ev->raw;
 	tl->ops->add_map(tl->ctx, as, ev);
 }
@@ -300,7 +289,7 @@ static void loss(struct timeline *tl, const struct rec *r)
 			tl->name, (unsigned long long)at, cpu, (unsigned long long)ev->aux.size,
 			ev->aux.size ? "" : ", size unknown");
 	tl->nr_losses++;
-	b->splits = grow(b->splits, &b->cap_splits, b->nr_splits, sizeof(*b->splits));
+	b->splits = itrace_grow(b->splits, &b->cap_splits, b->nr_splits, sizeof(*b->splits), 16);
 	b->splits[b->nr_splits++] = at;
 }
 
@@ -349,7 +338,7 @@ static void handle(struct timeline *tl, const struct rec *r, bool *lost_warned)
 		if (!tl->ids || tl->cpu_wide)
 			break;
 		b = buf_of(tl, id);
-		b->sw = grow(b->sw, &b->cap_sw, b->nr_sw, sizeof(*b->sw));
+		b->sw = itrace_grow(b->sw, &b->cap_sw, b->nr_sw, sizeof(*b->sw), 16);
 		b->sw[b->nr_sw].time = time;
 		b->sw[b->nr_sw].out = false;
 		b->sw[b->nr_sw++].th = th;
@@ -360,7 +349,7 @@ static void handle(struct timeline *tl, const struct rec *r, bool *lost_warned)
 		if (!tl->ids || (!ev->aux.size && !(ev->aux.flags & PERF_AUX_FLAG_OVERWRITE)))
 			break;
 		b = buf_of(tl, id);
-		b->own = grow(b->own, &b->cap_own, b->nr_own, sizeof(*b->own));
+		b->own = itrace_grow(b->own, &b->cap_own, b->nr_own, sizeof(*b->own), 16);
 		b->own[b->nr_own].end = ev->aux.flags & PERF_AUX_FLAG_OVERWRITE ? ev->aux.offset :
 					ev->aux.offset + ev->aux.size;
 		b->own[b->nr_own].time = time;
@@ -380,7 +369,8 @@ static void handle(struct timeline *tl, const struct rec *r, bool *lost_warned)
 				break;
 			/* the first record of a CPU: who ran until then */
 			if (!b->nr_sw) {
-				b->sw = grow(b->sw, &b->cap_sw, b->nr_sw, sizeof(*b->sw));
+				b->sw = itrace_grow(b->sw, &b->cap_sw, b->nr_sw,
+						    sizeof(*b->sw), 16);
 				b->sw[b->nr_sw].time = 0;
 				b->sw[b->nr_sw].out = false;
 				b->sw[b->nr_sw++].th = thread_get(tl, id->pid, id->tid);
@@ -389,7 +379,7 @@ static void handle(struct timeline *tl, const struct rec *r, bool *lost_warned)
 		} else {
 			th = thread_get(tl, id->pid, id->tid);
 		}
-		b->sw = grow(b->sw, &b->cap_sw, b->nr_sw, sizeof(*b->sw));
+		b->sw = itrace_grow(b->sw, &b->cap_sw, b->nr_sw, sizeof(*b->sw), 16);
 		b->sw[b->nr_sw].time = time;
 		b->sw[b->nr_sw].out = ev->misc & PERF_RECORD_MISC_SWITCH_OUT;
 		b->sw[b->nr_sw++].th = th;
@@ -448,7 +438,7 @@ struct timeline *tl_new(struct itrace_data *d, const char *name, const struct tl
 
 	pev_iter_init(&it, d->perf, d->perf_size);
 	for (;;) {
-		recs = grow(recs, &cap, nr, sizeof(*recs));
+		recs = itrace_grow(recs, &cap, nr, sizeof(*recs), 16);
 		r = pev_next(&it, &recs[nr].ev, err, sizeof(err));
 		if (r <= 0)
 			break;
@@ -1058,7 +1048,7 @@ static void make_runs(struct timeline *tl, struct tl_stream *s, uint32_t buf)
 			/* continues the previous run (a snapshot that did not wrap) */
 			s->runs[nr - 1].size += seg->size;
 		} else {
-			s->runs = grow(s->runs, &cap, nr, sizeof(*s->runs));
+			s->runs = itrace_grow(s->runs, &cap, nr, sizeof(*s->runs), 16);
 			s->runs[nr] = (struct tl_run){
 				.buf = buf, .offset = pos, .expect = expect,
 				.bytes = d->trace + seg->buf_offset, .size = seg->size,
@@ -1078,7 +1068,7 @@ static void make_runs(struct timeline *tl, struct tl_stream *s, uint32_t buf)
 
 			if (at <= r->offset || at >= rend)
 				continue;
-			s->runs = grow(s->runs, &cap, nr, sizeof(*s->runs));
+			s->runs = itrace_grow(s->runs, &cap, nr, sizeof(*s->runs), 16);
 			memmove(&s->runs[i + 2], &s->runs[i + 1], (nr - i - 1) * sizeof(*s->runs));
 			r = &s->runs[i];
 			s->runs[i + 1] = *r;
