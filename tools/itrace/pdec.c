@@ -932,7 +932,6 @@ static int deliver(struct pdec *pd, const struct pd_ent *e)
 	return e->status;
 }
 
-
 struct pdec *pdec_new(struct pdec_pool *pool, const struct pt_config *cfg)
 {
 	struct pdec *pd = calloc(1, sizeof(*pd));
