@@ -180,45 +180,55 @@ struct pdec {
 
 /* ---- logs ------------------------------------------------------------- */
 
-static void log_add(struct pd_log *l, const struct pd_ent *e)
+/* A record for a call that left the decoder in state n (kept if it changed). */
+static struct pd_rec *log_rec(struct pd_log *l, enum pd_op op, int status,
+			      const struct pd_st *n)
 {
 	struct pd_rec *r;
-	struct pd_st *last = l->nr_st ? &l->st[l->nr_st - 1] : NULL;
 
 	l->rec = itrace_grow(l->rec, &l->cap_rec, l->nr_rec, sizeof(*l->rec), 1024);
 	r = &l->rec[l->nr_rec++];
 	memset(r, 0, sizeof(*r));
-	r->op = e->op;
-	r->status = e->status;
-	if (!last || last->tsc != e->tsc || last->offset != e->offset ||
-	    last->lost_mtc != e->lost_mtc || last->lost_cyc != e->lost_cyc ||
-	    last->time_ret != e->time_ret || last->off_ret != e->off_ret) {
+	r->op = op;
+	r->status = status;
+	if (!l->nr_st || memcmp(n, &l->st[l->nr_st - 1], sizeof(*n))) {
 		l->st = itrace_grow(l->st, &l->cap_st, l->nr_st, sizeof(*l->st), 1024);
-		l->st[l->nr_st++] = (struct pd_st){ .tsc = e->tsc, .offset = e->offset,
-						    .lost_mtc = e->lost_mtc,
-						    .lost_cyc = e->lost_cyc,
-						    .time_ret = e->time_ret,
-						    .off_ret = e->off_ret };
+		l->st[l->nr_st++] = *n;
 		r->flags |= PD_F_STATE;
 	}
+	return r;
+}
+
+static void rec_block(struct pd_log *l, struct pd_rec *r, const struct pt_block *b)
+{
+	r->ip = b->ip;
+	r->end_ip = b->end_ip;
+	r->isid = b->isid;
+	r->ninsn = b->ninsn;
+	r->iclass = b->iclass;
+	r->mode = b->mode;
+	if (b->speculative)
+		r->flags |= PD_F_SPEC;
+	if (b->truncated) {
+		r->flags |= PD_F_TRUNC;
+		l->raw = itrace_grow(l->raw, &l->cap_raw, l->nr_raw, sizeof(*l->raw), 1024);
+		memcpy(l->raw[l->nr_raw].raw, b->raw, sizeof(b->raw));
+		l->raw[l->nr_raw++].size = b->size;
+	}
+}
+
+static void log_add(struct pd_log *l, const struct pd_ent *e)
+{
+	const struct pd_st n = { .tsc = e->tsc, .offset = e->offset, .lost_mtc = e->lost_mtc,
+				 .lost_cyc = e->lost_cyc, .time_ret = e->time_ret,
+				 .off_ret = e->off_ret };
+	struct pd_rec *r = log_rec(l, e->op, e->status, &n);
+
 	if (e->op == PD_EVENT) {
 		l->ev = itrace_grow(l->ev, &l->cap_ev, l->nr_ev, sizeof(*l->ev), 1024);
 		l->ev[l->nr_ev++] = e->u.ev;
 	} else if (e->op == PD_NEXT) {
-		r->ip = e->u.b.ip;
-		r->end_ip = e->u.b.end_ip;
-		r->isid = e->u.b.isid;
-		r->ninsn = e->u.b.ninsn;
-		r->iclass = e->u.b.iclass;
-		r->mode = e->u.b.mode;
-		if (e->u.b.speculative)
-			r->flags |= PD_F_SPEC;
-		if (e->u.b.truncated) {
-			r->flags |= PD_F_TRUNC;
-			l->raw = itrace_grow(l->raw, &l->cap_raw, l->nr_raw, sizeof(*l->raw), 1024);
-			memcpy(l->raw[l->nr_raw].raw, e->u.b.raw, sizeof(e->u.b.raw));
-			l->raw[l->nr_raw++].size = e->u.b.size;
-		}
+		rec_block(l, r, &e->u.b);
 	}
 }
 
@@ -330,51 +340,22 @@ static void find_anchor(struct pd_task *t)
 	t->after = p;
 }
 
-/* A block into the log, the hot path of the workers. */
+/* A block into the log, the hot path of the workers (no struct pd_ent). */
 static void log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
 		      const struct pt_block *b)
 {
-	struct pd_st *last = &l->st[l->nr_st - 1];
-	struct pd_rec *r;
-	uint64_t off;
-	int off_ret = pt_blk_get_offset(dec, &off);
+	struct pd_st n = { 0 };
 
-	if (off_ret < 0)
-		off = 0;
-	l->rec = itrace_grow(l->rec, &l->cap_rec, l->nr_rec, sizeof(*l->rec), 1024);
-	r = &l->rec[l->nr_rec++];
-	r->op = PD_NEXT;
-	r->status = st;
-	r->flags = 0;
-	{
-		struct pd_st n = { .offset = off, .off_ret = off_ret };
-
-		n.time_ret = pt_blk_time(dec, &n.tsc, &n.lost_mtc, &n.lost_cyc);
-		if (n.time_ret < 0) {
-			n.tsc = 0;
-			n.lost_mtc = 0;
-			n.lost_cyc = 0;
-		}
-		if (memcmp(&n, last, sizeof(n))) {
-			l->st = itrace_grow(l->st, &l->cap_st, l->nr_st, sizeof(*l->st), 1024);
-			l->st[l->nr_st++] = n;
-			r->flags = PD_F_STATE;
-		}
+	n.off_ret = pt_blk_get_offset(dec, &n.offset);
+	if (n.off_ret < 0)
+		n.offset = 0;
+	n.time_ret = pt_blk_time(dec, &n.tsc, &n.lost_mtc, &n.lost_cyc);
+	if (n.time_ret < 0) {
+		n.tsc = 0;
+		n.lost_mtc = 0;
+		n.lost_cyc = 0;
 	}
-	r->ip = b->ip;
-	r->end_ip = b->end_ip;
-	r->isid = b->isid;
-	r->ninsn = b->ninsn;
-	r->iclass = b->iclass;
-	r->mode = b->mode;
-	if (b->speculative)
-		r->flags |= PD_F_SPEC;
-	if (b->truncated) {
-		r->flags |= PD_F_TRUNC;
-		l->raw = itrace_grow(l->raw, &l->cap_raw, l->nr_raw, sizeof(*l->raw), 1024);
-		memcpy(l->raw[l->nr_raw].raw, b->raw, sizeof(b->raw));
-		l->raw[l->nr_raw++].size = b->size;
-	}
+	rec_block(l, log_rec(l, PD_NEXT, st, &n), b);
 }
 
 static void run_task(struct pd_task *t)
@@ -660,12 +641,8 @@ static void make_tasks(struct pdec *pd)
 		struct pt_packet p;
 
 		if (!seen || off - last >= pd->pool->task_bytes) {
-			if (pd->nr_tasks == cap) {
-				cap = cap ? 2 * cap : 64;
-				pd->tasks = realloc(pd->tasks, cap * sizeof(*pd->tasks));
-				if (!pd->tasks)
-					itrace_oom();
-			}
+			pd->tasks = itrace_grow(pd->tasks, &cap, pd->nr_tasks, sizeof(*pd->tasks),
+						64);
 			memset(&pd->tasks[pd->nr_tasks], 0, sizeof(*pd->tasks));
 			pd->tasks[pd->nr_tasks].pd = pd;
 			pd->tasks[pd->nr_tasks].start = seen ? off : 0;
