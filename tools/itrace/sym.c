@@ -51,6 +51,34 @@ struct sec_tab {
 	size_t		nr;
 };
 
+/*
+ * The symbol libdwfl gives for an address depends only on which of the
+ * module's symbols begin at or below it and end above it, and on the
+ * section it is in (elfutils, __libdwfl_addrsym()): so it is the same for
+ * every address strictly between two consecutive bounds, the addresses
+ * where a symbol or a section of the module begins or ends; on a bound
+ * too, unless a sizeless or absolute symbol has its value there (those
+ * match only where they are).  dwfl_module_addrinfo() reads the whole
+ * symbol table at each call; the answer is kept per gap between bounds.
+ */
+struct brk_res {
+	const char	*name;		/* as sym_lookup() gives it; NULL: not known yet */
+	uint64_t	value, size;	/* the symbol's */
+};
+
+/* A bound; exact: the value of a sizeless or absolute symbol. */
+struct brk {
+	uint64_t	at;
+	bool		exact;
+};
+
+struct brk_tab {
+	Dwfl_Module	*mod;
+	struct brk	*b;		/* the bounds, sorted, each once */
+	struct brk_res	*res;		/* res[i]: for [b[i].at, b[i + 1].at) */
+	size_t		nr;
+};
+
 /* A demangled name, by the address of the mangled one (stable in libdwfl). */
 struct dname {
 	const char	*mangled;
@@ -63,6 +91,9 @@ struct symtab {
 	size_t		nr_plts;
 	struct sec_tab	*secs;
 	size_t		nr_secs;
+	struct brk_tab	*brks;
+	size_t		nr_brks;
+	bool		no_gaps;	/* ITRACE_NO_SYM_GAPS: libdwfl for each (tests) */
 	void		*dnames;	/* tsearch() tree of struct dname */
 	int		demangle;
 	char		**paths;	/* files already reported */
@@ -92,6 +123,7 @@ struct symtab *sym_new(void)
 	dwfl_report_begin(st->dwfl);
 	memset(st->cache_ip, 0xff, sizeof(st->cache_ip));
 	st->demangle = 1;
+	st->no_gaps = !!getenv("ITRACE_NO_SYM_GAPS");
 	return st;
 }
 
@@ -544,6 +576,122 @@ static int sec_lookup(struct symtab *st, Dwfl_Module *mod, uint64_t ip, struct s
 	return -1;
 }
 
+static int cmp_brk(const void *a, const void *b)
+{
+	const struct brk *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static void brk_add(struct brk_tab *t, size_t *cap, uint64_t at, bool exact)
+{
+	t->b = itrace_grow(t->b, cap, t->nr, sizeof(*t->b), 1024);
+	t->b[t->nr].at = at;
+	t->b[t->nr++].exact = exact;
+}
+
+/* The bounds of the sections of elf (at bias). */
+static void brk_sections(struct brk_tab *t, size_t *cap, Elf *elf, GElf_Addr bias)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn)) && gelf_getshdr(scn, &sh)) {
+		brk_add(t, cap, sh.sh_addr + bias, false);
+		brk_add(t, cap, sh.sh_addr + bias + sh.sh_size, false);
+	}
+}
+
+/*
+ * mod's bounds: its symbols' values and ends, the sections of its files
+ * (the main one, whose sections libdwfl finds an address in, and those
+ * of the symbol tables).  None if its symbols come from more files than
+ * a module has.
+ */
+static void brk_build(struct brk_tab *t, Dwfl_Module *mod)
+{
+	int i, nr = dwfl_module_getsymtab(mod);
+	Elf *elfs[4] = { NULL };
+	GElf_Addr bias;
+	size_t cap = 0, k, n;
+
+	elfs[0] = dwfl_module_getelf(mod, &bias);
+	if (elfs[0])
+		brk_sections(t, &cap, elfs[0], bias);
+	for (i = 1; i < nr; i++) {
+		GElf_Addr addr;
+		GElf_Word shndx;
+		GElf_Sym sym;
+		Elf *elf = NULL;
+
+		if (!dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, &elf, &bias))
+			continue;
+		for (k = 0; k < 4 && elfs[k] && elfs[k] != elf; k++)
+			;
+		if (k == 4) {
+			t->nr = 0;
+			return;
+		}
+		if (elf && !elfs[k]) {
+			elfs[k] = elf;
+			brk_sections(t, &cap, elf, bias);
+		}
+		brk_add(t, &cap, addr, !sym.st_size || shndx >= SHN_LORESERVE);
+		if (sym.st_size)
+			brk_add(t, &cap, addr + sym.st_size, false);
+	}
+	if (!t->nr)
+		return;
+	qsort(t->b, t->nr, sizeof(*t->b), cmp_brk);
+	for (k = 1, n = 1; k < t->nr; k++) {
+		if (t->b[k].at == t->b[n - 1].at)
+			t->b[n - 1].exact |= t->b[k].exact;
+		else
+			t->b[n++] = t->b[k];
+	}
+	t->nr = n;
+	t->res = calloc(n, sizeof(*t->res));
+	if (!t->res)
+		itrace_oom();
+}
+
+/*
+ * The gap of mod's bounds that holds ip (at its first address, unless
+ * that bound is exact), NULL if none.
+ */
+static struct brk_res *brk_gap(struct symtab *st, Dwfl_Module *mod, uint64_t ip)
+{
+	struct brk_tab *t = NULL;
+	size_t i, lo = 0, hi;
+
+	for (i = 0; i < st->nr_brks; i++)
+		if (st->brks[i].mod == mod)
+			t = &st->brks[i];
+	if (!t) {
+		struct brk_tab *n = realloc(st->brks, (st->nr_brks + 1) * sizeof(*n));
+
+		if (!n)
+			itrace_oom();
+		st->brks = n;
+		t = &st->brks[st->nr_brks++];
+		memset(t, 0, sizeof(*t));
+		t->mod = mod;
+		brk_build(t, mod);
+	}
+	if (!t->nr || ip < t->b[0].at || ip >= t->b[t->nr - 1].at)
+		return NULL;
+	/* the last bound at or below ip */
+	hi = t->nr;
+	while (hi - lo > 1) {
+		i = lo + (hi - lo) / 2;
+		if (t->b[i].at <= ip)
+			lo = i;
+		else
+			hi = i;
+	}
+	return t->b[lo].at == ip && t->b[lo].exact ? NULL : &t->res[lo];
+}
+
 struct find_arg {
 	const char	*name;
 	uint64_t	addr;
@@ -608,6 +756,7 @@ void sym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si)
 	GElf_Off off;
 	GElf_Sym sym;
 	const char *name = NULL, *mname = NULL;
+	struct brk_res *gap = NULL;
 
 	/*
 	 * An empty slot has no module (every lookup sets one, "?" at
@@ -632,6 +781,17 @@ void sym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si)
 		mname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 		if (mname)
 			si->module = mname;
+		gap = st->no_gaps ? NULL : brk_gap(st, mod, ip);
+		if (gap && gap->name) {
+			si->name = gap->name;
+			si->start = gap->value;
+			si->end = gap->size ? gap->value + gap->size : ip + 1;
+			if (si->end <= ip)
+				si->end = ip + 1;
+			st->cache_ip[h] = ip;
+			st->cache[h] = *si;
+			return;
+		}
 		name = dwfl_module_addrinfo(mod, ip, &off, &sym, NULL, NULL, NULL);
 	}
 	if (!name && mod && !plt_lookup(st, mod, ip, si)) {
@@ -648,6 +808,9 @@ void sym_lookup(struct symtab *st, uint64_t ip, struct sym_info *si)
 		si->end = sym.st_size ? si->start + sym.st_size : ip + 1;
 		if (si->end <= ip)
 			si->end = ip + 1;
+		if (gap)
+			*gap = (struct brk_res){ .name = si->name, .value = si->start,
+						 .size = sym.st_size };
 	}
 	st->cache_ip[h] = ip;
 	st->cache[h] = *si;
@@ -716,6 +879,11 @@ void sym_free(struct symtab *st)
 	for (i = 0; i < st->nr_secs; i++)
 		free(st->secs[i].ents);
 	free(st->secs);
+	for (i = 0; i < st->nr_brks; i++) {
+		free(st->brks[i].b);
+		free(st->brks[i].res);
+	}
+	free(st->brks);
 	while (st->dnames) {
 		struct dname *d = *(struct dname **)st->dnames;
 

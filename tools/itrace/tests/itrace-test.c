@@ -1963,6 +1963,131 @@ static void test_sym_find_kernel(void)
 	sym_free(st);
 }
 
+/* Add path's executable segment to st at base (ET_DYN); its symbols' addresses into *v. */
+static int gaps_map(struct symtab *st, const char *path, uint64_t base, uint64_t **v, size_t *nr)
+{
+	int fd = open(path, O_RDONLY), ret = -1;
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	GElf_Phdr ph;
+	size_t i, n;
+
+	if (!e || !gelf_getehdr(e, &eh) || elf_getphdrnum(e, &n))
+		goto out;
+	if (eh.e_type != ET_DYN)
+		base = 0;
+	for (i = 0; i < n; i++)
+		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+			break;
+	if (i == n || sym_add_mapping(st, path, path, base + ph.p_vaddr, ph.p_memsz, ph.p_offset))
+		goto out;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Sym sym;
+
+		size_t nsyms, step;
+
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		d = elf_getdata(scn, NULL);
+		nsyms = sh.sh_size / sh.sh_entsize;
+		/* about 800 of each table (libdwfl's own lookups are slow) */
+		step = nsyms / 800 + 1;
+		for (i = 0; d && i < nsyms; i += step) {
+			if (!gelf_getsym(d, i, &sym) || !sym.st_value)
+				continue;
+			*v = realloc(*v, (*nr + 2) * sizeof(**v));
+			(*v)[(*nr)++] = base + sym.st_value;
+			(*v)[(*nr)++] = base + sym.st_value + sym.st_size;
+		}
+	}
+	ret = 0;
+out:
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+static void gaps_diff(uint64_t ip, const struct sym_info *a, const struct sym_info *b)
+{
+	fprintf(stderr, "# sym gaps: %#llx: %s+[%#llx,%#llx) %s, libdwfl %s+[%#llx,%#llx) %s\n",
+		(unsigned long long)ip, a->name ? a->name : "-", (unsigned long long)a->start,
+		(unsigned long long)a->end, a->module, b->name ? b->name : "-",
+		(unsigned long long)b->start, (unsigned long long)b->end, b->module);
+}
+
+/*
+ * sym_lookup() keeps libdwfl's answer for each gap between the bounds of
+ * a module's symbols and sections (sym.c): for the C library, the dynamic
+ * linker, the itrace binary (local symbols) and tiny (assembly labels
+ * without a size), the same symbol, start and end as libdwfl gives at
+ * the bounds of about 800 symbols of each symbol table, beside them, and
+ * every 1021 bytes of the text.
+ */
+static void test_sym_gaps(const char *itrace, const char *tiny)
+{
+	const char * const files[] = { "/usr/lib/x86_64-linux-gnu/libc.so.6",
+				       "/lib64/ld-linux-x86-64.so.2", itrace, tiny };
+	struct symtab *st, *ref;
+	uint64_t *v = NULL;
+	size_t nr = 0, i, bad = 0, named = 0, nfiles = 0;
+
+	st = sym_new();
+	setenv("ITRACE_NO_SYM_GAPS", "1", 1);
+	ref = sym_new();
+	unsetenv("ITRACE_NO_SYM_GAPS");
+	if (elf_version(EV_CURRENT) == EV_NONE || !st || !ref) {
+		ok(0, "sym_lookup by gaps: symbol tables");
+		return;
+	}
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		size_t first = nr;
+		uint64_t base = 0x100000000ULL * (i + 1), lo = UINT64_MAX, hi = 0, a;
+
+		if (gaps_map(st, files[i], base, &v, &nr) ||
+		    gaps_map(ref, files[i], base, &v, &nr))
+			continue;
+		nfiles++;
+		for (a = first; a < nr; a++) {
+			lo = v[a] < lo ? v[a] : lo;
+			hi = v[a] > hi ? v[a] : hi;
+		}
+		for (a = lo; a < hi && a - lo < (4 << 20); a += 1021) {
+			v = realloc(v, (nr + 1) * sizeof(*v));
+			v[nr++] = a;
+		}
+	}
+	sym_done(st);
+	sym_done(ref);
+	for (i = 0; i < nr; i++) {
+		int d;
+
+		for (d = -1; d <= 1; d++) {
+			struct sym_info a, b;
+
+			sym_lookup(st, v[i] + d, &a);
+			sym_lookup(ref, v[i] + d, &b);
+			named += !!a.name;
+			if ((!a.name != !b.name) || (a.name && strcmp(a.name, b.name)) ||
+			    a.start != b.start || a.end != b.end || strcmp(a.module, b.module)) {
+				if (bad++ < 3)
+					gaps_diff(v[i] + d, &a, &b);
+			}
+		}
+	}
+	ok(nfiles == ARRAY_SIZE(files) && !bad && named > 2000,
+	   "sym_lookup by gaps: as libdwfl at %zu addresses of %zu files (%zu named, %zu differ)",
+	   3 * nr, nfiles, named, bad);
+	free(v);
+	sym_free(st);
+	sym_free(ref);
+}
+
 /*
  * decode --kernel with an ELF core file of kernel memory, as perf record
  * --kcore copies it from /proc/kcore (ET_CORE, the kernel text in a
@@ -6170,6 +6295,7 @@ int main(int argc, char **argv)
 	test_stall_loop(argv[2]);
 	test_psb_pip();
 	test_sym_find_kernel();
+	test_sym_gaps(argv[2], tiny_path);
 	test_bts_exec_in_chunk();
 	test_samples(argv[2]);
 	test_samples_kernel(argv[2]);
