@@ -792,8 +792,8 @@ static bool dec_time(struct tl_stream *s, uint64_t *tsc);
  * to the first TSC after the last TIP.PGE at or before now (the decoder's
  * offset), not beyond the TIP.PGD that follows.  Returns true with it.
  */
-static bool lookahead_tsc(const uint8_t *bytes, size_t size, uint64_t from, uint64_t now,
-			  uint64_t *tsc)
+static bool scan_tsc(const uint8_t *bytes, size_t size, uint64_t from, uint64_t now,
+		     uint64_t *tsc, bool *decided)
 {
 	struct pt_packet_decoder *pd;
 	struct pt_packet p;
@@ -802,8 +802,6 @@ static bool lookahead_tsc(const uint8_t *bytes, size_t size, uint64_t from, uint
 	bool in = false, have = false;
 	int after = 0;
 
-	if (from >= size || from > now)
-		return false;
 	pt_config_init(&cfg);
 	cfg.begin = (uint8_t *)bytes;
 	cfg.end = (uint8_t *)bytes + size;
@@ -824,6 +822,7 @@ static bool lookahead_tsc(const uint8_t *bytes, size_t size, uint64_t from, uint
 				goto out;
 			in = true;	/* the last TIP.PGE before now so far */
 			have = false;
+			*decided = true;
 			break;
 		case ppt_tip_pgd:
 		case ppt_ovf:
@@ -831,6 +830,7 @@ static bool lookahead_tsc(const uint8_t *bytes, size_t size, uint64_t from, uint
 				goto out;
 			in = false;
 			have = false;
+			*decided = true;
 			break;
 		case ppt_tsc:
 			if (in && !have) {
@@ -847,6 +847,37 @@ out:
 	if (have && in)
 		*tsc = val;
 	return have && in;
+}
+
+/*
+ * The packets from @from on are read once in all, but the TIP.PGE is
+ * mostly near now: the read begins at the last PSB before now (packets
+ * are known to begin there), from @from only if none of TIP.PGE,
+ * TIP.PGD or OVF comes between that PSB and now.
+ */
+static bool lookahead_tsc(const uint8_t *bytes, size_t size, uint64_t from, uint64_t now,
+			  uint64_t *tsc)
+{
+	struct pt_packet_decoder *pd;
+	struct pt_config cfg;
+	uint64_t psb = 0;
+	bool decided = false, ret;
+
+	if (from >= size || from > now)
+		return false;
+	pt_config_init(&cfg);
+	cfg.begin = (uint8_t *)bytes;
+	cfg.end = (uint8_t *)bytes + (now < size ? now : size);
+	pd = pt_pkt_alloc_decoder(&cfg);
+	if (pd && (pt_pkt_sync_backward(pd) < 0 || pt_pkt_get_sync_offset(pd, &psb) < 0))
+		psb = 0;
+	pt_pkt_free_decoder(pd);
+	if (psb > from) {
+		ret = scan_tsc(bytes, size, psb, now, tsc, &decided);
+		if (decided)
+			return ret;
+	}
+	return scan_tsc(bytes, size, from, now, tsc, &decided);
 }
 
 /*
