@@ -42,6 +42,7 @@
 #define NR_PROG		40	/* calls into the program kept for it */
 #define NR_JSON_ERRORS	100	/* errors listed in a JSON report */
 #define NR_FS_CACHE	1024	/* per-function counters by symbol, direct mapped */
+#define NR_RECENT	4	/* functions counted to last (block_stats()) */
 #define NR_LENS		4096	/* --stats: instruction lengths, direct mapped */
 
 struct blk_len {
@@ -138,6 +139,17 @@ struct dstate {
 	struct sym_info	cur;
 	struct fstat	*cur_fs;
 	int		have_cur;
+	/*
+	 * the functions blocks were last counted to, most recent first: a
+	 * loop that calls a few functions goes round them (sym_lookup() and
+	 * fs_of() only for others); of symbol table st and thread th
+	 */
+	struct {
+		struct sym_info	si;
+		struct fstat	*f;
+	} recent[NR_RECENT];
+	const struct symtab *recent_st;
+	const struct dthread *recent_th;
 
 	/* branch waiting for the next IP */
 	enum pending	pend;
@@ -289,6 +301,61 @@ static struct fstat *fs_of(struct dstate *s, const struct sym_info *si)
 	s->fs_cache[h].start = start;
 	s->fs_cache[h].f = f;
 	return f;
+}
+
+/* The recent function whose symbol covers ip: its index, NR_RECENT if none. */
+static unsigned int recent_find(struct dstate *s, uint64_t ip)
+{
+	unsigned int i;
+
+	if (s->recent_st != s->st || s->recent_th != s->th) {
+		memset(s->recent, 0, sizeof(s->recent));
+		s->recent_st = s->st;
+		s->recent_th = s->th;
+	}
+	for (i = 0; i < NR_RECENT && s->recent[i].f; i++) {
+		const struct sym_info *si = &s->recent[i].si;
+
+		if (ip - si->start < si->end - si->start)
+			return i;
+	}
+	return NR_RECENT;
+}
+
+/*
+ * The function of ip, into s->cur and s->cur_fs: one of the recent ones
+ * if its symbol covers ip (as s->cur's does for the next instructions),
+ * else sym_lookup() and fs_of().
+ */
+static void recent_cur(struct dstate *s, uint64_t ip)
+{
+	unsigned int i = recent_find(s, ip);
+
+	if (i == NR_RECENT) {
+		i = NR_RECENT - 1;
+		sym_lookup(s->st, ip, &s->recent[i].si);
+		s->recent[i].f = fs_of(s, &s->recent[i].si);
+	}
+	s->cur = s->recent[i].si;
+	s->cur_fs = s->recent[i].f;
+	s->have_cur = 1;
+	/* to the front */
+	memmove(&s->recent[1], &s->recent[0], i * sizeof(s->recent[0]));
+	s->recent[0].si = s->cur;
+	s->recent[0].f = s->cur_fs;
+}
+
+/* The counters of ip's function, its symbol into *si (s->cur kept). */
+static struct fstat *recent_fs(struct dstate *s, uint64_t ip, struct sym_info *si)
+{
+	unsigned int i = recent_find(s, ip);
+
+	if (i < NR_RECENT) {
+		*si = s->recent[i].si;
+		return s->recent[i].f;
+	}
+	sym_lookup(s->st, ip, si);
+	return fs_of(s, si);
 }
 
 /* ---- output ---------------------------------------------------------- */
@@ -679,9 +746,10 @@ static void resolve(struct dstate *s, uint64_t next_ip)
 		}
 		break;
 	case P_CALL:
-		sym_lookup(s->st, next_ip, &t);
 		if (s->o->mode != DECODE_FLOW)
-			fs_of(s, &t)->calls++;
+			recent_fs(s, next_ip, &t)->calls++;
+		else
+			sym_lookup(s->st, next_ip, &t);
 		s->depth++;
 		flow_line(s, "call", next_ip, &t);
 		break;
@@ -1062,19 +1130,14 @@ static void block_stats(struct dstate *s, const struct pt_block *b, unsigned int
 	uint64_t ip = b->ip;
 	unsigned int i, len;
 
-	if (!s->have_cur || ip - s->cur.start >= s->cur.end - s->cur.start) {
-		sym_lookup(s->st, ip, &s->cur);
-		s->cur_fs = fs_of(s, &s->cur);
-		s->have_cur = 1;
-	}
+	if (!s->have_cur || ip - s->cur.start >= s->cur.end - s->cur.start)
+		recent_cur(s, ip);
 	if (b->end_ip - s->cur.start < s->cur.end - s->cur.start) {
 		s->cur_fs->insns += ninsn;
 	} else {
 		for (i = 0; i < ninsn; i++) {
-			if (ip - s->cur.start >= s->cur.end - s->cur.start) {
-				sym_lookup(s->st, ip, &s->cur);
-				s->cur_fs = fs_of(s, &s->cur);
-			}
+			if (ip - s->cur.start >= s->cur.end - s->cur.start)
+				recent_cur(s, ip);
 			s->cur_fs->insns++;
 			len = insn_len(s, b, ip);
 			if (!len) {
@@ -1090,10 +1153,8 @@ static void block_stats(struct dstate *s, const struct pt_block *b, unsigned int
 		len = insn_len(s, b, b->end_ip);
 		s->pend = P_COND;
 		s->pend_next = len ? b->end_ip + len : 0;
-		if (b->end_ip - s->cur.start >= s->cur.end - s->cur.start) {
-			sym_lookup(s->st, b->end_ip, &s->cur);
-			s->cur_fs = fs_of(s, &s->cur);
-		}
+		if (b->end_ip - s->cur.start >= s->cur.end - s->cur.start)
+			recent_cur(s, b->end_ip);
 		s->pend_fs = s->cur_fs;
 	}
 }
