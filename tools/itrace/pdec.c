@@ -40,11 +40,15 @@
  * caller until a later task's anchor comes; the tasks after that point
  * are decoded again with the new image.
  *
+ * The caller's thread is one of the jobs: while it waits for the task
+ * it needs, it decodes a task queued after it (wait_task()).
+ *
  * Locking: the pool's mutex guards its queue, its spare logs and each
- * task's state; a task's log is written by one worker while T_RUNNING (in
- * a copy, stored back at the end) and read by the caller's thread only
- * once T_DONE (the mutex orders the two); a task's cancel flag is an
- * atomic the worker polls.  All other pdec state is the caller's thread's.
+ * task's state; a task's log is written by the one thread that took it
+ * off the queue, while T_RUNNING (in a copy, stored back at the end), and
+ * read by the caller's thread only once T_DONE (the mutex orders the
+ * two); a task's cancel flag is an atomic the worker polls.  All other
+ * pdec state is the caller's thread's.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -584,10 +588,13 @@ static void queue(struct pdec *pd, struct pd_task *t)
 	pthread_mutex_unlock(&pool->lock);
 }
 
-/* Keep the tasks after the current one in work, 2 per worker ahead. */
+/*
+ * Keep the tasks after the current one in work: 2 per thread ahead (the
+ * caller's thread takes queued tasks while it waits).
+ */
 static void refill(struct pdec *pd)
 {
-	size_t lim = (pd->join > pd->cur ? pd->join : pd->cur + 1) + 2 * pd->pool->nr;
+	size_t lim = (pd->join > pd->cur ? pd->join : pd->cur + 1) + 2 * (pd->pool->nr + 1);
 
 	if (lim > pd->nr_tasks)
 		lim = pd->nr_tasks;
@@ -615,8 +622,25 @@ static void wait_task(struct pdec *pd, struct pd_task *t)
 		pthread_mutex_lock(&pool->lock);
 		t->state = T_DONE;
 	}
-	while (t->state == T_RUNNING)
-		pthread_cond_wait(&pool->done, &pool->lock);
+	/*
+	 * While a worker decodes t, this thread decodes a task queued after
+	 * it rather than wait: the caller's thread is one of the jobs.
+	 */
+	while (t->state == T_RUNNING) {
+		struct pd_task *u = pool->head;
+
+		if (!u) {
+			pthread_cond_wait(&pool->done, &pool->lock);
+			continue;
+		}
+		pool->head = u->qnext;
+		u->state = T_RUNNING;
+		pthread_mutex_unlock(&pool->lock);
+		run_task(u);
+		pthread_mutex_lock(&pool->lock);
+		u->state = T_DONE;
+		pool->stats.helped++;
+	}
 	pthread_mutex_unlock(&pool->lock);
 }
 
@@ -1033,12 +1057,61 @@ static int serial_next(struct pdec *pd, struct pt_block *b)
 	return st;
 }
 
+/*
+ * The common case of pdec_next() from a log, without a struct pd_ent (its
+ * copies cost more than the rest): the next call is a block that ends at
+ * a branch (or with something pending), with no task to join before it.
+ * False: the general path serves.
+ */
+static inline bool next_from_log(struct pdec *pd, struct pt_block *b, int *status)
+{
+	const struct pd_task *t;
+	const struct pd_rec *r;
+	const struct pd_st *n;
+
+	if (pd->has_held || pd->live || !pd->ready)
+		return false;
+	t = &pd->tasks[pd->cur];
+	if (pd->pos.rec >= t->log.nr_rec)
+		return false;
+	r = &t->log.rec[pd->pos.rec];
+	if (r->op != PD_NEXT || (r->flags & PD_F_TRUNC))
+		return false;
+	n = r->flags & PD_F_STATE ? &t->log.st[pd->pos.st] : &pd->st;
+	if (pd->join < pd->nr_tasks && n->offset >= pd->tasks[pd->join].start)
+		return false;
+	if (r->status >= 0 && !(r->status & (pts_event_pending | pts_eos)) && r->ninsn &&
+	    r->iclass == ptic_other)
+		return false;
+	b->ip = r->ip;
+	b->end_ip = r->end_ip;
+	b->isid = r->isid;
+	b->ninsn = r->ninsn;
+	b->iclass = r->iclass;
+	b->mode = r->mode;
+	b->speculative = !!(r->flags & PD_F_SPEC);
+	b->truncated = 0;
+	b->size = 0;
+	if (r->flags & PD_F_STATE) {
+		pd->st = *n;
+		pd->pos.st++;
+	}
+	pd->pos.rec++;
+	pd->view = pd->st;
+	pd->has_view = true;
+	*status = r->status;
+	return true;
+}
+
 int pdec_next(struct pdec *pd, struct pt_block *b)
 {
 	struct pd_ent a, c;
+	int st;
 
 	if (!pd->pool)
 		return serial_next(pd, b);
+	if (next_from_log(pd, b, &st))
+		return st;
 
 	if (pd->has_held) {
 		a = pd->held;

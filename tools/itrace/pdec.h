@@ -25,9 +25,10 @@ struct pdec;
 
 /*
  * pdec_pool_new() - threads for a decode with @jobs threads: @jobs - 1
- * workers, made when a run is first cut into tasks, and the caller's.  The size of a task and the
- * least run worth cutting: ITRACE_DECODE_TASK, ITRACE_DECODE_MIN (bytes;
- * for tests).
+ * workers, made when a run is first cut into tasks, and the caller's,
+ * which decodes queued tasks too while it waits.  The size of a task and
+ * the least run worth cutting: ITRACE_DECODE_TASK, ITRACE_DECODE_MIN
+ * (bytes; for tests).
  * Returns the pool, or NULL when @jobs < 2 (then decoders made with a
  * NULL pool decode as libipt does, in the caller's thread; so do runs
  * when no worker thread could be made).
@@ -56,6 +57,7 @@ struct pdec_stats {
 	uint64_t	tasks;		/* tasks decoded ahead */
 	uint64_t	joined;		/* the caller moved into a task's log */
 	uint64_t	live;		/* a libipt decoder had to take over */
+	uint64_t	helped;		/* tasks the caller's thread decoded ahead */
 };
 
 void pdec_get_stats(const struct pdec_pool *pool, struct pdec_stats *st);

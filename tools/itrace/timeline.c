@@ -1653,9 +1653,10 @@ int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 		struct pdec_stats st;
 
 		pdec_get_stats(tl->pool, &st);
-		fprintf(stderr, "itrace: parallel decode: %llu tasks, %llu joined, %llu live\n",
+		fprintf(stderr,
+			"itrace: parallel decode: %llu tasks, %llu joined, %llu live, %llu by the caller's thread\n",
 			(unsigned long long)st.tasks, (unsigned long long)st.joined,
-			(unsigned long long)st.live);
+			(unsigned long long)st.live, (unsigned long long)st.helped);
 	}
 	pdec_pool_free(tl->pool);
 	tl->pool = NULL;

@@ -11,6 +11,8 @@
  *                        succeeds.  0: none fails.
  *   ITRACE_FAILALLOC=K:N the N-th call made from the K-th site fails (a
  *                        later step of a growing table, say).
+ *   ITRACE_FAIL_THREAD=N the N-th pthread_create() and every later one
+ *                        fail with EAGAIN (decode --jobs).
  *
  * With ITRACE_FAILALLOC set, three kinds of lines go to stderr:
  *   "failalloc: site K call N (FUNC from +OFF) fails"   when it fails
@@ -145,4 +147,26 @@ int __wrap_asprintf(char **strp, const char *fmt, ...)
 FILE *__wrap_open_memstream(char **ptr, size_t *sizeloc)
 {
 	return FAIL_HERE("open_memstream") ? NULL : __real_open_memstream(ptr, sizeloc);
+}
+
+/*
+ * ITRACE_FAIL_THREAD=N: the N-th pthread_create() and every later one
+ * fail with EAGAIN (as when the user's thread limit is reached); no
+ * allocation site is counted for them.
+ */
+int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg)
+{
+	static unsigned long nr;
+	const char *e = getenv("ITRACE_FAIL_THREAD");
+	unsigned long n;
+
+	pthread_mutex_lock(&lock);
+	n = ++nr;
+	pthread_mutex_unlock(&lock);
+	if (e && *e && n >= strtoul(e, NULL, 10)) {
+		fprintf(stderr, "failalloc: pthread_create %lu fails\n", n);
+		return EAGAIN;
+	}
+	return __real_pthread_create(th, attr, fn, arg);
 }

@@ -6,6 +6,7 @@
 #ifndef ITRACE_FAILALLOC_H
 #define ITRACE_FAILALLOC_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,8 @@ char *__real_strdup(const char *s);
 char *__real_strndup(const char *s, size_t n);
 int __real_vasprintf(char **strp, const char *fmt, va_list ap);
 FILE *__real_open_memstream(char **ptr, size_t *sizeloc);
+int __real_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+			  void *arg);
 
 void *__wrap_malloc(size_t size);
 void *__wrap_calloc(size_t nmemb, size_t size);
@@ -28,6 +31,8 @@ char *__wrap_strndup(const char *s, size_t n);
 int __wrap_asprintf(char **strp, const char *fmt, ...);
 int __wrap_vasprintf(char **strp, const char *fmt, va_list ap);
 FILE *__wrap_open_memstream(char **ptr, size_t *sizeloc);
+int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *),
+			  void *arg);
 
 /* the executable's first byte (the linker's): sites as addr2line offsets */
 extern const char __executable_start[];

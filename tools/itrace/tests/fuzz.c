@@ -59,7 +59,7 @@ static int decode_to(char **argv, int argc, char **out, size_t *len)
  * The same decode with --jobs 1 and with threads: the same output.  Each
  * run gets its own argv (getopt_long() permutes the one it is given).
  */
-static void decode_both(char **args, int argc)
+static void decode_both(char **args, int argc, const char *jobs)
 {
 	char *argv[16], *one, *more;
 	size_t n1, n3;
@@ -71,7 +71,7 @@ static void decode_both(char **args, int argc)
 	argv[argc + 2] = NULL;
 	r1 = decode_to(argv, argc + 2, &one, &n1);
 	memcpy(argv, args, argc * sizeof(*argv));
-	argv[argc + 1] = "3";
+	argv[argc + 1] = (char *)jobs;
 	argv[argc] = "--jobs";
 	setenv("ITRACE_DECODE_TASK", "1", 1);
 	setenv("ITRACE_DECODE_MIN", "0", 1);
@@ -80,8 +80,8 @@ static void decode_both(char **args, int argc)
 	unsetenv("ITRACE_DECODE_MIN");
 	if (r1 != r3 || n1 != n3 || memcmp(one, more, n1)) {
 		fprintf(stderr,
-			"fuzz-decode: --jobs 3: exit %d, %zu bytes; --jobs 1: exit %d, %zu bytes\n",
-			r3, n3, r1, n1);
+			"fuzz-decode: --jobs %s: exit %d, %zu bytes; --jobs 1: exit %d, %zu bytes\n",
+			jobs, r3, n3, r1, n1);
 		abort();
 	}
 	free(one);
@@ -127,12 +127,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	argv[argc++] = "--sysroot";
 	argv[argc++] = NOROOT;
 	if (sel & 16) {
-		/* a view on blocks, --jobs 1 against threads */
+		/*
+		 * a view on blocks, --jobs 1 against threads: one worker
+		 * (bit 5; the caller's thread takes tasks while it waits)
+		 * or two
+		 */
 		if ((sel & 3) != 1)
 			argv[argc++] = (sel & 3) == 0 ? "--stats" : "--summary";
 		argv[argc++] = sel & 4 ? "--json" : "--no-demangle";
 		argv[argc++] = path;
-		decode_both(argv, argc);
+		decode_both(argv, argc, sel & 32 ? "2" : "3");
 		close(fd);
 		return 0;
 	}

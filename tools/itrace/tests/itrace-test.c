@@ -2733,7 +2733,9 @@ static void test_sim(const char *itrace, const char *ptsim, const char *progs,
 
 /*
  * Decode file in each view on blocks (the flow, --stats, --summary,
- * --json, the flow of a time range) with --jobs 1 and with 3 threads, tasks cut at every PSB
+ * --json, the flow of a time range) with --jobs 1 and with 2 and 3
+ * threads (one worker, whose tasks the caller's thread shares while it
+ * waits; two workers), tasks cut at every PSB
  * (ITRACE_DECODE_TASK=1, ITRACE_DECODE_MIN=0): the same output and exit
  * status.  The threaded decode must have moved into at least min_joined
  * tasks' logs (else it did not decode ahead), and a libipt decoder must
@@ -2749,10 +2751,12 @@ static void parallel_same(const char *itrace, const char *what, const char *file
 	snprintf(cmd, sizeof(cmd),
 		 "f=%s; for m in '' --stats --summary --json --time=0.00012,0.00018; do\n"
 		 "  %s decode --no-progress $m --jobs 1 $f > $f.j1 2>/dev/null; r1=$?\n"
-		 "  ITRACE_DECODE_TASK=1 ITRACE_DECODE_MIN=0 ITRACE_DECODE_STATS=1 \\\n"
-		 "  %s decode --no-progress $m --jobs 3 $f > $f.j3 2> $f.e3; r3=$?\n"
-		 "  [ $r1 = $r3 ] || { echo \"view '$m': exit $r1, with threads $r3\"; exit 1; }\n"
-		 "  cmp -s $f.j1 $f.j3 || { echo \"view '$m': output differs\"; exit 1; }\n"
+		 "  for j in 2 3; do\n"
+		 "    ITRACE_DECODE_TASK=1 ITRACE_DECODE_MIN=0 ITRACE_DECODE_STATS=1 \\\n"
+		 "    %s decode --no-progress $m --jobs $j $f > $f.j3 2> $f.e$j; r3=$?\n"
+		 "    [ $r1 = $r3 ] || { echo \"view '$m': exit $r1, with $j threads $r3\"; exit 1; }\n"
+		 "    cmp -s $f.j1 $f.j3 || { echo \"view '$m': output differs with $j threads\"; exit 1; }\n"
+		 "  done\n"
 		 "  [ -n \"$m\" ] || [ -s $f.j1 ] || { echo \"no flow\"; exit 1; }\n"
 		 "done; grep 'parallel decode' $f.e3",
 		 file, itrace, itrace);
@@ -2766,6 +2770,37 @@ static void parallel_same(const char *itrace, const char *what, const char *file
 	ok(p && pclose(p) == 0 && joined >= min_joined && live >= min_live,
 	   "decode --jobs %s: the flow, --stats, --summary, --json, --time as with --jobs 1 (%llu tasks, %llu joined, %llu live%s%s)",
 	   what, tasks, joined, live, line[0] && !tasks ? ": " : "", !tasks ? line : "");
+}
+
+/*
+ * decode --jobs 3 where pthread_create() fails (itrace-failalloc,
+ * ITRACE_FAIL_THREAD=N: the N-th and later fail): with no worker the run
+ * is decoded in the caller's thread, with one worker in two; either way
+ * the output of --jobs 1, exit 0, no leak.
+ */
+static void test_parallel_no_threads(const char *itrace)
+{
+	const char *bin = getenv("ITRACE_FAILALLOC_BIN");
+	char cmd[2048];
+	int n;
+
+	for (n = 1; n <= 2; n++) {
+		if (!bin) {
+			printf("ok %d decode --jobs 3, pthread_create %d fails # SKIP: no ITRACE_FAILALLOC_BIN\n",
+			       ++nr_test, n);
+			continue;
+		}
+		snprintf(cmd, sizeof(cmd),
+			 "f=%s/par-fib.itrace; %s decode --no-progress --stats --jobs 1 $f > $f.t1 2>/dev/null || exit 1\n"
+			 "ITRACE_FAIL_THREAD=%d ITRACE_DECODE_TASK=1 ITRACE_DECODE_MIN=0 ITRACE_DECODE_STATS=1 \\\n"
+			 "ASAN_OPTIONS=detect_leaks=1 %s decode --no-progress --stats --jobs 3 $f > $f.tf 2> $f.ef || exit 1\n"
+			 "cmp -s $f.t1 $f.tf && grep -q 'pthread_create %d fails' $f.ef &&\n"
+			 "grep -q 'parallel decode: %s' $f.ef",
+			 tmpdir, itrace, n, bin, n, n == 1 ? "0 tasks, 0 joined" : "[1-9][0-9]* tasks, [1-9]");
+		ok(run(cmd) == 0,
+		   "decode --jobs 3, pthread_create %d and later fail: %s, the output of --jobs 1, exit 0, no leak",
+		   n, n == 1 ? "no worker, decoded in one thread" : "one worker, tasks joined");
+	}
 }
 
 /*
@@ -2818,6 +2853,7 @@ static void test_parallel(const char *itrace, const char *ptsim, const char *pro
 		 "for j in 0 257 x ''; do %s decode --jobs \"$j\" %s/par-fib.itrace > /dev/null 2> %s/jobs.err; [ $? = 2 ] || exit 1; grep -q 'jobs' %s/jobs.err || exit 1; done",
 		 itrace, tmpdir, tmpdir, tmpdir);
 	ok(run(cmd) == 0, "decode --jobs 0, 257, x, '': exit 2 and a message");
+	test_parallel_no_threads(itrace);
 }
 
 /* ---- itrace core: ELF cores that ptsim writes from a real crash ------- */
