@@ -409,6 +409,19 @@ static void run_task(struct pd_task *t)
 	find_anchor(t);
 }
 
+static void unqueue(struct pdec_pool *pool, struct pd_task *t);
+
+/* pool->lock held: take t off the queue and decode it (the lock dropped meanwhile). */
+static void run_queued(struct pdec_pool *pool, struct pd_task *t)
+{
+	unqueue(pool, t);
+	t->state = T_RUNNING;
+	pthread_mutex_unlock(&pool->lock);
+	run_task(t);
+	pthread_mutex_lock(&pool->lock);
+	t->state = T_DONE;
+}
+
 static void *worker(void *arg)
 {
 	struct pdec_pool *pool = arg;
@@ -422,12 +435,7 @@ static void *worker(void *arg)
 		if (pool->stop)
 			break;
 		t = pool->head;
-		pool->head = t->qnext;
-		t->state = T_RUNNING;
-		pthread_mutex_unlock(&pool->lock);
-		run_task(t);
-		pthread_mutex_lock(&pool->lock);
-		t->state = T_DONE;
+		run_queued(pool, t);
 		pthread_cond_broadcast(&pool->done);
 	}
 	pthread_mutex_unlock(&pool->lock);
@@ -614,14 +622,8 @@ static void wait_task(struct pdec *pd, struct pd_task *t)
 	if (!t->queued)
 		queue(pd, t);
 	pthread_mutex_lock(&pool->lock);
-	if (t->state == T_QUEUED) {
-		unqueue(pool, t);
-		t->state = T_RUNNING;
-		pthread_mutex_unlock(&pool->lock);
-		run_task(t);
-		pthread_mutex_lock(&pool->lock);
-		t->state = T_DONE;
-	}
+	if (t->state == T_QUEUED)
+		run_queued(pool, t);
 	/*
 	 * While a worker decodes t, this thread decodes a task queued after
 	 * it rather than wait: the caller's thread is one of the jobs.
@@ -633,12 +635,7 @@ static void wait_task(struct pdec *pd, struct pd_task *t)
 			pthread_cond_wait(&pool->done, &pool->lock);
 			continue;
 		}
-		pool->head = u->qnext;
-		u->state = T_RUNNING;
-		pthread_mutex_unlock(&pool->lock);
-		run_task(u);
-		pthread_mutex_lock(&pool->lock);
-		u->state = T_DONE;
+		run_queued(pool, u);
 		pool->stats.helped++;
 	}
 	pthread_mutex_unlock(&pool->lock);

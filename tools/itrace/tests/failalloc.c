@@ -159,14 +159,14 @@ int __wrap_pthread_create(pthread_t *th, const pthread_attr_t *attr,
 {
 	static unsigned long nr;
 	const char *e = getenv("ITRACE_FAIL_THREAD");
+	int err = EAGAIN;	/* pthread_create() returns the error number */
 	unsigned long n;
 
 	pthread_mutex_lock(&lock);
 	n = ++nr;
 	pthread_mutex_unlock(&lock);
-	if (e && *e && n >= strtoul(e, NULL, 10)) {
-		fprintf(stderr, "failalloc: pthread_create %lu fails\n", n);
-		return EAGAIN;
-	}
-	return __real_pthread_create(th, attr, fn, arg);
+	if (!e || !*e || n < strtoul(e, NULL, 10))
+		return __real_pthread_create(th, attr, fn, arg);
+	fprintf(stderr, "failalloc: pthread_create %lu fails\n", n);
+	return err;
 }

@@ -2786,8 +2786,8 @@ static void test_parallel_no_threads(const char *itrace)
 
 	for (n = 1; n <= 2; n++) {
 		if (!bin) {
-			printf("ok %d decode --jobs 3, pthread_create %d fails # SKIP: no ITRACE_FAILALLOC_BIN\n",
-			       ++nr_test, n);
+			printf("ok %d decode --jobs 3, pthread_create %d fails %s\n", ++nr_test, n,
+			       "# SKIP: no ITRACE_FAILALLOC_BIN");
 			continue;
 		}
 		snprintf(cmd, sizeof(cmd),
@@ -2796,7 +2796,8 @@ static void test_parallel_no_threads(const char *itrace)
 			 "ASAN_OPTIONS=detect_leaks=1 %s decode --no-progress --stats --jobs 3 $f > $f.tf 2> $f.ef || exit 1\n"
 			 "cmp -s $f.t1 $f.tf && grep -q 'pthread_create %d fails' $f.ef &&\n"
 			 "grep -q 'parallel decode: %s' $f.ef",
-			 tmpdir, itrace, n, bin, n, n == 1 ? "0 tasks, 0 joined" : "[1-9][0-9]* tasks, [1-9]");
+			 tmpdir, itrace, n, bin, n,
+			 n == 1 ? "0 tasks, 0 joined" : "[1-9][0-9]* tasks, [1-9]");
 		ok(run(cmd) == 0,
 		   "decode --jobs 3, pthread_create %d and later fail: %s, the output of --jobs 1, exit 0, no leak",
 		   n, n == 1 ? "no worker, decoded in one thread" : "one worker, tasks joined");
