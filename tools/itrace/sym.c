@@ -29,7 +29,6 @@ struct plt_ent {
 };
 
 struct plt_tab {
-	Dwfl_Module	*mod;
 	struct plt_ent	*ents;		/* sorted by addr */
 	size_t		nr;
 };
@@ -43,12 +42,6 @@ struct sec_ent {
 	uint64_t	start, end;	/* run-time addresses */
 	uint64_t	size;
 	const char	*name;		/* in the module's ELF file */
-};
-
-struct sec_tab {
-	Dwfl_Module	*mod;
-	struct sec_ent	*ents;
-	size_t		nr;
 };
 
 /*
@@ -72,11 +65,21 @@ struct brk {
 	bool		exact;
 };
 
-struct brk_tab {
+/*
+ * What is kept of one module: its PLT entries (plt_lookup()), its
+ * sections (sec_lookup()), its bounds (brk_gap()).
+ */
+struct mod_tab {
 	Dwfl_Module	*mod;
+	struct plt_tab	plt;
+	bool		have_plt;
+	struct sec_ent	*ents;		/* the sections */
+	size_t		nr;
+	bool		have_secs;
 	struct brk	*b;		/* the bounds, sorted, each once */
 	struct brk_res	*res;		/* res[i]: for [b[i].at, b[i + 1].at) */
-	size_t		nr;
+	size_t		nr_b;
+	bool		have_brks;
 };
 
 /* A demangled name, by the address of the mangled one (stable in libdwfl). */
@@ -87,12 +90,8 @@ struct dname {
 
 struct symtab {
 	Dwfl		*dwfl;
-	struct plt_tab	*plts;
-	size_t		nr_plts;
-	struct sec_tab	*secs;
-	size_t		nr_secs;
-	struct brk_tab	*brks;
-	size_t		nr_brks;
+	struct mod_tab	*mods;
+	size_t		nr_mods;
 	bool		no_gaps;	/* ITRACE_NO_SYM_GAPS: libdwfl for each (tests) */
 	void		*dnames;	/* tsearch() tree of struct dname */
 	int		demangle;
@@ -302,29 +301,41 @@ static void plt_build(struct plt_tab *t, Elf *elf)
 		qsort(t->ents, t->nr, sizeof(*t->ents), cmp_plt);
 }
 
+/* mod's entry in st->mods, made (empty) if it has none. */
+static struct mod_tab *mod_tab(struct symtab *st, Dwfl_Module *mod)
+{
+	struct mod_tab *t;
+	size_t i;
+
+	for (i = 0; i < st->nr_mods; i++)
+		if (st->mods[i].mod == mod)
+			return &st->mods[i];
+	t = realloc(st->mods, (st->nr_mods + 1) * sizeof(*t));
+	if (!t)
+		itrace_oom();
+	st->mods = t;
+	t = &st->mods[st->nr_mods++];
+	memset(t, 0, sizeof(*t));
+	t->mod = mod;
+	return t;
+}
+
 /* The PLT entry holding ip (a run-time address) in mod: its name and start. */
 static int plt_lookup(struct symtab *st, Dwfl_Module *mod, uint64_t ip, struct sym_info *si)
 {
-	struct plt_tab *t = NULL;
+	struct mod_tab *m;
+	struct plt_tab *t;
 	GElf_Addr bias;
 	Elf *elf;
-	size_t i, lo, hi;
+	size_t lo, hi;
 
-	for (i = 0; i < st->nr_plts; i++)
-		if (st->plts[i].mod == mod)
-			t = &st->plts[i];
 	elf = dwfl_module_getelf(mod, &bias);
 	if (!elf)
 		return -1;
-	if (!t) {
-		struct plt_tab *n = realloc(st->plts, (st->nr_plts + 1) * sizeof(*n));
-
-		if (!n)
-			itrace_oom();
-		st->plts = n;
-		t = &st->plts[st->nr_plts++];
-		memset(t, 0, sizeof(*t));
-		t->mod = mod;
+	m = mod_tab(st, mod);
+	t = &m->plt;
+	if (!m->have_plt) {
+		m->have_plt = true;
 		plt_build(t, elf);
 	}
 	ip -= bias;
@@ -492,7 +503,7 @@ static int cmp_sec(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static void sec_build(struct sec_tab *t, Dwfl_Module *mod)
+static void sec_build(struct mod_tab *t, Dwfl_Module *mod)
 {
 	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(mod, &bias);
@@ -538,21 +549,11 @@ static void sec_build(struct sec_tab *t, Dwfl_Module *mod)
  */
 static int sec_lookup(struct symtab *st, Dwfl_Module *mod, uint64_t ip, struct sym_info *si)
 {
-	struct sec_tab *t = NULL;
+	struct mod_tab *t = mod_tab(st, mod);
 	size_t i, lo = 0, hi;
 
-	for (i = 0; i < st->nr_secs; i++)
-		if (st->secs[i].mod == mod)
-			t = &st->secs[i];
-	if (!t) {
-		struct sec_tab *n = realloc(st->secs, (st->nr_secs + 1) * sizeof(*n));
-
-		if (!n)
-			itrace_oom();
-		st->secs = n;
-		t = &st->secs[st->nr_secs++];
-		memset(t, 0, sizeof(*t));
-		t->mod = mod;
+	if (!t->have_secs) {
+		t->have_secs = true;
 		sec_build(t, mod);
 	}
 	hi = t->nr;
@@ -583,15 +584,15 @@ static int cmp_brk(const void *a, const void *b)
 	return x->at < y->at ? -1 : x->at > y->at;
 }
 
-static void brk_add(struct brk_tab *t, size_t *cap, uint64_t at, bool exact)
+static void brk_add(struct mod_tab *t, size_t *cap, uint64_t at, bool exact)
 {
-	t->b = itrace_grow(t->b, cap, t->nr, sizeof(*t->b), 1024);
-	t->b[t->nr].at = at;
-	t->b[t->nr++].exact = exact;
+	t->b = itrace_grow(t->b, cap, t->nr_b, sizeof(*t->b), 1024);
+	t->b[t->nr_b].at = at;
+	t->b[t->nr_b++].exact = exact;
 }
 
 /* The bounds of the sections of elf (at bias). */
-static void brk_sections(struct brk_tab *t, size_t *cap, Elf *elf, GElf_Addr bias)
+static void brk_sections(struct mod_tab *t, size_t *cap, Elf *elf, GElf_Addr bias)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -608,7 +609,7 @@ static void brk_sections(struct brk_tab *t, size_t *cap, Elf *elf, GElf_Addr bia
  * of the symbol tables).  None if its symbols come from more files than
  * a module has.
  */
-static void brk_build(struct brk_tab *t, Dwfl_Module *mod)
+static void brk_build(struct mod_tab *t, Dwfl_Module *mod)
 {
 	int i, nr = dwfl_module_getsymtab(mod);
 	Elf *elfs[4] = { NULL };
@@ -629,7 +630,7 @@ static void brk_build(struct brk_tab *t, Dwfl_Module *mod)
 		for (k = 0; k < 4 && elfs[k] && elfs[k] != elf; k++)
 			;
 		if (k == 4) {
-			t->nr = 0;
+			t->nr_b = 0;
 			return;
 		}
 		if (elf && !elfs[k]) {
@@ -640,16 +641,16 @@ static void brk_build(struct brk_tab *t, Dwfl_Module *mod)
 		if (sym.st_size)
 			brk_add(t, &cap, addr + sym.st_size, false);
 	}
-	if (!t->nr)
+	if (!t->nr_b)
 		return;
-	qsort(t->b, t->nr, sizeof(*t->b), cmp_brk);
-	for (k = 1, n = 1; k < t->nr; k++) {
+	qsort(t->b, t->nr_b, sizeof(*t->b), cmp_brk);
+	for (k = 1, n = 1; k < t->nr_b; k++) {
 		if (t->b[k].at == t->b[n - 1].at)
 			t->b[n - 1].exact |= t->b[k].exact;
 		else
 			t->b[n++] = t->b[k];
 	}
-	t->nr = n;
+	t->nr_b = n;
 	t->res = calloc(n, sizeof(*t->res));
 	if (!t->res)
 		itrace_oom();
@@ -661,27 +662,17 @@ static void brk_build(struct brk_tab *t, Dwfl_Module *mod)
  */
 static struct brk_res *brk_gap(struct symtab *st, Dwfl_Module *mod, uint64_t ip)
 {
-	struct brk_tab *t = NULL;
+	struct mod_tab *t = mod_tab(st, mod);
 	size_t i, lo = 0, hi;
 
-	for (i = 0; i < st->nr_brks; i++)
-		if (st->brks[i].mod == mod)
-			t = &st->brks[i];
-	if (!t) {
-		struct brk_tab *n = realloc(st->brks, (st->nr_brks + 1) * sizeof(*n));
-
-		if (!n)
-			itrace_oom();
-		st->brks = n;
-		t = &st->brks[st->nr_brks++];
-		memset(t, 0, sizeof(*t));
-		t->mod = mod;
+	if (!t->have_brks) {
+		t->have_brks = true;
 		brk_build(t, mod);
 	}
-	if (!t->nr || ip < t->b[0].at || ip >= t->b[t->nr - 1].at)
+	if (!t->nr_b || ip < t->b[0].at || ip >= t->b[t->nr_b - 1].at)
 		return NULL;
 	/* the last bound at or below ip */
-	hi = t->nr;
+	hi = t->nr_b;
 	while (hi - lo > 1) {
 		i = lo + (hi - lo) / 2;
 		if (t->b[i].at <= ip)
@@ -868,22 +859,17 @@ void sym_free(struct symtab *st)
 	if (!st)
 		return;
 	dwfl_end(st->dwfl);
-	for (i = 0; i < st->nr_plts; i++) {
+	for (i = 0; i < st->nr_mods; i++) {
 		size_t k;
 
-		for (k = 0; k < st->plts[i].nr; k++)
-			free(st->plts[i].ents[k].name);
-		free(st->plts[i].ents);
+		for (k = 0; k < st->mods[i].plt.nr; k++)
+			free(st->mods[i].plt.ents[k].name);
+		free(st->mods[i].plt.ents);
+		free(st->mods[i].ents);
+		free(st->mods[i].b);
+		free(st->mods[i].res);
 	}
-	free(st->plts);
-	for (i = 0; i < st->nr_secs; i++)
-		free(st->secs[i].ents);
-	free(st->secs);
-	for (i = 0; i < st->nr_brks; i++) {
-		free(st->brks[i].b);
-		free(st->brks[i].res);
-	}
-	free(st->brks);
+	free(st->mods);
 	while (st->dnames) {
 		struct dname *d = *(struct dname **)st->dnames;
 
