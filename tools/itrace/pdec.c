@@ -236,6 +236,20 @@ static void log_add(struct pd_log *l, const struct pd_ent *e)
 	}
 }
 
+/* A block's record into *b, but a truncated one's bytes (the log's pd_raw). */
+static inline void rec_to_block(const struct pd_rec *r, struct pt_block *b)
+{
+	b->ip = r->ip;
+	b->end_ip = r->end_ip;
+	b->isid = r->isid;
+	b->ninsn = r->ninsn;
+	b->iclass = r->iclass;
+	b->mode = r->mode;
+	b->speculative = !!(r->flags & PD_F_SPEC);
+	b->truncated = !!(r->flags & PD_F_TRUNC);
+	b->size = 0;
+}
+
 /* The call at p, into *e, and p and *st past it (st: the state before it). */
 static void log_get(const struct pd_log *l, struct pd_pos *p, struct pd_st *st,
 		    struct pd_ent *e)
@@ -255,19 +269,10 @@ static void log_get(const struct pd_log *l, struct pd_pos *p, struct pd_st *st,
 	if (r->op == PD_EVENT) {
 		e->u.ev = l->ev[p->ev++];
 	} else if (r->op == PD_NEXT) {
-		e->u.b.ip = r->ip;
-		e->u.b.end_ip = r->end_ip;
-		e->u.b.isid = r->isid;
-		e->u.b.ninsn = r->ninsn;
-		e->u.b.iclass = r->iclass;
-		e->u.b.mode = r->mode;
-		e->u.b.speculative = !!(r->flags & PD_F_SPEC);
-		e->u.b.truncated = !!(r->flags & PD_F_TRUNC);
+		rec_to_block(r, &e->u.b);
 		if (r->flags & PD_F_TRUNC) {
 			memcpy(e->u.b.raw, l->raw[p->raw].raw, sizeof(e->u.b.raw));
 			e->u.b.size = l->raw[p->raw++].size;
-		} else {
-			e->u.b.size = 0;
 		}
 	}
 }
@@ -1077,18 +1082,9 @@ static inline bool next_from_log(struct pdec *pd, struct pt_block *b, int *statu
 	n = r->flags & PD_F_STATE ? &t->log.st[pd->pos.st] : &pd->st;
 	if (pd->join < pd->nr_tasks && n->offset >= pd->tasks[pd->join].start)
 		return false;
-	if (r->status >= 0 && !(r->status & (pts_event_pending | pts_eos)) && r->ninsn &&
-	    r->iclass == ptic_other)
+	rec_to_block(r, b);
+	if (goes_on(r->status, b))
 		return false;
-	b->ip = r->ip;
-	b->end_ip = r->end_ip;
-	b->isid = r->isid;
-	b->ninsn = r->ninsn;
-	b->iclass = r->iclass;
-	b->mode = r->mode;
-	b->speculative = !!(r->flags & PD_F_SPEC);
-	b->truncated = 0;
-	b->size = 0;
 	if (r->flags & PD_F_STATE) {
 		pd->st = *n;
 		pd->pos.st++;

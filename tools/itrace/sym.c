@@ -606,19 +606,17 @@ static void brk_sections(struct mod_tab *t, size_t *cap, Elf *elf, GElf_Addr bia
 /*
  * mod's bounds: its symbols' values and ends, the sections of its files
  * (the main one, whose sections libdwfl finds an address in, and those
- * of the symbol tables).  None if its symbols come from more files than
- * a module has.
+ * of the symbol tables).
  */
 static void brk_build(struct mod_tab *t, Dwfl_Module *mod)
 {
 	int i, nr = dwfl_module_getsymtab(mod);
-	Elf *elfs[4] = { NULL };
 	GElf_Addr bias;
+	Elf *last = dwfl_module_getelf(mod, &bias);
 	size_t cap = 0, k, n;
 
-	elfs[0] = dwfl_module_getelf(mod, &bias);
-	if (elfs[0])
-		brk_sections(t, &cap, elfs[0], bias);
+	if (last)
+		brk_sections(t, &cap, last, bias);
 	for (i = 1; i < nr; i++) {
 		GElf_Addr addr;
 		GElf_Word shndx;
@@ -627,14 +625,9 @@ static void brk_build(struct mod_tab *t, Dwfl_Module *mod)
 
 		if (!dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, &elf, &bias))
 			continue;
-		for (k = 0; k < 4 && elfs[k] && elfs[k] != elf; k++)
-			;
-		if (k == 4) {
-			t->nr_b = 0;
-			return;
-		}
-		if (elf && !elfs[k]) {
-			elfs[k] = elf;
+		/* a table's symbols come in a row; a bound added twice is kept once */
+		if (elf && elf != last) {
+			last = elf;
 			brk_sections(t, &cap, elf, bias);
 		}
 		brk_add(t, &cap, addr, !sym.st_size || shndx >= SHN_LORESERVE);

@@ -851,8 +851,9 @@ out:
 
 /*
  * The packets from @from on are read once in all, but the TIP.PGE is
- * mostly near now: the read begins at the last PSB before now (packets
- * are known to begin there), from @from only if none of TIP.PGE,
+ * mostly near now: the read begins at the last PSB between @from and now
+ * (packets are known to begin there; the search for it reads no byte
+ * before @from), from @from only if there is none or if none of TIP.PGE,
  * TIP.PGD or OVF comes between that PSB and now.
  */
 static bool lookahead_tsc(const uint8_t *bytes, size_t size, uint64_t from, uint64_t now,
@@ -866,14 +867,14 @@ static bool lookahead_tsc(const uint8_t *bytes, size_t size, uint64_t from, uint
 	if (from >= size || from > now)
 		return false;
 	pt_config_init(&cfg);
-	cfg.begin = (uint8_t *)bytes;
+	cfg.begin = (uint8_t *)bytes + from;
 	cfg.end = (uint8_t *)bytes + (now < size ? now : size);
 	pd = pt_pkt_alloc_decoder(&cfg);
 	if (pd && (pt_pkt_sync_backward(pd) < 0 || pt_pkt_get_sync_offset(pd, &psb) < 0))
 		psb = 0;
 	pt_pkt_free_decoder(pd);
-	if (psb > from) {
-		ret = scan_tsc(bytes, size, psb, now, tsc, &decided);
+	if (psb > 0) {
+		ret = scan_tsc(bytes, size, from + psb, now, tsc, &decided);
 		if (decided)
 			return ret;
 	}
