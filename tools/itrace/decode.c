@@ -84,6 +84,8 @@ struct insn_line {
 
 /* Room before the text of an insn_line for the count: 20 digits and ' '. */
 #define LINE_PRE	21
+_Static_assert(sizeof(((struct dec_count *)0)->digits) == LINE_PRE - 1,
+	       "print_insn() puts the digits of a dec_count before the text");
 /* The texts' buffer is emptied, and the cache with it, past this size. */
 #define LINE_BUF_MAX	(64 << 20)
 
@@ -96,6 +98,12 @@ struct line_cache {
 	size_t		mlen;
 };
 
+#define NR_LEN_CACHE	64	/* lengths of names by address, direct mapped */
+struct len_cache {
+	const char	*key[NR_LEN_CACHE];
+	size_t		len[NR_LEN_CACHE];
+};
+
 struct dstate {
 	const struct decode_opts *o;
 	FILE		*out;
@@ -105,9 +113,7 @@ struct dstate {
 	struct disasm	*dis;		/* --insn: capstone, if it is there */
 	struct line_cache *lc;		/* --insn */
 	bool		no_lines;	/* ITRACE_NO_LINE_CACHE: made every time */
-	char		cnt[LINE_PRE - 1];	/* s->insns of the last line, */
-	uint64_t	cnt_v;			/* right-aligned, in cnt_n digits */
-	int		cnt_n;
+	struct dec_count cnt;		/* s->insns of the last line */
 	char		*exe;		/* module name of the program */
 	bool		slow_insn;	/* on_insn(): no fast path (skip, --time, --insn) */
 	bool		blk_stats;	/* --stats, --summary on the block decoder */
@@ -164,6 +170,10 @@ struct dstate {
 	int		cpu;		/* the buffer being decoded (-1: one) */
 	bool		threads;	/* the recording knows its threads */
 	bool		timed;		/* ... and the time of its trace */
+	struct len_cache name_lens;	/* fast_flow_line(): sym_name_len() */
+	struct len_cache mod_lens;	/* and strlen() of module names */
+	uint64_t	time_tsc;	/* cur_time(): the last TSC converted, */
+	uint64_t	time_ns;	/* to this perf time (ns) */
 	bool		skip;		/* --tid, --time: not this part */
 	bool		ctx_shown;	/* the context line of this part printed */
 	struct pt_insn_decoder *idec;	/* the decoder of the current run */
@@ -431,7 +441,14 @@ static uint64_t cur_time(struct dstate *s)
 		return 0;
 	r = s->idec ? pt_insn_time(s->idec, &tsc, &lost_mtc, &lost_cyc) :
 		      pdec_time(s->bdec, &tsc, &lost_mtc, &lost_cyc);
-	return r < 0 ? 0 : tl_tsc_to_ns(s->tl, tsc);
+	if (r < 0)
+		return 0;
+	/* most lines are at the time of the line before */
+	if (tsc != s->time_tsc) {
+		s->time_tsc = tsc;
+		s->time_ns = tl_tsc_to_ns(s->tl, tsc);
+	}
+	return s->time_ns;
 }
 
 /* "SECONDS.NANOSECONDS " (a seconds field of at least 5 wide) at p */
@@ -449,7 +466,10 @@ static size_t put_time_fmt(char *p, uint64_t ns)
 	return n;
 }
 
-/* "SECONDS.NANOSECONDS " as perf script prints time */
+/*
+ * "SECONDS.NANOSECONDS " as perf script prints time, at p, which has room
+ * for 32 bytes (20 digits, the point, 9 digits, the space and a spare)
+ */
 static size_t put_time(char *p, uint64_t ns)
 {
 	/* timing packets are rarer than lines: most lines repeat the last time */
@@ -457,13 +477,12 @@ static size_t put_time(char *p, uint64_t ns)
 	static __thread char last[32];
 	static __thread size_t last_n;
 
-	if (ns == last_ns) {
-		memcpy(p, last, last_n);
-		return last_n;
+	/* p has room for all of last: a copy of a constant size is inline */
+	if (ns != last_ns) {
+		last_n = put_time_fmt(last, ns);
+		last_ns = ns;
 	}
-	last_n = put_time_fmt(last, ns);
-	last_ns = ns;
-	memcpy(p, last, last_n);
+	memcpy(p, last, sizeof(last));
 	return last_n;
 }
 
@@ -507,6 +526,60 @@ static void jcontext(struct dstate *s, struct json_object *o)
 }
 
 /*
+ * Lines come in trace order, so the count only grows, and mostly by a
+ * little: adding the difference to the last line's digits (a few digit
+ * steps and their carry) is cheaper than converting ten or more digits.
+ */
+void dec_count_set(struct dec_count *c, uint64_t v)
+{
+	int i = sizeof(c->digits) - 1;
+
+	if (c->n && v >= c->v && v - c->v < 1000000000) {
+		unsigned int d = v - c->v, carry = 0;
+
+		for (; (d || carry) && i >= 0; i--, d /= 10) {
+			unsigned int x = (c->digits[i] == ' ' ? 0 : c->digits[i] - '0') +
+					 d % 10 + carry;
+
+			carry = x >= 10;
+			c->digits[i] = '0' + x - 10 * carry;
+		}
+		if ((int)sizeof(c->digits) - 1 - i > c->n)
+			c->n = sizeof(c->digits) - 1 - i;
+		if (!carry) {
+			c->v = v;
+			return;
+		}
+	}
+	/* the first line, a count that went back (another thread's), or a jump */
+	memset(c->digits, ' ', sizeof(c->digits));
+	i = sizeof(c->digits);
+	c->v = v;
+	do {
+		c->digits[--i] = '0' + v % 10;
+		v /= 10;
+	} while (v && i > 0);
+	c->n = sizeof(c->digits) - i;
+}
+
+/*
+ * The length of a name sym_lookup() gave, by its address: the names are
+ * the symbol tables', which live as long as the decode (tl_free()), so the
+ * address stands for the text.  Most flow lines name a function a line
+ * before them named.
+ */
+static size_t cached_len(struct len_cache *c, const char *name, bool sym)
+{
+	unsigned int h = ((uintptr_t)name >> 3) % NR_LEN_CACHE;
+
+	if (c->key[h] != name) {
+		c->key[h] = name;
+		c->len[h] = sym ? (size_t)sym_name_len(name) : strlen(name);
+	}
+	return c->len[h];
+}
+
+/*
  * A flow line as print_sym() and "%10llu %-7s %*s" would make it, built in
  * a buffer: the default view prints tens of millions of them, and printf's
  * formatting was most of its time.  Names too long for the buffer take the
@@ -517,9 +590,10 @@ static void fast_flow_line(struct dstate *s, const char *what, int indent, uint6
 {
 	const char *mod = !si->module || in_exe(s, si) ||
 			  (si->module[0] == '?' && !si->module[1]) ? "" : si->module;
-	size_t wl = strlen(what), nl = si->name ? (size_t)sym_name_len(si->name) : 0;
-	size_t ml = strlen(mod), n = 0;
+	size_t nl = si->name ? cached_len(&s->name_lens, si->name, true) : 0;
+	size_t ml = *mod ? cached_len(&s->mod_lens, mod, false) : 0, n = 0;
 	char buf[512];
+	int i;
 
 	context_line(s);
 	if (s->timed)
@@ -532,11 +606,19 @@ static void fast_flow_line(struct dstate *s, const char *what, int indent, uint6
 		fputc('\n', s->out);
 		return;
 	}
-	n += put_dec(buf + n, s->insns, 10);
+	/* "%10llu": a copy of a constant size in the common case */
+	dec_count_set(&s->cnt, s->insns);
+	if (s->cnt.n <= 10) {
+		memcpy(buf + n, s->cnt.digits + sizeof(s->cnt.digits) - 10, 10);
+		n += 10;
+	} else {
+		memcpy(buf + n, s->cnt.digits + sizeof(s->cnt.digits) - s->cnt.n, s->cnt.n);
+		n += s->cnt.n;
+	}
 	buf[n++] = ' ';
-	memcpy(buf + n, what, wl);
-	n += wl;
-	for (; wl < 7; wl++)
+	for (i = 0; what[i]; i++)
+		buf[n++] = what[i];
+	for (; i < 7; i++)
 		buf[n++] = ' ';
 	buf[n++] = ' ';
 	memset(buf + n, ' ', 2 * indent);
@@ -890,33 +972,6 @@ static char *insn_line(struct dstate *s, const struct pt_insn *in, size_t *len)
 	return c->buf + l->off;
 }
 
-/* s->cnt: s->insns in decimal, counted up from the last line's when it can be */
-static void count_digits(struct dstate *s)
-{
-	uint64_t v = s->insns;
-	int i = sizeof(s->cnt) - 1;
-
-	if (s->cnt_n && v == s->cnt_v + 1) {
-		while (i > 0 && s->cnt[i] == '9')
-			s->cnt[i--] = '0';
-		if (s->cnt[i] == ' ') {
-			s->cnt[i] = '1';
-			s->cnt_n++;
-		} else {
-			s->cnt[i]++;
-		}
-	} else {
-		memset(s->cnt, ' ', sizeof(s->cnt));
-		i++;
-		do {
-			s->cnt[--i] = '0' + v % 10;
-			v /= 10;
-		} while (v && i > 0);
-		s->cnt_n = sizeof(s->cnt) - i;
-	}
-	s->cnt_v = s->insns;
-}
-
 static void print_insn(struct dstate *s, const struct pt_insn *in)
 {
 	size_t len, n;
@@ -952,11 +1007,11 @@ static void print_insn(struct dstate *s, const struct pt_insn *in)
 		return;
 	}
 	/* "%10llu " and the cached rest, in one piece: no printf in the common case */
-	count_digits(s);
+	dec_count_set(&s->cnt, s->insns);
 	l = insn_line(s, in, &len);
-	memcpy(l, s->cnt, sizeof(s->cnt));
+	memcpy(l, s->cnt.digits, sizeof(s->cnt.digits));
 	l[LINE_PRE - 1] = ' ';
-	n = LINE_PRE - 1 - (s->cnt_n > 10 ? s->cnt_n : 10);
+	n = LINE_PRE - 1 - (s->cnt.n > 10 ? s->cnt.n : 10);
 	fwrite_unlocked(l + n, 1, len - n, s->out);
 }
 
@@ -2545,6 +2600,7 @@ int itrace_decode(struct itrace_data *d, const struct decode_opts *o, FILE *out)
 	}
 	/* the sideband: threads, address spaces and their mappings, losses */
 	s->tl = tl_new(d, o->name, &tops, s);
+	s->time_tsc = UINT64_MAX;	/* no TSC converted yet */
 	tl_jobs(s->tl, o->jobs);
 	if (o->snapshot) {
 		if (o->snapshot > d->nr_snaps) {

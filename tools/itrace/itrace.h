@@ -42,6 +42,32 @@ _Noreturn void itrace_oom(void);
  */
 void *itrace_grow(void *p, size_t *cap, size_t nr, size_t size, size_t first);
 
+/**
+ * struct dec_count - a count in decimal, kept up to date as it grows
+ * @digits: the count right-aligned, spaces before it (no NUL)
+ * @v: the count @digits hold
+ * @n: how many digits it has; 0: @digits hold nothing yet
+ *
+ * For the count of instructions at the start of every flow and --insn
+ * line: zero-initialize, then dec_count_set() before each line.
+ */
+struct dec_count {
+	char		digits[20];
+	uint64_t	v;
+	int		n;
+};
+
+/**
+ * dec_count_set() - make @c hold @v
+ * @c: the count
+ * @v: its new value
+ *
+ * A value above the last one by less than 10^9 is added to the digits
+ * there (as many digit steps as the difference and its carry have); any
+ * other is converted whole.  Context: any; @c is the caller's.
+ */
+void dec_count_set(struct dec_count *c, uint64_t v);
+
 /*
  * Exit status of every command (itrace(1)): 0 done; 1 the input cannot be
  * used (not a recording or core, truncated beyond use, unreadable); 2 usage;

@@ -2283,6 +2283,71 @@ static void test_ucut_reuse(const uint8_t *trace, size_t size)
 	ucut_free(&used);
 }
 
+/* dec_count holds what printf's "%llu" would print, right-aligned */
+static bool dec_count_is(const struct dec_count *c, uint64_t v)
+{
+	char t[32];
+	int n = snprintf(t, sizeof(t), "%llu", (unsigned long long)v);
+	size_t i;
+
+	for (i = 0; i < sizeof(c->digits) - n; i++)
+		if (c->digits[i] != ' ')
+			return false;
+	return c->n == n && c->v == v && !memcmp(c->digits + sizeof(c->digits) - n, t, n);
+}
+
+static void dec_count_diag(const struct dec_count *c, uint64_t v)
+{
+	printf("# dec_count: %llu gives \"%.*s\" (%d digits)\n", (unsigned long long)v,
+	       (int)sizeof(c->digits), c->digits, c->n);
+}
+
+/*
+ * dec_count_set() adds the difference from the last value to its digits:
+ * carries through nines into new digits, differences of every size up to
+ * the 10^9 limit and past it, values that go back, the 20 digits of
+ * UINT64_MAX and a carry out of them.
+ */
+static void test_dec_count(void)
+{
+	static const uint64_t seq[] = {
+		0, 0, 1, 9, 10, 99, 100, 999999999, 1000000000, 1999999999,
+		2999999998, 9999999999ULL, 10000000000ULL, 10000000001ULL, 5, 5,
+		123456789012ULL, 123456789012ULL + 999999999, 123456789012ULL + 2999999999ULL,
+		UINT64_MAX - 1000, UINT64_MAX - 1, UINT64_MAX, 99999999999999999ULL,
+		99999999999999999ULL + 1, 7,
+	};
+	struct dec_count c = { 0 };
+	uint64_t v = 0, x = 88172645463325252ULL;
+	unsigned int bad = 0, runs = 0, i;
+
+	for (i = 0; i < ARRAY_SIZE(seq); i++) {
+		dec_count_set(&c, seq[i]);
+		if (!dec_count_is(&c, seq[i]) && !bad++)
+			dec_count_diag(&c, seq[i]);
+		runs++;
+	}
+	/* steps of random size, mostly small as between flow lines */
+	for (i = 0; i < 200000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if ((x & 7) == 0)
+			v += x >> 34;		/* up to 2^30: some past 10^9 */
+		else if ((x & 7) == 1)
+			v = x >> (x & 63);	/* anywhere, also back */
+		else
+			v += (x >> 8) & 0x3ff;
+		dec_count_set(&c, v);
+		if (!dec_count_is(&c, v) && !bad++)
+			dec_count_diag(&c, v);
+		runs++;
+	}
+	ok(!bad,
+	   "dec_count_set(): %u values (carries, new digits, 20 digits, jumps back) as printf prints them, %u differ",
+	   runs, bad);
+}
+
 /*
  * A packet libipt cannot parse where the next PSB it finds began before
  * it (in the bytes of the packets before): a PSB+, then the PSB pattern
@@ -2387,6 +2452,7 @@ static void test_user_part(const char *itrace)
 	free(err);
 	test_ucut_reuse(e.buf, n);
 	test_ucut_psb_overlap();
+	test_dec_count();
 }
 
 static void test_cli(const char *itrace)
