@@ -177,6 +177,16 @@ struct pdec {
 	bool		started;	/* the first sync was made */
 	struct pd_st	view;		/* the state after the caller's last call */
 	bool		has_view;
+	bool		view_st;	/* ... is st (next_from_log() gave the call) */
+	/*
+	 * next_from_log()'s window: the current log's records from pos.rec
+	 * to fast_end, its states from pos.st, and the offset from which
+	 * the next task may take over.  Set there, emptied by every other
+	 * entry point (all that move pos, cur, join or live).
+	 */
+	const struct pd_rec *fast_rec, *fast_end;
+	const struct pd_st *fast_st;
+	uint64_t	fast_join;
 	bool		view_live;	/* no pool: the decoder's own state is it */
 	struct pd_ent	held;		/* the block after a joined one, not given yet */
 	bool		has_held;
@@ -349,22 +359,49 @@ static void find_anchor(struct pd_task *t)
 	t->after = p;
 }
 
-/* A block into the log, the hot path of the workers (no struct pd_ent). */
-static void log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
-		      const struct pt_block *b)
+/*
+ * A block into the log, the hot path of the workers (no struct pd_ent).
+ * Return: the decoder's offset after it.
+ */
+static uint64_t log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
+			  const struct pt_block *b)
 {
-	struct pd_st n = { 0 };
+	const struct pd_st *a = &l->st[l->nr_st - 1];	/* the sync made one */
+	uint32_t lost_mtc, lost_cyc;
+	uint64_t offset, tsc;
+	int off_ret, time_ret;
+	struct pd_rec *r;
+	uint8_t flags = 0;
 
-	n.off_ret = pt_blk_get_offset(dec, &n.offset);
-	if (n.off_ret < 0)
-		n.offset = 0;
-	n.time_ret = pt_blk_time(dec, &n.tsc, &n.lost_mtc, &n.lost_cyc);
-	if (n.time_ret < 0) {
-		n.tsc = 0;
-		n.lost_mtc = 0;
-		n.lost_cyc = 0;
+	/*
+	 * The time too: it can change at the same offset.  Locals, compared
+	 * one by one: libipt writes them in 4-byte pieces, which a compare
+	 * of a struct (memcmp(), or fields the compiler merges) loads 8 at a
+	 * time, stalling on each (a load cannot span two stores in flight).
+	 */
+	off_ret = pt_blk_get_offset(dec, &offset);
+	if (off_ret < 0)
+		offset = 0;
+	time_ret = pt_blk_time(dec, &tsc, &lost_mtc, &lost_cyc);
+	if (time_ret < 0) {
+		tsc = 0;
+		lost_mtc = 0;
+		lost_cyc = 0;
 	}
-	rec_block(l, log_rec(l, PD_NEXT, st, &n), b);
+	if (offset != a->offset || tsc != a->tsc || off_ret != a->off_ret ||
+	    time_ret != a->time_ret || lost_mtc != a->lost_mtc || lost_cyc != a->lost_cyc) {
+		l->st = itrace_grow(l->st, &l->cap_st, l->nr_st, sizeof(*l->st), 1024);
+		l->st[l->nr_st++] = (struct pd_st){ .tsc = tsc, .offset = offset,
+						    .lost_mtc = lost_mtc, .lost_cyc = lost_cyc,
+						    .time_ret = time_ret, .off_ret = off_ret };
+		flags = PD_F_STATE;
+	}
+	if (l->nr_rec == l->cap_rec)
+		l->rec = itrace_grow(l->rec, &l->cap_rec, l->nr_rec, sizeof(*l->rec), 1024);
+	r = &l->rec[l->nr_rec++];
+	*r = (struct pd_rec){ .op = PD_NEXT, .status = st, .flags = flags };
+	rec_block(l, r, b);
+	return offset;
 }
 
 static void run_task(struct pd_task *t)
@@ -381,6 +418,7 @@ static void run_task(struct pd_task *t)
 	struct pt_block b;
 	struct pd_ent e;
 	size_t past = 0;
+	uint64_t off;
 	int st;
 
 	if (!dec)
@@ -391,10 +429,11 @@ static void run_task(struct pd_task *t)
 	st = t->first ? pt_blk_sync_forward(dec) : pt_blk_sync_set(dec, t->start);
 	ent_state(&e, dec, PD_SYNC, st);
 	log_add(&l, &e);
+	off = e.offset;
 	for (;;) {
 		if (st == -pte_eos || (st >= 0 && !(st & pts_event_pending) && (st & pts_eos)))
 			break;
-		if (!last && l.st[l.nr_st - 1].offset > end && ++past > PD_OVERLAP)
+		if (!last && off > end && ++past > PD_OVERLAP)
 			break;
 		if (!(l.nr_rec & 1023) && __atomic_load_n(&t->cancel, __ATOMIC_RELAXED))
 			break;
@@ -403,11 +442,12 @@ static void run_task(struct pd_task *t)
 			b.ip = 0;
 			b.ninsn = 0;
 			st = pt_blk_next(dec, &b, sizeof(b));
-			log_block(&l, dec, st, &b);
+			off = log_block(&l, dec, st, &b);
 			continue;
 		}
 		st = dec_call(dec, next_op(st), &e);
 		log_add(&l, &e);
+		off = e.offset;
 	}
 	pt_blk_free_decoder(dec);
 	t->log = l;
@@ -932,7 +972,32 @@ static int deliver(struct pdec *pd, const struct pd_ent *e)
 	pd->view.time_ret = e->time_ret;
 	pd->view.off_ret = e->off_ret;
 	pd->has_view = true;
+	pd->view_st = false;
 	return e->status;
+}
+
+/* The window of next_from_log() from where the log serves now; false: none. */
+static bool fast_window(struct pdec *pd)
+{
+	const struct pd_task *t;
+
+	if (pd->has_held || pd->live || !pd->ready)
+		return false;
+	t = &pd->tasks[pd->cur];
+	if (pd->pos.rec >= t->log.nr_rec)
+		return false;
+	pd->fast_rec = &t->log.rec[pd->pos.rec];
+	pd->fast_end = &t->log.rec[t->log.nr_rec];
+	pd->fast_st = &t->log.st[pd->pos.st];
+	pd->fast_join = pd->join < pd->nr_tasks ? pd->tasks[pd->join].start : UINT64_MAX;
+	return true;
+}
+
+/* Every entry point but pdec_next()'s common case: the window is gone. */
+static inline void no_window(struct pdec *pd)
+{
+	pd->fast_rec = NULL;
+	pd->fast_end = NULL;
 }
 
 struct pdec *pdec_new(struct pdec_pool *pool, const struct pt_config *cfg)
@@ -981,6 +1046,7 @@ int pdec_set_image(struct pdec *pd, struct pt_image *image)
 	}
 	if (image == pd->image)
 		return 0;
+	no_window(pd);
 	if (!pd->live)
 		go_live(pd);
 	pd->image = image;
@@ -1011,6 +1077,7 @@ int pdec_sync_forward(struct pdec *pd)
 	}
 	pd->started = true;
 	pd->has_held = false;
+	no_window(pd);
 	if (!pd->pool) {
 		pd->view_live = true;
 		return pt_blk_sync_forward(pd->live);
@@ -1063,24 +1130,25 @@ static int serial_next(struct pdec *pd, struct pt_block *b)
  * The common case of pdec_next() from a log, without a struct pd_ent (its
  * copies cost more than the rest): the next call is a block that ends at
  * a branch (or with something pending), with no task to join before it.
- * False: the general path serves.
+ * False: the general path serves.  Only what changes at every block is
+ * read and written (pos and st stay as the general path needs them).
  */
 static inline bool next_from_log(struct pdec *pd, struct pt_block *b, int *status)
 {
-	const struct pd_task *t;
-	const struct pd_rec *r;
+	const struct pd_rec *r = pd->fast_rec;
 	const struct pd_st *n;
 
-	if (pd->has_held || pd->live || !pd->ready)
-		return false;
-	t = &pd->tasks[pd->cur];
-	if (pd->pos.rec >= t->log.nr_rec)
-		return false;
-	r = &t->log.rec[pd->pos.rec];
+	if (!r) {
+		if (!fast_window(pd))
+			return false;
+		r = pd->fast_rec;
+	} else if (r == pd->fast_end) {
+		return false;	/* the log's end: the general path waits or joins */
+	}
 	if (r->op != PD_NEXT || (r->flags & PD_F_TRUNC))
 		return false;
-	n = r->flags & PD_F_STATE ? &t->log.st[pd->pos.st] : &pd->st;
-	if (pd->join < pd->nr_tasks && n->offset >= pd->tasks[pd->join].start)
+	n = r->flags & PD_F_STATE ? pd->fast_st : &pd->st;
+	if (n->offset >= pd->fast_join)
 		return false;
 	rec_to_block(r, b);
 	if (goes_on(r->status, b))
@@ -1088,10 +1156,12 @@ static inline bool next_from_log(struct pdec *pd, struct pt_block *b, int *statu
 	if (r->flags & PD_F_STATE) {
 		pd->st = *n;
 		pd->pos.st++;
+		pd->fast_st++;
 	}
 	pd->pos.rec++;
-	pd->view = pd->st;
+	pd->fast_rec = r + 1;
 	pd->has_view = true;
+	pd->view_st = true;
 	*status = r->status;
 	return true;
 }
@@ -1105,6 +1175,7 @@ int pdec_next(struct pdec *pd, struct pt_block *b)
 		return serial_next(pd, b);
 	if (next_from_log(pd, b, &st))
 		return st;
+	no_window(pd);
 
 	if (pd->has_held) {
 		a = pd->held;
@@ -1137,6 +1208,7 @@ int pdec_event(struct pdec *pd, struct pt_event *ev)
 		return pt_blk_event(pd->live, ev, sizeof(*ev));
 	}
 	pd->has_held = false;
+	no_window(pd);
 	fetch(pd, PD_EVENT, &e);
 	*ev = e.u.ev;
 	return deliver(pd, &e);
@@ -1144,22 +1216,28 @@ int pdec_event(struct pdec *pd, struct pt_event *ev)
 
 int pdec_time(struct pdec *pd, uint64_t *tsc, uint32_t *lost_mtc, uint32_t *lost_cyc)
 {
+	const struct pd_st *v;
+
 	if (pd->view_live)
 		return pt_blk_time(pd->live, tsc, lost_mtc, lost_cyc);
 	if (!pd->has_view)
 		return -pte_no_time;
-	*tsc = pd->view.tsc;
-	*lost_mtc = pd->view.lost_mtc;
-	*lost_cyc = pd->view.lost_cyc;
-	return pd->view.time_ret;
+	v = pd->view_st ? &pd->st : &pd->view;
+	*tsc = v->tsc;
+	*lost_mtc = v->lost_mtc;
+	*lost_cyc = v->lost_cyc;
+	return v->time_ret;
 }
 
 int pdec_get_offset(struct pdec *pd, uint64_t *offset)
 {
+	const struct pd_st *v;
+
 	if (pd->view_live)
 		return pt_blk_get_offset(pd->live, offset);
 	if (!pd->has_view)
 		return -pte_nosync;
-	*offset = pd->view.offset;
-	return pd->view.off_ret;
+	v = pd->view_st ? &pd->st : &pd->view;
+	*offset = v->offset;
+	return v->off_ret;
 }
