@@ -106,6 +106,8 @@ struct timeline {
 	uint64_t		switch_ip, ptss_ip;
 	unsigned int		jobs;		/* tl_jobs() */
 	struct pdec_pool	*pool;		/* tl_decode()'s block decoders' */
+	uint64_t		look_pkts;	/* packets lookahead_tsc() read */
+	uint64_t		looks;		/* and how often it was asked */
 };
 
 /* ---- threads, address spaces ---------------------------------------- */
@@ -793,7 +795,7 @@ static bool dec_time(struct tl_stream *s, uint64_t *tsc);
  * offset), not beyond the TIP.PGD that follows.  Returns true with it.
  */
 static bool scan_tsc(const uint8_t *bytes, size_t size, uint64_t from, uint64_t now,
-		     uint64_t *tsc, bool *decided)
+		     uint64_t *tsc, bool *decided, uint64_t *pkts)
 {
 	struct pt_packet_decoder *pd;
 	struct pt_packet p;
@@ -813,6 +815,7 @@ static bool scan_tsc(const uint8_t *bytes, size_t size, uint64_t from, uint64_t 
 		return false;
 	}
 	while (pt_pkt_get_offset(pd, &off) >= 0 && pt_pkt_next(pd, &p, sizeof(p)) >= 0) {
+		(*pkts)++;
 		/* from now on: this task's packets, a few of them */
 		if (off >= now && (have || !in || ++after > 256))
 			break;
@@ -857,7 +860,7 @@ out:
  * TIP.PGD or OVF comes between that PSB and now.
  */
 static bool lookahead_tsc(const uint8_t *bytes, size_t size, uint64_t from, uint64_t now,
-			  uint64_t *tsc)
+			  uint64_t *tsc, uint64_t *pkts)
 {
 	struct pt_packet_decoder *pd;
 	struct pt_config cfg;
@@ -874,11 +877,11 @@ static bool lookahead_tsc(const uint8_t *bytes, size_t size, uint64_t from, uint
 		psb = 0;
 	pt_pkt_free_decoder(pd);
 	if (psb > 0) {
-		ret = scan_tsc(bytes, size, from + psb, now, tsc, &decided);
+		ret = scan_tsc(bytes, size, from + psb, now, tsc, &decided, pkts);
 		if (decided)
 			return ret;
 	}
-	return scan_tsc(bytes, size, from, now, tsc, &decided);
+	return scan_tsc(bytes, size, from, now, tsc, &decided, pkts);
 }
 
 /*
@@ -955,10 +958,13 @@ static bool check_owner(struct tl_dec *x, struct tl_stream *s, uint64_t off, boo
 			tsc = now;
 			have_tsc = true;
 		}
-		if (!paging && lookahead_tsc(bytes, size, s->look_from, off, &ahead) &&
-		    (!have_tsc || ahead > tsc)) {
-			tsc = ahead;
-			have_tsc = true;
+		if (!paging) {
+			tl->looks++;
+			if (lookahead_tsc(bytes, size, s->look_from, off, &ahead, &tl->look_pkts) &&
+			    (!have_tsc || ahead > tsc)) {
+				tsc = ahead;
+				have_tsc = true;
+			}
 		}
 		if (have_tsc)
 			t = tl_tsc_to_ns(tl, tsc);
@@ -1650,6 +1656,9 @@ int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 		ucut_free(&s[i].cut);
 		free(s[i].runs);
 	}
+	if (getenv("ITRACE_DECODE_STATS"))
+		fprintf(stderr, "itrace: time look-ahead: %llu packets read in %llu looks\n",
+			(unsigned long long)tl->look_pkts, (unsigned long long)tl->looks);
 	if (tl->pool && getenv("ITRACE_DECODE_STATS")) {
 		struct pdec_stats st;
 

@@ -2877,6 +2877,37 @@ static void test_parallel_no_threads(const char *itrace)
  * task), a file as perf.data, and a trace with bytes broken in the
  * middle (errors, syncs at the next PSB).
  */
+/*
+ * The time of a TIP.PGE looked up ahead in the trace (timeline.c,
+ * lookahead_tsc(), at every return to user mode of a user-only trace)
+ * reads from the last PSB before it: fewer packets in all than half the
+ * recording's bytes.  With the read from the previous look on (as it
+ * once was, and as it still falls back to when no TIP.PGE, TIP.PGD or
+ * OVF comes after that PSB), most of the trace is read again: 36,000 to
+ * 51,000 packets in these recordings of 51 to 80 KB, against 13,700 to
+ * 15,000.
+ */
+static void lookahead_bounded(const char *itrace, const char *file)
+{
+	unsigned long long pkts = 0, looks = 0;
+	char cmd[1024], *out = NULL;
+	struct stat sb = { 0 };
+	int r;
+
+	snprintf(cmd, sizeof(cmd),
+		 "ITRACE_DECODE_STATS=1 %s decode --stats %s 2>&1 >/dev/null | grep 'look-ahead'",
+		 itrace, file);
+	r = run_out(cmd, &out);
+	r = r || !out || stat(file, &sb) ||
+	    sscanf(out, "itrace: time look-ahead: %llu packets read in %llu looks",
+		   &pkts, &looks) != 2;
+	ok(!r && looks > 10 && pkts < (unsigned long long)sb.st_size / 2,
+	   "decode %s: the time look-ahead read %llu packets in %llu looks, fewer than half the recording's %lld bytes",
+	   strrchr(file, '/') ? strrchr(file, '/') + 1 : file, pkts, looks,
+	   (long long)sb.st_size);
+	free(out);
+}
+
 static void test_parallel(const char *itrace, const char *ptsim, const char *progs)
 {
 	static const char * const runs[][3] = {
@@ -2900,6 +2931,9 @@ static void test_parallel(const char *itrace, const char *ptsim, const char *pro
 		snprintf(name, sizeof(name), "%s.data", runs[i][0]);
 		parallel_same(itrace, "(perf.data)", tmp(name), 3, 0);
 	}
+	lookahead_bounded(itrace, tmp("par-fib.itrace"));
+	lookahead_bounded(itrace, tmp("par-demo.itrace"));
+	lookahead_bounded(itrace, tmp("par-fptr.itrace"));
 	/* bytes broken in the middle of fib's trace: errors, in both the same */
 	snprintf(cmd, sizeof(cmd),
 		 "f=%s/par-fib.itrace; cp $f $f.bad && s=$(stat -c %%s $f) &&\n"
