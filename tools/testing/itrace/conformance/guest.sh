@@ -176,16 +176,19 @@ fi
 # its events: alternatives, static keys and jump labels as patched) into
 # all.kperf.data/kcore_dir, which perf script decodes kernel code from; the
 # host's libipt decode of the itrace record -k recordings uses it too.
-# -m ,32M: an AUX area 8 times perf's default, so that a perf slowed down
-# by a loaded host (make check runs host checks beside this guest) still
-# reads the trace before it fills ("Lost trace data" seen once at 4M).
+# -m ,128M: an AUX area 32 times perf's default, larger than the whole
+# trace of the run (54 MB), so that a perf slowed down by a loaded host
+# (make check runs host checks beside this guest) loses none of it even if
+# it reads nothing before the end: "AUX data lost" was seen at 4M, and at
+# 32M once (29 times out of 1076, perf woken 3 times; decode errors where
+# the trace was cut).
 if [ -n "$perf" ] && [ -n "$(echo $kprogs)" ]; then
 	mkdir -p "$OUT/kperf"
 	list=
 	for k in $kprogs; do list="$list $dir/$k"; done
 	t0=$(now)
 	env -i PATH=/bin:/usr/bin HOME=/tmp timeout 600 "$dir/sstep" -x -- \
-		$perf record --kcore -e intel_pt// -m ,32M -o "$OUT/all.kperf.data" -- "$dir/sstep" -m "$OUT/kperf" -- $list \
+		$perf record --kcore -e intel_pt// -m ,128M -o "$OUT/all.kperf.data" -- "$dir/sstep" -m "$OUT/kperf" -- $list \
 		</dev/null >"$OUT/all.kperf-out" 2>"$OUT/all.kperf-log"
 	echo $? > "$OUT/all.kperf.rc"
 	t1=$(now)

@@ -369,6 +369,10 @@ if [ "$nk" -gt 0 ] && [ -d "$res/all.kperf.data" ]; then
 		exit "${PIPESTATUS[0]}")
 	usrc=$?
 fi
+# perf's word that its AUX area filled ("AUX data lost N times out of M!"):
+# errors where the trace was cut, a reader starved by the host, not a decode
+klost=$(grep -ho 'AUX data lost [0-9]* times out of [0-9]*' "$res/all.kperf-stderr" \
+	"$res/all.kperf-ustderr" 2>/dev/null | head -n1)
 while read -r name start end; do
 	# the -k recording through perf's decoder (kconv(), checked below)
 	# while the rest runs
@@ -618,7 +622,7 @@ instructions, $cerrs errors; itrace decode --kernel $ku + $kk: $why"
 		compare "$name" "perf user+kernel insns (user mode; its thread: $ku user instructions, sstep -m's before the exec included, $ptotal with //u; ~$((kk * KPERIOD)) kernel instructions, 0 errors through the kernel)" \
 			"$res/$name.kperf-pt" "$end"
 	else
-		tap FAIL "$name: perf user+kernel insns # thread ${ktid:-not found}, $kerrs errors, $ku user instructions, $kk samples of kernel ones (1 in $KPERIOD): $(grep -m1 " tid ${ktid:-none} " "$res/all.kperf-errors")"
+		tap FAIL "$name: perf user+kernel insns # thread ${ktid:-not found}${klost:+ (perf lost trace: $klost)}, $kerrs errors, $ku user instructions, $kk samples of kernel ones (1 in $KPERIOD): $(grep -m1 " tid ${ktid:-none} " "$res/all.kperf-errors")"
 	fi
 done < "$list"
 
@@ -631,7 +635,7 @@ if [ "$nk" -gt 0 ]; then
 	if [ "$kirc" = 0 ] && [ "$ksrc" = 0 ] && [ "$usrc" = 0 ] && [ "$kerrs" = 0 ] && [ "$kk" -gt 0 ]; then
 		tap ok "perf record --kcore -e intel_pt// of$PERF_KERNEL_PROGS in one run: exit 0; perf script through the kernel: ~$((nsamp * KPERIOD)) instructions, ~$((kk * KPERIOD)) of them kernel (samples 1 in $KPERIOD), 0 errors"
 	else
-		tap FAIL "perf record --kcore -e intel_pt// of$PERF_KERNEL_PROGS # perf record exit ${kirc:-?}, perf script exit $ksrc and $usrc (without the kernel), $nsamp samples, $kk of them kernel, $kerrs errors: $(head -n1 "$res/all.kperf-errors"; tail -n1 "$res/all.kperf-log")"
+		tap FAIL "perf record --kcore -e intel_pt// of$PERF_KERNEL_PROGS # perf record exit ${kirc:-?}, perf script exit $ksrc and $usrc (without the kernel), $nsamp samples, $kk of them kernel, $kerrs errors${klost:+, perf lost trace: $klost}: $(head -n1 "$res/all.kperf-errors"; tail -n1 "$res/all.kperf-log")"
 	fi
 fi
 
