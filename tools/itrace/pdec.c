@@ -181,8 +181,9 @@ struct pdec {
 	/*
 	 * next_from_log()'s window: the current log's records from pos.rec
 	 * to fast_end, its states from pos.st, and the offset from which
-	 * the next task may take over.  Set there, emptied by every other
-	 * entry point (all that move pos, cur, join or live).
+	 * the next task may take over.  Set there; emptied by the entry
+	 * points that move pos (the general path of pdec_next(),
+	 * pdec_event(), pdec_sync_forward()) and by release() of any log.
 	 */
 	const struct pd_rec *fast_rec, *fast_end;
 	const struct pd_st *fast_st;
@@ -194,20 +195,30 @@ struct pdec {
 
 /* ---- logs ------------------------------------------------------------- */
 
+/* The log's next record and its next state, room made for them. */
+static inline struct pd_rec *rec_next(struct pd_log *l)
+{
+	if (l->nr_rec == l->cap_rec)
+		l->rec = itrace_grow(l->rec, &l->cap_rec, l->nr_rec, sizeof(*l->rec), 1024);
+	return &l->rec[l->nr_rec++];
+}
+
+static inline struct pd_st *st_next(struct pd_log *l)
+{
+	if (l->nr_st == l->cap_st)
+		l->st = itrace_grow(l->st, &l->cap_st, l->nr_st, sizeof(*l->st), 1024);
+	return &l->st[l->nr_st++];
+}
+
 /* A record for a call that left the decoder in state n (kept if it changed). */
 static struct pd_rec *log_rec(struct pd_log *l, enum pd_op op, int status,
 			      const struct pd_st *n)
 {
-	struct pd_rec *r;
+	struct pd_rec *r = rec_next(l);
 
-	l->rec = itrace_grow(l->rec, &l->cap_rec, l->nr_rec, sizeof(*l->rec), 1024);
-	r = &l->rec[l->nr_rec++];
-	memset(r, 0, sizeof(*r));
-	r->op = op;
-	r->status = status;
+	*r = (struct pd_rec){ .op = op, .status = status };
 	if (!l->nr_st || memcmp(n, &l->st[l->nr_st - 1], sizeof(*n))) {
-		l->st = itrace_grow(l->st, &l->cap_st, l->nr_st, sizeof(*l->st), 1024);
-		l->st[l->nr_st++] = *n;
+		*st_next(l) = *n;
 		r->flags |= PD_F_STATE;
 	}
 	return r;
@@ -390,15 +401,12 @@ static uint64_t log_block(struct pd_log *l, struct pt_block_decoder *dec, int st
 	}
 	if (offset != a->offset || tsc != a->tsc || off_ret != a->off_ret ||
 	    time_ret != a->time_ret || lost_mtc != a->lost_mtc || lost_cyc != a->lost_cyc) {
-		l->st = itrace_grow(l->st, &l->cap_st, l->nr_st, sizeof(*l->st), 1024);
-		l->st[l->nr_st++] = (struct pd_st){ .tsc = tsc, .offset = offset,
-						    .lost_mtc = lost_mtc, .lost_cyc = lost_cyc,
-						    .time_ret = time_ret, .off_ret = off_ret };
+		*st_next(l) = (struct pd_st){ .tsc = tsc, .offset = offset,
+					      .lost_mtc = lost_mtc, .lost_cyc = lost_cyc,
+					      .time_ret = time_ret, .off_ret = off_ret };
 		flags = PD_F_STATE;
 	}
-	if (l->nr_rec == l->cap_rec)
-		l->rec = itrace_grow(l->rec, &l->cap_rec, l->nr_rec, sizeof(*l->rec), 1024);
-	r = &l->rec[l->nr_rec++];
+	r = rec_next(l);
 	*r = (struct pd_rec){ .op = PD_NEXT, .status = st, .flags = flags };
 	rec_block(l, r, b);
 	return offset;
@@ -578,11 +586,36 @@ static void unqueue(struct pdec_pool *pool, struct pd_task *t)
 	}
 }
 
+/* The window of next_from_log() from where the log serves now; false: none. */
+static bool fast_window(struct pdec *pd)
+{
+	const struct pd_task *t;
+
+	if (pd->has_held || pd->live || !pd->ready)
+		return false;
+	t = &pd->tasks[pd->cur];
+	if (pd->pos.rec >= t->log.nr_rec)
+		return false;
+	pd->fast_rec = &t->log.rec[pd->pos.rec];
+	pd->fast_end = &t->log.rec[t->log.nr_rec];
+	pd->fast_st = &t->log.st[pd->pos.st];
+	pd->fast_join = pd->join < pd->nr_tasks ? pd->tasks[pd->join].start : UINT64_MAX;
+	return true;
+}
+
+/* The window is gone: pos moved, or a log it may be in was released. */
+static inline void no_window(struct pdec *pd)
+{
+	pd->fast_rec = NULL;
+	pd->fast_end = NULL;
+}
+
 /* Forget t's work: off the queue, or stopped and waited for; log freed. */
 static void release(struct pdec *pd, struct pd_task *t)
 {
 	struct pdec_pool *pool = pd->pool;
 
+	no_window(pd);	/* it may be t's log */
 	pthread_mutex_lock(&pool->lock);
 	if (t->state == T_QUEUED)
 		unqueue(pool, t);
@@ -976,30 +1009,6 @@ static int deliver(struct pdec *pd, const struct pd_ent *e)
 	return e->status;
 }
 
-/* The window of next_from_log() from where the log serves now; false: none. */
-static bool fast_window(struct pdec *pd)
-{
-	const struct pd_task *t;
-
-	if (pd->has_held || pd->live || !pd->ready)
-		return false;
-	t = &pd->tasks[pd->cur];
-	if (pd->pos.rec >= t->log.nr_rec)
-		return false;
-	pd->fast_rec = &t->log.rec[pd->pos.rec];
-	pd->fast_end = &t->log.rec[t->log.nr_rec];
-	pd->fast_st = &t->log.st[pd->pos.st];
-	pd->fast_join = pd->join < pd->nr_tasks ? pd->tasks[pd->join].start : UINT64_MAX;
-	return true;
-}
-
-/* Every entry point but pdec_next()'s common case: the window is gone. */
-static inline void no_window(struct pdec *pd)
-{
-	pd->fast_rec = NULL;
-	pd->fast_end = NULL;
-}
-
 struct pdec *pdec_new(struct pdec_pool *pool, const struct pt_config *cfg)
 {
 	struct pdec *pd = calloc(1, sizeof(*pd));
@@ -1046,7 +1055,6 @@ int pdec_set_image(struct pdec *pd, struct pt_image *image)
 	}
 	if (image == pd->image)
 		return 0;
-	no_window(pd);
 	if (!pd->live)
 		go_live(pd);
 	pd->image = image;

@@ -1656,17 +1656,18 @@ int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 		ucut_free(&s[i].cut);
 		free(s[i].runs);
 	}
-	if (getenv("ITRACE_DECODE_STATS"))
-		fprintf(stderr, "itrace: time look-ahead: %llu packets read in %llu looks\n",
-			(unsigned long long)tl->look_pkts, (unsigned long long)tl->looks);
-	if (tl->pool && getenv("ITRACE_DECODE_STATS")) {
+	if (getenv("ITRACE_DECODE_STATS")) {
 		struct pdec_stats st;
 
-		pdec_get_stats(tl->pool, &st);
-		fprintf(stderr,
-			"itrace: parallel decode: %llu tasks, %llu joined, %llu live, %llu by the caller's thread\n",
-			(unsigned long long)st.tasks, (unsigned long long)st.joined,
-			(unsigned long long)st.live, (unsigned long long)st.helped);
+		fprintf(stderr, "itrace: time look-ahead: %llu packets read in %llu looks\n",
+			(unsigned long long)tl->look_pkts, (unsigned long long)tl->looks);
+		if (tl->pool) {
+			pdec_get_stats(tl->pool, &st);
+			fprintf(stderr,
+				"itrace: parallel decode: %llu tasks, %llu joined, %llu live, %llu by the caller's thread\n",
+				(unsigned long long)st.tasks, (unsigned long long)st.joined,
+				(unsigned long long)st.live, (unsigned long long)st.helped);
+		}
 	}
 	pdec_pool_free(tl->pool);
 	tl->pool = NULL;
