@@ -20,16 +20,27 @@ void itrace_oom(void)
 	exit(1);
 }
 
-void *itrace_grow(void *p, size_t *cap, size_t nr, size_t size, size_t first)
+void *itrace_try_grow(void *p, size_t *cap, size_t nr, size_t size, size_t first)
 {
-	size_t bytes;
+	size_t n, bytes;
 
 	if (nr < *cap)
 		return p;
-	*cap = *cap ? 2 * *cap : first;
-	if (__builtin_mul_overflow(*cap, size, &bytes))
-		itrace_oom();
+	if (!*cap)
+		n = first;
+	else if (__builtin_mul_overflow(*cap, 2, &n))
+		return NULL;
+	if (__builtin_mul_overflow(n, size, &bytes))
+		return NULL;
 	p = realloc(p, bytes);
+	if (p)
+		*cap = n;
+	return p;
+}
+
+void *itrace_grow(void *p, size_t *cap, size_t nr, size_t size, size_t first)
+{
+	p = itrace_try_grow(p, cap, nr, size, first);
 	if (!p)
 		itrace_oom();
 	return p;

@@ -43,6 +43,23 @@ _Noreturn void itrace_oom(void);
 void *itrace_grow(void *p, size_t *cap, size_t nr, size_t size, size_t first);
 
 /**
+ * itrace_try_grow() - itrace_grow() for a caller that can do without
+ * @p: the array (NULL: none yet)
+ * @cap: its capacity in elements, updated only on success
+ * @nr: the elements in use
+ * @size: the size of an element in bytes
+ * @first: the capacity of a new array, in elements
+ *
+ * For threads, which must not exit the process (a decode thread gives up
+ * its task instead, pdec.c).  Thread-safe for distinct arrays.
+ *
+ * Return: @p, or the array moved to where it has room for @nr + 1
+ * elements; NULL if the memory (or the size in bytes, which would
+ * overflow a size_t) is not there, with @p and *@cap as they were.
+ */
+void *itrace_try_grow(void *p, size_t *cap, size_t nr, size_t size, size_t first);
+
+/**
  * struct dec_count - a count in decimal, kept up to date as it grows
  * @digits: the count right-aligned, spaces before it (no NUL)
  * @v: the count @digits hold

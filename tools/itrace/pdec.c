@@ -144,6 +144,7 @@ struct pd_task {
 	struct pd_pos	after;		/* and the place after it */
 	enum pd_state	state;		/* pool->lock */
 	int		cancel;		/* atomic: stop early, nobody will read it */
+	bool		nomem;		/* its log was given up: no memory */
 	struct pd_task	*qnext;		/* pool->lock */
 };
 
@@ -195,19 +196,38 @@ struct pdec {
 
 /* ---- logs ------------------------------------------------------------- */
 
-/* The log's next record and its next state, room made for them. */
+/*
+ * Logs are written in worker threads, which must not exit the process: a
+ * log that cannot grow is given up whole (run_task()), and so the
+ * functions that add to it return NULL or false then, whatever they have
+ * written so far.
+ *
+ * The log's next record and its next state, room made for them; NULL: none.
+ */
 static inline struct pd_rec *rec_next(struct pd_log *l)
 {
-	if (l->nr_rec == l->cap_rec)
-		l->rec = itrace_grow(l->rec, &l->cap_rec, l->nr_rec, sizeof(*l->rec), 1024);
-	return &l->rec[l->nr_rec++];
+	struct pd_rec *p = l->rec;
+
+	if (l->nr_rec == l->cap_rec) {
+		p = itrace_try_grow(p, &l->cap_rec, l->nr_rec, sizeof(*p), 1024);
+		if (!p)
+			return NULL;
+		l->rec = p;
+	}
+	return &p[l->nr_rec++];
 }
 
 static inline struct pd_st *st_next(struct pd_log *l)
 {
-	if (l->nr_st == l->cap_st)
-		l->st = itrace_grow(l->st, &l->cap_st, l->nr_st, sizeof(*l->st), 1024);
-	return &l->st[l->nr_st++];
+	struct pd_st *p = l->st;
+
+	if (l->nr_st == l->cap_st) {
+		p = itrace_try_grow(p, &l->cap_st, l->nr_st, sizeof(*p), 1024);
+		if (!p)
+			return NULL;
+		l->st = p;
+	}
+	return &p[l->nr_st++];
 }
 
 /* A record for a call that left the decoder in state n (kept if it changed). */
@@ -215,16 +235,22 @@ static struct pd_rec *log_rec(struct pd_log *l, enum pd_op op, int status,
 			      const struct pd_st *n)
 {
 	struct pd_rec *r = rec_next(l);
+	struct pd_st *s;
 
+	if (!r)
+		return NULL;
 	*r = (struct pd_rec){ .op = op, .status = status };
 	if (!l->nr_st || memcmp(n, &l->st[l->nr_st - 1], sizeof(*n))) {
-		*st_next(l) = *n;
+		s = st_next(l);
+		if (!s)
+			return NULL;
+		*s = *n;
 		r->flags |= PD_F_STATE;
 	}
 	return r;
 }
 
-static void rec_block(struct pd_log *l, struct pd_rec *r, const struct pt_block *b)
+static bool rec_block(struct pd_log *l, struct pd_rec *r, const struct pt_block *b)
 {
 	r->ip = b->ip;
 	r->end_ip = b->end_ip;
@@ -236,25 +262,43 @@ static void rec_block(struct pd_log *l, struct pd_rec *r, const struct pt_block 
 		r->flags |= PD_F_SPEC;
 	if (b->truncated) {
 		r->flags |= PD_F_TRUNC;
-		l->raw = itrace_grow(l->raw, &l->cap_raw, l->nr_raw, sizeof(*l->raw), 1024);
+		if (l->nr_raw == l->cap_raw) {
+			struct pd_raw *p = itrace_try_grow(l->raw, &l->cap_raw, l->nr_raw,
+							   sizeof(*p), 1024);
+
+			if (!p)
+				return false;
+			l->raw = p;
+		}
 		memcpy(l->raw[l->nr_raw].raw, b->raw, sizeof(b->raw));
 		l->raw[l->nr_raw++].size = b->size;
 	}
+	return true;
 }
 
-static void log_add(struct pd_log *l, const struct pd_ent *e)
+static bool log_add(struct pd_log *l, const struct pd_ent *e)
 {
 	const struct pd_st n = { .tsc = e->tsc, .offset = e->offset, .lost_mtc = e->lost_mtc,
 				 .lost_cyc = e->lost_cyc, .time_ret = e->time_ret,
 				 .off_ret = e->off_ret };
 	struct pd_rec *r = log_rec(l, e->op, e->status, &n);
 
+	if (!r)
+		return false;
 	if (e->op == PD_EVENT) {
-		l->ev = itrace_grow(l->ev, &l->cap_ev, l->nr_ev, sizeof(*l->ev), 1024);
+		if (l->nr_ev == l->cap_ev) {
+			struct pt_event *p = itrace_try_grow(l->ev, &l->cap_ev, l->nr_ev,
+							     sizeof(*p), 1024);
+
+			if (!p)
+				return false;
+			l->ev = p;
+		}
 		l->ev[l->nr_ev++] = e->u.ev;
 	} else if (e->op == PD_NEXT) {
-		rec_block(l, r, &e->u.b);
+		return rec_block(l, r, &e->u.b);
 	}
+	return true;
 }
 
 /* A block's record into *b, but a truncated one's bytes (the log's pd_raw). */
@@ -307,6 +351,20 @@ static void log_free(struct pd_log *l)
 	memset(l, 0, sizeof(*l));
 }
 
+/*
+ * A block that ends at an instruction that is no branch, with nothing
+ * pending: libipt goes on with the next instruction at the next call.
+ * Whether it ends a block there depends on what its block cache held
+ * (when code is first decoded, blocks end at more places), and so on the
+ * decode's history; the caller gets the blocks that follow joined to it
+ * (pdec_next()).
+ */
+static inline bool goes_on(int st, const struct pt_block *a)
+{
+	return st >= 0 && !(st & (pts_event_pending | pts_eos)) && a->ninsn &&
+	       a->iclass == ptic_other;
+}
+
 /* ---- the workers ------------------------------------------------------ */
 
 /* Fill in the decoder's time and offset after a call. */
@@ -356,13 +414,19 @@ static enum pd_op next_op(int st)
 
 /*
  * The anchor of t (the last status update of its first PSB+, else its
- * sync), and the place after it.
+ * sync), and the place after it.  An empty log (given up) has none: a
+ * failed sync, which try_join() passes by.
  */
 static void find_anchor(struct pd_task *t)
 {
 	struct pd_pos p = { 0 };
 	struct pd_st st = { 0 };
 
+	if (!t->log.nr_rec) {
+		t->anchor = (struct pd_ent){ .op = PD_SYNC, .status = -pte_nomem };
+		t->after = p;
+		return;
+	}
 	log_get(&t->log, &p, &st, &t->anchor);
 	while (p.rec < t->log.nr_rec && t->log.rec[p.rec].op == PD_EVENT &&
 	       t->log.ev[p.ev].status_update)
@@ -371,17 +435,18 @@ static void find_anchor(struct pd_task *t)
 }
 
 /*
- * A block into the log, the hot path of the workers (no struct pd_ent).
- * Return: the decoder's offset after it.
+ * A block into the log, the hot path of the workers (no struct pd_ent),
+ * and the decoder's offset after it into *off.  False: no memory.
  */
-static uint64_t log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
-			  const struct pt_block *b)
+static bool log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
+		      const struct pt_block *b, uint64_t *off)
 {
 	const struct pd_st *a = &l->st[l->nr_st - 1];	/* the sync made one */
 	uint32_t lost_mtc, lost_cyc;
 	uint64_t offset, tsc;
 	int off_ret, time_ret;
 	struct pd_rec *r;
+	struct pd_st *s;
 	uint8_t flags = 0;
 
 	/*
@@ -393,6 +458,7 @@ static uint64_t log_block(struct pd_log *l, struct pt_block_decoder *dec, int st
 	off_ret = pt_blk_get_offset(dec, &offset);
 	if (off_ret < 0)
 		offset = 0;
+	*off = offset;
 	time_ret = pt_blk_time(dec, &tsc, &lost_mtc, &lost_cyc);
 	if (time_ret < 0) {
 		tsc = 0;
@@ -401,17 +467,32 @@ static uint64_t log_block(struct pd_log *l, struct pt_block_decoder *dec, int st
 	}
 	if (offset != a->offset || tsc != a->tsc || off_ret != a->off_ret ||
 	    time_ret != a->time_ret || lost_mtc != a->lost_mtc || lost_cyc != a->lost_cyc) {
-		*st_next(l) = (struct pd_st){ .tsc = tsc, .offset = offset,
-					      .lost_mtc = lost_mtc, .lost_cyc = lost_cyc,
-					      .time_ret = time_ret, .off_ret = off_ret };
+		s = st_next(l);
+		if (!s)
+			return false;
+		*s = (struct pd_st){ .tsc = tsc, .offset = offset, .lost_mtc = lost_mtc,
+				     .lost_cyc = lost_cyc, .time_ret = time_ret,
+				     .off_ret = off_ret };
 		flags = PD_F_STATE;
 	}
 	r = rec_next(l);
+	if (!r)
+		return false;
 	*r = (struct pd_rec){ .op = PD_NEXT, .status = st, .flags = flags };
-	rec_block(l, r, b);
-	return offset;
+	return rec_block(l, r, b);
 }
 
+/*
+ * Decode t into its log.  Out of memory, the log is given up (emptied,
+ * t->nomem set): the caller's thread decodes that part itself, with
+ * libipt (go_live()), as it does past any log's end.
+ *
+ * A log ends PD_OVERLAP calls past the next task's PSB, but never after a
+ * block that goes on: the caller may run to the end of a log (when the
+ * next task's log was given up, or its anchor is not met), and must not
+ * be there in the middle of joining blocks, with part of a block in hand
+ * that libipt, taking over, would give again as part of a longer one.
+ */
 static void run_task(struct pd_task *t)
 {
 	struct pt_block_decoder *dec = pt_blk_alloc_decoder(&t->pd->cfg);
@@ -426,22 +507,24 @@ static void run_task(struct pd_task *t)
 	struct pt_block b;
 	struct pd_ent e;
 	size_t past = 0;
+	bool on = false;	/* the last call gave a block that goes on */
 	uint64_t off;
 	int st;
 
 	if (!dec)
-		itrace_oom();
+		goto nomem;
 	pt_blk_set_image(dec, t->image);
 	memset(&e.u, 0, sizeof(e.u));
 	memset(&b, 0, sizeof(b));
 	st = t->first ? pt_blk_sync_forward(dec) : pt_blk_sync_set(dec, t->start);
 	ent_state(&e, dec, PD_SYNC, st);
-	log_add(&l, &e);
+	if (!log_add(&l, &e))
+		goto nomem;
 	off = e.offset;
 	for (;;) {
 		if (st == -pte_eos || (st >= 0 && !(st & pts_event_pending) && (st & pts_eos)))
 			break;
-		if (!last && off > end && ++past > PD_OVERLAP)
+		if (!last && off > end && ++past > PD_OVERLAP && !on)
 			break;
 		if (!(l.nr_rec & 1023) && __atomic_load_n(&t->cancel, __ATOMIC_RELAXED))
 			break;
@@ -450,16 +533,30 @@ static void run_task(struct pd_task *t)
 			b.ip = 0;
 			b.ninsn = 0;
 			st = pt_blk_next(dec, &b, sizeof(b));
-			off = log_block(&l, dec, st, &b);
+			if (!log_block(&l, dec, st, &b, &off))
+				goto nomem;
+			on = goes_on(st, &b);
 			continue;
 		}
 		st = dec_call(dec, next_op(st), &e);
-		log_add(&l, &e);
+		if (!log_add(&l, &e))
+			goto nomem;
 		off = e.offset;
+		on = false;
 	}
+out:
 	pt_blk_free_decoder(dec);
 	t->log = l;
 	find_anchor(t);
+	return;
+nomem:
+	/* its memory stays with the log, freed or reused as any log's */
+	l.nr_rec = 0;
+	l.nr_st = 0;
+	l.nr_ev = 0;
+	l.nr_raw = 0;
+	t->nomem = true;
+	goto out;
 }
 
 static void unqueue(struct pdec_pool *pool, struct pd_task *t);
@@ -625,6 +722,9 @@ static void release(struct pdec *pd, struct pd_task *t)
 			pthread_cond_wait(&pool->done, &pool->lock);
 	}
 	t->state = T_NEW;
+	if (t->nomem)
+		pool->stats.nomem++;
+	t->nomem = false;
 	/* the memory of its log serves another task */
 	if (t->log.cap_rec && pool->nr_spare < 4 * pool->nr) {
 		pool->spare = itrace_grow(pool->spare, &pool->cap_spare, pool->nr_spare,
@@ -850,19 +950,6 @@ static void try_join(struct pdec *pd, const struct pd_ent *e)
 		refill(pd);
 		return;
 	}
-}
-
-/*
- * A block that ends at an instruction that is no branch, with nothing
- * pending: libipt goes on with the next instruction at the next call.
- * Whether it ends a block there depends on what its block cache held
- * (when code is first decoded, blocks end at more places), and so on the
- * decode's history; the caller gets the blocks that follow joined to it.
- */
-static inline bool goes_on(int st, const struct pt_block *a)
-{
-	return st >= 0 && !(st & (pts_event_pending | pts_eos)) && a->ninsn &&
-	       a->iclass == ptic_other;
 }
 
 static inline bool joins(const struct pt_block *a, const struct pt_block *c)

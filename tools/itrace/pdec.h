@@ -58,6 +58,7 @@ struct pdec_stats {
 	uint64_t	joined;		/* the caller moved into a task's log */
 	uint64_t	live;		/* a libipt decoder had to take over */
 	uint64_t	helped;		/* tasks the caller's thread decoded ahead */
+	uint64_t	nomem;		/* logs given up for want of memory */
 };
 
 void pdec_get_stats(const struct pdec_pool *pool, struct pdec_stats *st);

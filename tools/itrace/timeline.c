@@ -1664,9 +1664,10 @@ int tl_decode(struct timeline *tl, const struct pt_walk_ops *insn_ops,
 		if (tl->pool) {
 			pdec_get_stats(tl->pool, &st);
 			fprintf(stderr,
-				"itrace: parallel decode: %llu tasks, %llu joined, %llu live, %llu by the caller's thread\n",
+				"itrace: parallel decode: %llu tasks, %llu joined, %llu live, %llu by the caller's thread, %llu given up for want of memory\n",
 				(unsigned long long)st.tasks, (unsigned long long)st.joined,
-				(unsigned long long)st.live, (unsigned long long)st.helped);
+				(unsigned long long)st.live, (unsigned long long)st.helped,
+				(unsigned long long)st.nomem);
 		}
 	}
 	pdec_pool_free(tl->pool);

@@ -13,6 +13,11 @@
  *                        later step of a growing table, say).
  *   ITRACE_FAIL_THREAD=N the N-th pthread_create() and every later one
  *                        fail with EAGAIN (decode --jobs).
+ *   ITRACE_FAIL_WORKER=N the N-th call made by a thread other than the
+ *                        process's first fails (decode --jobs: a worker
+ *                        that cannot grow its log), the call counted
+ *                        whatever its site; the line
+ *                        "failalloc: worker call N fails" says so.
  *
  * With ITRACE_FAILALLOC set, three kinds of lines go to stderr:
  *   "failalloc: site K call N (FUNC from +OFF) fails"   when it fails
@@ -27,6 +32,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +48,7 @@ static unsigned long calls[MAX_SITES];
 static unsigned int nr_sites;
 static long target = -1;	/* -1: not read yet; 0: no failure */
 static unsigned long target_call = 1;
+static unsigned long worker_target, worker_calls;
 
 static void report(void)
 {
@@ -69,6 +76,14 @@ static int fail_here(const char *fn, const void *site)
 			target_call = strtoul(end + 1, NULL, 10);
 		if (e)
 			atexit(report);
+		e = getenv("ITRACE_FAIL_WORKER");
+		worker_target = e ? strtoul(e, NULL, 10) : 0;
+	}
+	if (worker_target && gettid() != getpid() && ++worker_calls == worker_target) {
+		fprintf(stderr, "failalloc: worker call %lu (%s) fails\n", worker_calls, fn);
+		pthread_mutex_unlock(&lock);
+		errno = ENOMEM;
+		return 1;
 	}
 	for (i = 0; i < nr_sites; i++)
 		if (sites[i] == site)

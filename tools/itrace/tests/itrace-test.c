@@ -2308,6 +2308,33 @@ static void dec_count_diag(const struct dec_count *c, uint64_t v)
  * the 10^9 limit and past it, values that go back, the 20 digits of
  * UINT64_MAX and a carry out of them.
  */
+/*
+ * itrace_try_grow(): doubles; fails, with the array and its capacity as
+ * they were, where the element count or the size in bytes would overflow
+ * a size_t (itrace_grow() then says "out of memory").
+ */
+static void test_try_grow(void)
+{
+	size_t cap = 0, big = SIZE_MAX / 2 + 1, huge = SIZE_MAX / 16;
+	uint32_t *a = itrace_try_grow(NULL, &cap, 0, sizeof(*a), 4), *b;
+	bool grew;
+
+	grew = a && cap == 4;
+	if (a) {
+		a[3] = 7;
+		b = itrace_try_grow(a, &cap, 3, sizeof(*a), 4);
+		grew = grew && b == a && cap == 4;
+		b = itrace_try_grow(a, &cap, 4, sizeof(*a), 4);
+		grew = grew && b && cap == 8 && b[3] == 7;
+		a = b ? b : a;
+	}
+	ok(grew, "itrace_try_grow: 4 elements, then the same array below its capacity, 8 at it");
+	ok(!itrace_try_grow(a, &big, big, 1, 4) && big == SIZE_MAX / 2 + 1 &&
+	   !itrace_try_grow(a, &huge, huge, 32, 4) && huge == SIZE_MAX / 16,
+	   "itrace_try_grow: NULL where the count (2 * 2^63) or the bytes (2^60 * 32) overflow, capacity unchanged");
+	free(a);
+}
+
 static void test_dec_count(void)
 {
 	static const uint64_t seq[] = {
@@ -2453,6 +2480,7 @@ static void test_user_part(const char *itrace)
 	test_ucut_reuse(e.buf, n);
 	test_ucut_psb_overlap();
 	test_dec_count();
+	test_try_grow();
 }
 
 static void test_cli(const char *itrace)
@@ -2871,6 +2899,56 @@ static void test_parallel_no_threads(const char *itrace)
 }
 
 /*
+ * decode --jobs where a worker cannot grow a log (itrace-failalloc,
+ * ITRACE_FAIL_WORKER=N: the N-th allocation made outside the caller's
+ * thread fails): the worker gives its task's log up, the caller's thread
+ * decodes that part with libipt (past the end of the log before it, a
+ * log that ends before the next one takes over).  Each recording, in
+ * --stats and the flow, with 2 and 3 threads and N from 1 to 6: the output
+ * of --jobs 1, exit 0, no leak; and in each recording at least one log
+ * was given up.  Which task's log fails depends on which thread takes
+ * what, and so does where libipt's blocks end: the runs vary.
+ */
+static void test_parallel_worker_nomem(const char *name)
+{
+	const char *bin = getenv("ITRACE_FAILALLOC_BIN");
+	char cmd[2048], *out = NULL;
+	long runs = -1, given = -1;
+	int r;
+
+	if (!bin) {
+		printf("ok %d decode --jobs %s, a worker out of memory %s\n", ++nr_test, name,
+		       "# SKIP: no ITRACE_FAILALLOC_BIN");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "f=%s/%s.itrace; runs=0; given=0\n"
+		 "for m in --stats ''; do\n"
+		 "  ASAN_OPTIONS=detect_leaks=0 %s decode --no-progress $m --jobs 1 $f > $f.w1 2>/dev/null || exit 1\n"
+		 "  for n in 1 2 3 4 5 6; do for j in 2 3; do\n"
+		 "    ITRACE_FAIL_WORKER=$n ITRACE_DECODE_TASK=1 ITRACE_DECODE_MIN=0 ITRACE_DECODE_STATS=1 \\\n"
+		 "    ASAN_OPTIONS=detect_leaks=1 %s decode --no-progress $m --jobs $j $f > $f.wn 2> $f.we ||\n"
+		 "      { echo \"N=$n --jobs $j $m: exit $?: $(head -c 300 $f.we)\"; exit 1; }\n"
+		 "    cmp -s $f.w1 $f.wn || { echo \"N=$n --jobs $j $m: output differs\"; exit 1; }\n"
+		 "    ! grep -q 'internal error' $f.we || { echo \"N=$n --jobs $j $m: $(grep -m1 'internal error' $f.we)\"; exit 1; }\n"
+		 "    g=$(sed -n 's/.*, \\([0-9]*\\) given up for want of memory$/\\1/p' $f.we)\n"
+		 "    [ -n \"$g\" ] || { echo \"N=$n --jobs $j $m: no parallel decode\"; exit 1; }\n"
+		 "    runs=$((runs + 1)); given=$((given + g))\n"
+		 "  done; done\n"
+		 "done; echo \"$runs runs, $given given up\"",
+		 tmpdir, name, bin, bin);
+	r = run_out(cmd, &out);
+	if (!r && out)
+		sscanf(out, "%ld runs, %ld given up", &runs, &given);
+	if (out)
+		out[strcspn(out, "\n")] = 0;
+	ok(!r && runs == 24 && given > 0,
+	   "decode --jobs %s, the N-th allocation of a worker fails (N 1-6, 2 and 3 threads, --stats and the flow): %ld runs, each the output of --jobs 1, exit 0, no leak; %ld logs given up%s%s",
+	   name, runs, given, r ? ": " : "", r && out ? out : "");
+	free(out);
+}
+
+/*
  * itrace decode --jobs: the trace cut at PSBs, decoded ahead in threads,
  * must give what the decode in one thread gives, through PSBs (ptsim
  * with -T writes one every 4 KiB), execs (a new image in the middle of a
@@ -2955,6 +3033,8 @@ static void test_parallel(const char *itrace, const char *ptsim, const char *pro
 		 itrace, tmpdir, tmpdir, tmpdir);
 	ok(run(cmd) == 0, "decode --jobs 0, 257, x, '': exit 2 and a message");
 	test_parallel_no_threads(itrace);
+	for (i = 0; i < ARRAY_SIZE(runs); i++)
+		test_parallel_worker_nomem(runs[i][0]);
 }
 
 /* ---- itrace core: ELF cores that ptsim writes from a real crash ------- */
