@@ -1104,8 +1104,11 @@ struct pdec *pdec_new(struct pdec_pool *pool, const struct pt_config *cfg)
 		itrace_oom();
 	pd->pool = pool;
 	pd->cfg = *cfg;
+	/* blocks that span a direct branch in one history would not in another */
+	pd->cfg.flags.variant.block.end_on_call = 1;
+	pd->cfg.flags.variant.block.end_on_jump = 1;
 	if (!pool) {
-		pd->live = pt_blk_alloc_decoder(cfg);
+		pd->live = pt_blk_alloc_decoder(&pd->cfg);
 		if (!pd->live) {
 			free(pd);
 			return NULL;

@@ -38,7 +38,11 @@ void pdec_pool_free(struct pdec_pool *pool);
 
 /*
  * pdec_new() - a block decoder for the trace of @cfg (its bytes must stay
- * until pdec_free()), worked ahead by @pool (NULL: inline).
+ * until pdec_free()), worked ahead by @pool (NULL: inline).  Its blocks
+ * end at every call and jump (libipt's end_on_call and end_on_jump, set
+ * whatever @cfg says): where libipt's blocks go on through a direct
+ * branch depends on what its block cache holds, which the threads'
+ * decodes fill in another order than one thread's.
  * Returns NULL when libipt cannot make a decoder (out of memory).
  */
 struct pdec *pdec_new(struct pdec_pool *pool, const struct pt_config *cfg);

@@ -32,6 +32,7 @@
 #include "itrace-file.h"
 #include "events.h"
 #include "perf-data.h"
+#include "pdec.h"
 #include "perf-event.h"
 #include "sym.h"
 #include "record.h"
@@ -262,6 +263,147 @@ static size_t encode_tiny_at(struct enc *e, uint64_t shift)
 static size_t encode_tiny(struct enc *e)
 {
 	return encode_tiny_at(e, 0);
+}
+
+/* ---- pdec: the parallel block decoder, driven directly ---------------- */
+
+/* What one call of the caller's returned, and the decoder's state after it. */
+struct pd_call {
+	int		op, status, time_ret, off_ret;
+	uint64_t	ip, end_ip, tsc, offset;
+	uint32_t	ninsn;
+};
+
+/*
+ * Decode the trace of @cfg with @pool (NULL: in this thread) as the
+ * timeline does (a sync, events while one is pending, the next block
+ * otherwise, a sync after an error), into @out (at most @max calls);
+ * after the @sw[i]-th block, a pdec_set_image() of the other of @im[2]
+ * (both hold the same code).  Returns the number of calls, -1 on error.
+ */
+static long pdec_drive(struct pdec_pool *pool, const struct pt_config *cfg,
+		       struct pt_image *im[2], const long *sw, size_t nr_sw,
+		       struct pd_call *out, long max)
+{
+	struct pdec *pd = pdec_new(pool, cfg);
+	long n = 0, blocks = 0;
+	size_t next_sw = 0;
+	int cur = 0, st, op = 0;
+	uint32_t lm, lc;
+
+	if (!pd || pdec_set_image(pd, im[0]) < 0)
+		return -1;
+	st = pdec_sync_forward(pd);
+	for (;;) {
+		struct pd_call *c = &out[n];
+		struct pt_block b = { 0 };
+		struct pt_event ev;
+
+		c->op = op;
+		c->status = st;
+		c->time_ret = pdec_time(pd, &c->tsc, &lm, &lc);
+		c->off_ret = pdec_get_offset(pd, &c->offset);
+		if (++n == max || st == -pte_eos ||
+		    (st >= 0 && !(st & pts_event_pending) && (st & pts_eos)))
+			break;
+		if (st < 0) {
+			op = 0;
+			st = pdec_sync_forward(pd);
+		} else if (st & pts_event_pending) {
+			op = 1;
+			st = pdec_event(pd, &ev);
+			out[n].ip = ev.type;
+		} else {
+			op = 2;
+			st = pdec_next(pd, &b);
+			out[n].ip = b.ip;
+			out[n].end_ip = b.end_ip;
+			out[n].ninsn = b.ninsn;
+			if (next_sw < nr_sw && ++blocks == sw[next_sw]) {
+				next_sw++;
+				cur = !cur;
+				pdec_set_image(pd, im[cur]);
+			}
+		}
+	}
+	pdec_free(pd);
+	return n;
+}
+
+/*
+ * pdec.c with a pool, tasks at every PSB, against the decode in one
+ * thread: 24 runs of tiny, each its own PSB+, in one trace.  As is, every
+ * task but the first is joined and none is taken over by libipt.  With
+ * the caller changing images (as the timeline does at an exec) in four of
+ * the first runs, libipt takes over four times, with hardly a task joined
+ * between: pdec then decodes the rest without tasks (PD_MAX_LIVES), and
+ * joins none of the 19 after.  In both, the same calls give the same
+ * blocks, events, times and offsets as the decode in one thread.  (With
+ * the give-up disabled, 23 tasks are joined; without pdec_new() setting
+ * end_on_call and end_on_jump, the blocks differ at the first task.)
+ */
+static void test_pdec_lives(void)
+{
+	static const long sw[] = { 8, 20, 32, 44 };	/* tiny: 10 blocks a run */
+	enum { RUNS = 24, MAX = 4096 };
+	struct pt_image *im[2] = { pt_image_alloc("a"), pt_image_alloc("b") };
+	struct pd_call *one = calloc(MAX, sizeof(*one)), *two = calloc(MAX, sizeof(*two));
+	static uint8_t buf[RUNS * 256];
+	unsigned long long joined[2] = { 0 }, live[2] = { 0 };
+	long n1 = -1, n2[2] = { -1, -1 };
+	struct pt_config cfg;
+	size_t len = 0, size;
+	struct enc e;
+	int i, k;
+
+	for (i = 0; i < RUNS; i++) {
+		size = encode_tiny(&e);
+		if (!size || len + size > sizeof(buf))
+			break;
+		memcpy(buf + len, e.buf, size);
+		len += size;
+	}
+	/*
+	 * No end_on_call, end_on_jump: pdec_new() sets them (else the blocks
+	 * from the logs and from libipt differ at direct calls, as their
+	 * block caches were filled in another order).
+	 */
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + len;
+	for (k = 0; k < 2; k++)
+		if (!im[k] || pt_image_add_file(im[k], tiny_path, text_off, text_size, NULL,
+						text_vaddr) < 0)
+			i = -1;
+	if (i == RUNS && one && two) {
+		setenv("ITRACE_DECODE_TASK", "1", 1);
+		setenv("ITRACE_DECODE_MIN", "0", 1);
+		for (k = 0; k < 2; k++) {
+			struct pdec_pool *pool = pdec_pool_new(2);
+			struct pdec_stats st;
+
+			n1 = pdec_drive(NULL, &cfg, im, sw, k ? ARRAY_SIZE(sw) : 0, one, MAX);
+			n2[k] = pdec_drive(pool, &cfg, im, sw, k ? ARRAY_SIZE(sw) : 0, two, MAX);
+			pdec_get_stats(pool, &st);
+			pdec_pool_free(pool);
+			joined[k] = st.joined;
+			live[k] = st.live;
+			if (n1 != n2[k] || memcmp(one, two, n1 * sizeof(*one)))
+				n2[k] = -2;
+		}
+		unsetenv("ITRACE_DECODE_TASK");
+		unsetenv("ITRACE_DECODE_MIN");
+	}
+	ok(n1 > 10 * RUNS && n2[0] == n1 && joined[0] == RUNS - 1 && !live[0],
+	   "pdec: %d runs of tiny, a task each: %ld calls as in one thread, %llu tasks joined, %llu taken over by libipt",
+	   RUNS, n2[0], joined[0], live[0]);
+	ok(n1 > 10 * RUNS && n2[1] == n1 && live[1] == 4 && joined[1] <= 4,
+	   "pdec: the image changed in 4 of the first 5 runs: %ld calls as in one thread, libipt took over %llu times, %llu tasks joined (then no more tasks: PD_MAX_LIVES)",
+	   n2[1], live[1], joined[1]);
+	free(one);
+	free(two);
+	for (k = 0; k < 2; k++)
+		pt_image_free(im[k]);
 }
 
 /* ---- synthetic itrace.data ------------------------------------------- */
@@ -2481,6 +2623,7 @@ static void test_user_part(const char *itrace)
 	test_ucut_psb_overlap();
 	test_dec_count();
 	test_try_grow();
+	test_pdec_lives();
 }
 
 static void test_cli(const char *itrace)
