@@ -17,7 +17,7 @@
  *                        process's first fails (decode --jobs: a worker
  *                        that cannot grow its log), the call counted
  *                        whatever its site; the line
- *                        "failalloc: worker call N fails" says so.
+ *                        "failalloc: worker call N (FUNC) fails" says so.
  *
  * With ITRACE_FAILALLOC set, three kinds of lines go to stderr:
  *   "failalloc: site K call N (FUNC from +OFF) fails"   when it fails
@@ -32,11 +32,11 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <unistd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "failalloc.h"
 
