@@ -22,7 +22,7 @@ retap "" "$out/console.log"
 [ $n -gt 0 ] || notok "bts-test ran"
 
 # Without "+ds" the CPU has no DS, DTES64 nor DS-CPL (BTS is opt-in).
-timeout 60 "$qemu" "${args[@]/$cpu,+ds/$cpu}" -append nods -serial stdio 2>&1 |
+timeout 60 "$qemu" "${args[@]/"$cpu",+ds/"$cpu"}" -append nods -serial stdio 2>&1 |
 	tr -d '\r' > "$out/nods.log" || true
 n0=$n
 retap "" "$out/nods.log"

@@ -57,6 +57,18 @@ if grep -q '^type [0-9]' "$g/pt-sysfs.txt" 2>/dev/null &&
 else
 	result fail "guest/intel_pt-pmu-registered" "$(head -2 "$g/pt-sysfs.txt" 2>/dev/null | tr '\n' ' ')"
 fi
+# The brand string names the part the CPU model is (06_9EH stepping 0AH,
+# Core i5-8600K) with its base frequency, which must be the TSC rate Linux
+# measured: perf 6.1 takes the TSC frequency from /proc/cpuinfo's "model
+# name" (its "#system_tsc_freq", used by metrics and perf test 7).
+ghz=$(sed -n 's/^model name.*@ \([0-9.]*\)GHz$/\1/p' "$g/pt-sysfs.txt" 2>/dev/null)
+mhz=$(sed -n 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' "$g/console.log" 2>/dev/null | head -1)
+if [ -n "$ghz" ] && [ -n "$mhz" ] &&
+   awk -v g="$ghz" -v m="$mhz" 'BEGIN { exit !(g * 1000 == m) }'; then
+	result ok "guest/cpu-brand-tsc ($(sed -n 's/^model name[^:]*: //p' "$g/pt-sysfs.txt"), TSC $mhz MHz)"
+else
+	result fail "guest/cpu-brand-tsc" "model name '$(sed -n 's/^model name[^:]*: //p' "$g/pt-sysfs.txt" 2>/dev/null)', TSC '${mhz:-?}' MHz"
+fi
 
 n=0
 for f in "$g"/kselftest/*.tap; do
