@@ -61,13 +61,14 @@ fi
 # Core i5-8600K) with its base frequency, which must be the TSC rate Linux
 # measured: perf 6.1 takes the TSC frequency from /proc/cpuinfo's "model
 # name" (its "#system_tsc_freq", used by metrics and perf test 7).
-ghz=$(sed -n 's/^model name.*@ \([0-9.]*\)GHz$/\1/p' "$g/pt-sysfs.txt" 2>/dev/null)
+name=$(sed -n 's/^model name[^:]*: //p' "$g/pt-sysfs.txt" 2>/dev/null)
+ghz=$(printf '%s\n' "$name" | sed -n 's/.*@ \([0-9.]*\)GHz$/\1/p')
 mhz=$(sed -n 's/.*tsc: Detected \([0-9.]*\) MHz processor.*/\1/p' "$g/console.log" 2>/dev/null | head -1)
 if [ -n "$ghz" ] && [ -n "$mhz" ] &&
-   awk -v g="$ghz" -v m="$mhz" 'BEGIN { exit !(g * 1000 == m) }'; then
-	result ok "guest/cpu-brand-tsc ($(sed -n 's/^model name[^:]*: //p' "$g/pt-sysfs.txt"), TSC $mhz MHz)"
+   awk -v g="$ghz" -v m="$mhz" 'BEGIN { exit !(int(g * 1000 + 0.5) == int(m + 0.5)) }'; then
+	result ok "guest/cpu-brand-tsc ($name, TSC $mhz MHz)"
 else
-	result fail "guest/cpu-brand-tsc" "model name '$(sed -n 's/^model name[^:]*: //p' "$g/pt-sysfs.txt" 2>/dev/null)', TSC '${mhz:-?}' MHz"
+	result fail "guest/cpu-brand-tsc" "model name '$name', TSC '${mhz:-?}' MHz"
 fi
 
 n=0
