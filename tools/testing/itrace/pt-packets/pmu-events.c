@@ -7,6 +7,10 @@
  *    disabled and closed: the RDPMC that used to be #UD;
  *  - a cache event (L1D write accesses): it opens, and counts 0, what the
  *    model documents for the events it does not count;
+ *  - branch-misses beside branches in one group: it opens, also as a
+ *    sampling event, and counts 0 of the branches (the CPU does not
+ *    speculate); cache-references and cache-misses, which CPUID.0AH:EBX
+ *    says are not available, fail with ENOENT;
  *  - instructions in user mode read by the task itself with RDPMC through
  *    the event's mmap page: exactly the instructions between two reads;
  *  - more events than counters: the kernel multiplexes them.
@@ -102,6 +106,77 @@ static void cache_event(void)
 	   "cache event L1-dcache-stores (a model-specific event the CPU does not count): reads 0: %llu",
 	   (unsigned long long)v);
 	close(fd);
+}
+
+/* 1000 conditional branches, half of them taken, alternating. */
+static void branchy(void)
+{
+	unsigned int i, x = 0;
+
+	for (i = 0; i < 1000; i++)
+		asm volatile("test $1, %1\n\tjz 1f\n\tinc %0\n1:" : "+r"(x) : "r"(i));
+}
+
+static void branch_misses(void)
+{
+	struct perf_event_attr attr;
+	struct { uint64_t nr, v[2]; } g = { 0 };
+	uint64_t v = ~0ULL;
+	ssize_t r;
+	int lead, fd, i;
+
+	lead = open_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
+			  PERF_FORMAT_GROUP);
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_HARDWARE;
+	attr.config = PERF_COUNT_HW_BRANCH_MISSES;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	fd = lead < 0 ? -1 : syscall(SYS_perf_event_open, &attr, 0, -1, lead, 0);
+	ok(lead >= 0 && fd >= 0, "branch-misses in a group with branches: opened (%s)",
+	   fd < 0 ? strerror(errno) : "ok");
+	if (fd >= 0) {
+		ioctl(lead, PERF_EVENT_IOC_ENABLE, 0);
+		branchy();
+		ioctl(lead, PERF_EVENT_IOC_DISABLE, 0);
+		r = read(lead, &g, sizeof(g));
+		ok(r == sizeof(g) && g.nr == 2 && g.v[0] >= 1000 && g.v[1] == 0,
+		   "branch-misses: 0 of the branches of 1000 taken and not-taken Jcc: %llu of %llu",
+		   (unsigned long long)g.v[1], (unsigned long long)g.v[0]);
+		close(fd);
+	}
+	if (lead >= 0)
+		close(lead);
+
+	/* As perf record --aux-sample samples it: a period, an overflow never comes. */
+	attr.disabled = 1;
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_IP;
+	fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	ok(fd >= 0, "branch-misses, sample_period 1: opened (%s)",
+	   fd < 0 ? strerror(errno) : "ok");
+	if (fd >= 0) {
+		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+		branchy();
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		r = read(fd, &v, sizeof(v));
+		ok(r == sizeof(v) && v == 0, "branch-misses, sampling: counted 0: %llu",
+		   (unsigned long long)v);
+		close(fd);
+	}
+
+	for (i = 0; i < 2; i++) {
+		uint64_t c = i ? PERF_COUNT_HW_CACHE_MISSES : PERF_COUNT_HW_CACHE_REFERENCES;
+		const char *name = i ? "cache-misses" : "cache-references";
+
+		fd = open_event(PERF_TYPE_HARDWARE, c, 0);
+		ok(fd < 0 && errno == ENOENT,
+		   "%s (not available in CPUID.0AH:EBX): ENOENT (%s)", name,
+		   fd < 0 ? strerror(errno) : "opened");
+		if (fd >= 0)
+			close(fd);
+	}
 }
 
 /* User-space RDPMC through the event's mmap page (cap_user_rdpmc). */
@@ -203,6 +278,7 @@ int main(void)
 {
 	raw_event();
 	cache_event();
+	branch_misses();
 	self_monitor();
 	multiplex();
 	printf("1..%d\n", n);

@@ -34,6 +34,7 @@
 #define EVTSEL_EN		(1u << 22)
 #define EV_INSNS		0x00c0
 #define EV_BRANCHES		0x00c4
+#define EV_MISPREDICTS		0x00c5
 #define EV_CYCLES		0x003c
 #define EV_XCLK			0x013c
 #define FIX_OS			0x1
@@ -331,11 +332,11 @@ static void pmu_reset(void)
 
 /*
  * Counters: FIXED_CTR0 (instructions), PMC0 instructions, PMC1
- * branches, all at @usr/@os; run @fn at CPL 3.  Global enable and
+ * branches, PMC2 branch mispredicts, all at @usr/@os; run @fn at CPL 3.  Global enable and
  * disable around run_user() at CPL 0.
  */
 struct counts {
-	uint64_t fixed0, insns, branches;
+	uint64_t fixed0, insns, branches, mispredicts;
 };
 
 static void count_user(void (*fn)(void), int usr, int os, struct counts *c)
@@ -346,12 +347,14 @@ static void count_user(void (*fn)(void), int usr, int os, struct counts *c)
 	wrmsr_gp(MSR_FIXED_CTR_CTRL, (usr ? FIX_USR : 0) | (os ? FIX_OS : 0));
 	wrmsr_gp(MSR_EVNTSEL0, sel | EV_INSNS);
 	wrmsr_gp(MSR_EVNTSEL0 + 1, sel | EV_BRANCHES);
-	wrmsr_gp(MSR_GLOBAL_CTRL, 0x3 | FIXED(0));
+	wrmsr_gp(MSR_EVNTSEL0 + 2, sel | EV_MISPREDICTS);
+	wrmsr_gp(MSR_GLOBAL_CTRL, 0x7 | FIXED(0));
 	run_user(fn);
 	wrmsr_gp(MSR_GLOBAL_CTRL, 0);
 	c->fixed0 = rdmsr(MSR_FIXED_CTR0);
 	c->insns = rdmsr(MSR_PMC0);
 	c->branches = rdmsr(MSR_PMC0 + 1);
+	c->mispredicts = rdmsr(MSR_PMC0 + 2);
 }
 
 static void cpuid_tests(void)
@@ -361,8 +364,8 @@ static void cpuid_tests(void)
 	cpuid(0xa, r);
 	ok(r[0] == (2 | 4 << 8 | 48 << 16 | 7 << 24),
 	   "CPUID.0A:EAX = version 2, 4 counters, 48 bits, 7 events");
-	ok(r[1] == ((1 << 3) | (1 << 4) | (1 << 6)),
-	   "CPUID.0A:EBX: cycles, instructions, ref cycles, branches available; LLC and branch misses not");
+	ok(r[1] == ((1 << 3) | (1 << 4)),
+	   "CPUID.0A:EBX: cycles, instructions, ref cycles, branches, branch misses available; LLC references and misses not");
 	ok(r[3] == (3 | 48 << 5), "CPUID.0A:EDX = 3 fixed counters, 48 bits");
 	cpuid(1, r);
 	ok(!(r[2] & (1u << 15)), "CPUID.1:ECX.PDCM = 0: no PERF_CAPABILITIES, no full-width writes, no FREEZE_PERFMON_ON_PMI");
@@ -453,6 +456,9 @@ static void count_tests(void)
 	count_user(user_loop_big, 1, 1, &all);
 	ok(all.fixed0 == k2.fixed0 + b.fixed0 && all.branches == k2.branches + b.branches,
 	   "USR+OS = USR + OS");
+	ok(all.mispredicts == 0 && s.mispredicts == 0 && k1.mispredicts == 0 &&
+	   all.branches > 1000,
+	   "branch mispredicts retired (0xc5): 0, USR, OS and both, of > 1000 branches");
 
 	gp_count = 0;
 	ud_count = 0;

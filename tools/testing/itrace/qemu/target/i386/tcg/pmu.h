@@ -12,10 +12,12 @@
  * CPUID leaf 0xA under TCG with "+intel-pt": version 2, 4 general-purpose
  * counters and 3 fixed counters, 48 bits wide.  Of the 7 architectural
  * events (bit-vector length 7), EBX marks unavailable those the model
- * does not count: LLC references (bit 3), LLC misses (bit 4) and branch
- * misses retired (bit 6).  UnHalted Core Cycles (bit 0), Instructions
- * Retired (bit 1), UnHalted Reference Cycles (bit 2) and Branch
- * Instructions Retired (bit 5) count (tcg/sysemu/pmu.c).
+ * does not count: LLC references (bit 3) and LLC misses (bit 4).
+ * UnHalted Core Cycles (bit 0), Instructions Retired (bit 1), UnHalted
+ * Reference Cycles (bit 2), Branch Instructions Retired (bit 5) and
+ * Branch Mispredicts Retired (bit 6) count (tcg/sysemu/pmu.c); the last
+ * counts 0, exactly: the CPU executes no instruction on a predicted path,
+ * so no branch retires mispredicted.
  */
 #define TCG_PMU_VERSION         2
 #define TCG_PMU_GP_COUNTERS     4
@@ -26,7 +28,7 @@
                                  (TCG_PMU_GP_COUNTERS << 8) | \
                                  (TCG_PMU_WIDTH << 16) | \
                                  (TCG_PMU_EVENTS << 24))
-#define TCG_PMU_0A_EBX          ((1U << 3) | (1U << 4) | (1U << 6))
+#define TCG_PMU_0A_EBX          ((1U << 3) | (1U << 4))
 #define TCG_PMU_0A_EDX          (TCG_PMU_FIXED_COUNTERS | \
                                  (TCG_PMU_WIDTH << 5))
 

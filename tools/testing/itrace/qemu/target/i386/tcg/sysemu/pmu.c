@@ -22,7 +22,13 @@
  *    CPU is not halted, the TSC counting 3600 MHz of virtual time with the
  *    core at its nominal ratio (CBR 36); reference cycles of event 0x3c
  *    umask 0x01 count the core crystal clock, one per 150 TSC ticks
- *    (CPUID leaf 0x15).
+ *    (CPUID leaf 0x15);
+ *  - branch mispredicts retired (event 0xc5 umask 0x00): 0, exactly.  The
+ *    SDM's misprediction is a branch whose predicted path the processor
+ *    executed and then discarded; TCG executes each instruction once, on
+ *    the path the architecture takes, so none is mispredicted.  Counting
+ *    it as nothing is then the event's own count, not a stand-in, and
+ *    CPUID.0AH:EBX enumerates it as the real part does.
  * Any other event (and any of these with the edge, invert or counter
  * mask fields set) counts nothing: the counter keeps its value and never
  * overflows.  Events are counted at the CPL they happen at: USR is
