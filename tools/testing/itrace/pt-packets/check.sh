@@ -16,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 emu=$here/../qemu/target/i386/tcg/sysemu/intel-pt.c
 n=0 fail=0
 declare -A seen	# kind -> "script:trace ..." that had it
-for t in msr-test run migrate pmi pmu-test pmu bts-test bts; do
+for t in msr-test run migrate pmi pmu-test pmu bts-test bts perf-tests; do
 	plan=
 	while read -r line; do
 		case $line in
