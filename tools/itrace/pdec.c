@@ -50,6 +50,7 @@
  * two); a task's cancel flag is an atomic the worker polls.  All other
  * pdec state is the caller's thread's.
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -73,6 +74,12 @@
  * they are more than a PD_MAX_LIVES-th of the joins).
  */
 #define PD_MAX_LIVES	4
+/*
+ * Set (to anything but 0) in the environment: the workers ask libipt for
+ * the time after every block and stop the decode where it differs from
+ * the time they would have kept (log_block(); the tests set it).
+ */
+#define PD_CHECK_TIME	"ITRACE_DECODE_CHECK_TIME"
 
 enum pd_op { PD_SYNC, PD_NEXT, PD_EVENT };
 
@@ -158,6 +165,7 @@ struct pdec_pool {
 	unsigned int	nr, want;	/* workers made, to make */
 	bool		started, stop;
 	uint64_t	task_bytes, min_bytes;
+	bool		check_time;	/* PD_CHECK_TIME */
 	struct pdec_stats stats;	/* the caller's thread */
 };
 
@@ -439,7 +447,7 @@ static void find_anchor(struct pd_task *t)
  * and the decoder's offset after it into *off.  False: no memory.
  */
 static bool log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
-		      const struct pt_block *b, uint64_t *off)
+		      const struct pt_block *b, uint64_t *off, bool check_time)
 {
 	const struct pd_st *a = &l->st[l->nr_st - 1];	/* the sync made one */
 	uint32_t lost_mtc, lost_cyc;
@@ -450,20 +458,44 @@ static bool log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
 	uint8_t flags = 0;
 
 	/*
-	 * The time too: it can change at the same offset.  Locals, compared
-	 * one by one: libipt writes them in 4-byte pieces, which a compare
-	 * of a struct (memcmp(), or fields the compiler merges) loads 8 at a
-	 * time, stalling on each (a load cannot span two stores in flight).
+	 * Locals, compared one by one: libipt writes them in 4-byte pieces,
+	 * which a compare of a struct (memcmp(), or fields the compiler
+	 * merges) loads 8 at a time, stalling on each (a load cannot span
+	 * two stores in flight).
 	 */
 	off_ret = pt_blk_get_offset(dec, &offset);
 	if (off_ret < 0)
 		offset = 0;
 	*off = offset;
-	time_ret = pt_blk_time(dec, &tsc, &lost_mtc, &lost_cyc);
-	if (time_ret < 0) {
-		tsc = 0;
-		lost_mtc = 0;
-		lost_cyc = 0;
+	/*
+	 * The time libipt gives after a call (pt_blk_time(): the query
+	 * decoder's time at its last fetch of a TNT or TIP packet or of an
+	 * event) changes only where the call fetched one: a packet moves the
+	 * offset, an event is reported pending.  Else it is the last one,
+	 * a third of the cost of a block's log when asked (PD_CHECK_TIME
+	 * asks every time and stops the decode where the two differ).
+	 */
+	if (st >= 0 && !(st & pts_event_pending) && offset == a->offset && off_ret == a->off_ret &&
+	    !check_time) {
+		tsc = a->tsc;
+		lost_mtc = a->lost_mtc;
+		lost_cyc = a->lost_cyc;
+		time_ret = a->time_ret;
+	} else {
+		time_ret = pt_blk_time(dec, &tsc, &lost_mtc, &lost_cyc);
+		if (time_ret < 0) {
+			tsc = 0;
+			lost_mtc = 0;
+			lost_cyc = 0;
+		}
+		if (check_time && st >= 0 && !(st & pts_event_pending) &&
+		    offset == a->offset && off_ret == a->off_ret &&
+		    (tsc != a->tsc || time_ret != a->time_ret || lost_mtc != a->lost_mtc ||
+		     lost_cyc != a->lost_cyc)) {
+			fprintf(stderr, "itrace: %s: the time changed at offset %#" PRIx64
+				" with no packet or event fetched\n", PD_CHECK_TIME, offset);
+			abort();
+		}
 	}
 	if (offset != a->offset || tsc != a->tsc || off_ret != a->off_ret ||
 	    time_ret != a->time_ret || lost_mtc != a->lost_mtc || lost_cyc != a->lost_cyc) {
@@ -504,6 +536,7 @@ static void run_task(struct pd_task *t)
 	struct pd_log l = t->log;
 	const uint64_t end = t->end;
 	const bool last = t->last;
+	const bool check_time = t->pd->pool->check_time;
 	struct pt_block b;
 	struct pd_ent e;
 	size_t past = 0;
@@ -533,7 +566,7 @@ static void run_task(struct pd_task *t)
 			b.ip = 0;
 			b.ninsn = 0;
 			st = pt_blk_next(dec, &b, sizeof(b));
-			if (!log_block(&l, dec, st, &b, &off))
+			if (!log_block(&l, dec, st, &b, &off, check_time))
 				goto nomem;
 			on = goes_on(st, &b);
 			continue;
@@ -622,6 +655,7 @@ struct pdec_pool *pdec_pool_new(unsigned int jobs)
 	pthread_cond_init(&pool->done, NULL);
 	pool->task_bytes = env_bytes("ITRACE_DECODE_TASK", PD_TASK_BYTES);
 	pool->min_bytes = env_bytes("ITRACE_DECODE_MIN", PD_MIN_BYTES);
+	pool->check_time = env_bytes(PD_CHECK_TIME, 0) != 0;
 	pool->want = jobs;
 	return pool;
 }

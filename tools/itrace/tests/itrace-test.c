@@ -2974,7 +2974,8 @@ static void test_sim(const char *itrace, const char *ptsim, const char *progs,
  * threads (one worker, whose tasks the caller's thread shares while it
  * waits; two workers), tasks cut at every PSB
  * (ITRACE_DECODE_TASK=1, ITRACE_DECODE_MIN=0): the same output and exit
- * status.  The threaded decode must have moved into at least min_joined
+ * status; with 2, the workers also check that the time they keep between
+ * blocks is libipt's (ITRACE_DECODE_CHECK_TIME, which aborts if not).  The threaded decode must have moved into at least min_joined
  * tasks' logs (else it did not decode ahead), and a libipt decoder must
  * have taken over at least min_live times.
  */
@@ -2990,6 +2991,7 @@ static void parallel_same(const char *itrace, const char *what, const char *file
 		 "  %s decode --no-progress $m --jobs 1 $f > $f.j1 2>/dev/null; r1=$?\n"
 		 "  for j in 2 3; do\n"
 		 "    ITRACE_DECODE_TASK=1 ITRACE_DECODE_MIN=0 ITRACE_DECODE_STATS=1 \\\n"
+		 "    ITRACE_DECODE_CHECK_TIME=$((j == 2)) \\\n"
 		 "    %s decode --no-progress $m --jobs $j $f > $f.j3 2> $f.e$j; r3=$?\n"
 		 "    [ $r1 = $r3 ] || { echo \"view '$m': exit $r1, with $j threads $r3\"; exit 1; }\n"
 		 "    cmp -s $f.j1 $f.j3 || { echo \"view '$m': output differs with $j threads\"; exit 1; }\n"

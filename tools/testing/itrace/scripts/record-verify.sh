@@ -313,7 +313,7 @@ fi
 # decode --jobs on these recordings: the run of each buffer cut at every
 # PSB at least 4 KiB from the last (ITRACE_DECODE_TASK, pdec.c), decoded
 # ahead by one thread and by two: --stats as with --jobs 1 (exit status
-# too), and tasks joined.  Per-CPU buffers (smp), execs (forkexec), the user-mode
+# too), and tasks joined, and the time kept between blocks libipt's.  Per-CPU buffers (smp), execs (forkexec), the user-mode
 # part of a -k recording (forkexec-k without its kernel), the kernel with
 # it (threads-k --kernel), CPU-wide ones with context switches (cpuwide,
 # and cpuwide-k, whose thread changes where the kernel enters
@@ -326,14 +326,15 @@ jobs_same() {	# jobs_same NAME [ARGS]
 	one=$("$ITRACE" decode --stats --jobs 1 "$@" "$dir/$name.itrace" 2>/dev/null)
 	rc1=$?
 	# one worker (and the caller's thread, which decodes tasks while it
-	# waits), then two
+	# waits), then two; with one, the workers also check that the time
+	# they keep from block to block is libipt's (ITRACE_DECODE_CHECK_TIME)
 	for j in 2 3; do
 		more=$(ITRACE_DECODE_TASK=4096 ITRACE_DECODE_MIN=0 ITRACE_DECODE_STATS=1 \
-			"$ITRACE" decode --stats --jobs $j "$@" "$dir/$name.itrace" 2> "$dir/$name.jobs-err")
+			ITRACE_DECODE_CHECK_TIME=$((j == 2)) "$ITRACE" decode --stats --jobs $j "$@" "$dir/$name.itrace" 2> "$dir/$name.jobs-err")
 		rcj=$?
 		st=$(grep -m1 'parallel decode' "$dir/$name.jobs-err" | sed 's/^itrace: parallel decode: //')
 		if [ "$rc1" != "$rcj" ]; then
-			why="decode --stats exit $rc1, with --jobs $j exit $rcj"
+			why="decode --stats exit $rc1, with --jobs $j exit $rcj $(grep -m1 itrace: "$dir/$name.jobs-err")"
 		elif [ "$one" != "$more" ]; then
 			why="decode --stats differs with --jobs $j: $(diff <(echo "$one") <(echo "$more") | grep -m1 '^[<>]')"
 		elif ! grep -q '[1-9][0-9]* joined' <<<"$st"; then
