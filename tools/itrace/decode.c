@@ -525,41 +525,56 @@ static void jcontext(struct dstate *s, struct json_object *o)
 		json_object_object_add(o, "time", json_object_new_uint64(ns));
 }
 
+/* "00" to "99", for two digits at a time */
+static const char dec_pairs[200] =
+	"0001020304050607080910111213141516171819"
+	"2021222324252627282930313233343536373839"
+	"4041424344454647484950515253545556575859"
+	"6061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 /*
- * Lines come in trace order, so the count only grows, and mostly by a
- * little: adding the difference to the last line's digits (a few digit
- * steps and their carry) is cheaper than converting ten or more digits.
+ * The digits above the last 4 change only every 10000: until they do,
+ * the last 4 are written from a table, two at a time; else the count is
+ * converted whole, two digits a step (adding the difference to the last
+ * line's digits took as many steps as its carry, which branch prediction
+ * cannot know).  The spaces before the digits are rewritten only where
+ * the count got shorter than the last.
  */
 void dec_count_set(struct dec_count *c, uint64_t v)
 {
-	int i = sizeof(c->digits) - 1;
+	char *const end = c->digits + sizeof(c->digits);
+	const uint64_t hi = v / 10000;
+	const uint32_t lo = v % 10000;
+	char *p = end;
+	uint64_t x = v;
+	int n;
 
-	if (c->n && v >= c->v && v - c->v < 1000000000) {
-		unsigned int d = v - c->v, carry = 0;
-
-		for (; (d || carry) && i >= 0; i--, d /= 10) {
-			unsigned int x = (c->digits[i] == ' ' ? 0 : c->digits[i] - '0') +
-					 d % 10 + carry;
-
-			carry = x >= 10;
-			c->digits[i] = '0' + x - 10 * carry;
-		}
-		if ((int)sizeof(c->digits) - 1 - i > c->n)
-			c->n = sizeof(c->digits) - 1 - i;
-		if (!carry) {
-			c->v = v;
-			return;
-		}
+	if (hi && hi == c->hi && c->n) {
+		memcpy(end - 4, dec_pairs + 2 * (lo / 100), 2);
+		memcpy(end - 2, dec_pairs + 2 * (lo % 100), 2);
+		c->v = v;
+		return;
 	}
-	/* the first line, a count that went back (another thread's), or a jump */
-	memset(c->digits, ' ', sizeof(c->digits));
-	i = sizeof(c->digits);
+	while (x >= 100) {
+		p -= 2;
+		memcpy(p, dec_pairs + 2 * (x % 100), 2);
+		x /= 100;
+	}
+	if (x >= 10) {
+		p -= 2;
+		memcpy(p, dec_pairs + 2 * x, 2);
+	} else {
+		*--p = '0' + x;
+	}
+	n = end - p;
+	if (!c->n)
+		memset(c->digits, ' ', sizeof(c->digits) - n);
+	else if (n < c->n)
+		memset(end - c->n, ' ', c->n - n);
+	c->n = n;
 	c->v = v;
-	do {
-		c->digits[--i] = '0' + v % 10;
-		v /= 10;
-	} while (v && i > 0);
-	c->n = sizeof(c->digits) - i;
+	c->hi = hi;
 }
 
 /*

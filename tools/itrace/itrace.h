@@ -63,6 +63,7 @@ void *itrace_try_grow(void *p, size_t *cap, size_t nr, size_t size, size_t first
  * struct dec_count - a count in decimal, kept up to date as it grows
  * @digits: the count right-aligned, spaces before it (no NUL)
  * @v: the count @digits hold
+ * @hi: @v / 10000 when @digits were last converted whole
  * @n: how many digits it has; 0: @digits hold nothing yet
  *
  * For the count of instructions at the start of every flow and --insn
@@ -70,7 +71,7 @@ void *itrace_try_grow(void *p, size_t *cap, size_t nr, size_t size, size_t first
  */
 struct dec_count {
 	char		digits[20];
-	uint64_t	v;
+	uint64_t	v, hi;
 	int		n;
 };
 
@@ -79,9 +80,9 @@ struct dec_count {
  * @c: the count
  * @v: its new value
  *
- * A value above the last one by less than 10^9 is added to the digits
- * there (as many digit steps as the difference and its carry have); any
- * other is converted whole.  Context: any; @c is the caller's.
+ * While @v / 10000 stays, only the last 4 digits are written; else @v is
+ * converted whole, and the spaces before it rewritten where it has fewer
+ * digits than the last.  Context: any; @c is the caller's.
  */
 void dec_count_set(struct dec_count *c, uint64_t v);
 

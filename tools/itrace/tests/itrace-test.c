@@ -2445,12 +2445,6 @@ static void dec_count_diag(const struct dec_count *c, uint64_t v)
 }
 
 /*
- * dec_count_set() adds the difference from the last value to its digits:
- * carries through nines into new digits, differences of every size up to
- * the 10^9 limit and past it, values that go back, the 20 digits of
- * UINT64_MAX and a carry out of them.
- */
-/*
  * itrace_try_grow(): doubles; fails, with the array and its capacity as
  * they were, where the element count or the size in bytes would overflow
  * a size_t (itrace_grow() then says "out of memory").
@@ -2477,6 +2471,11 @@ static void test_try_grow(void)
 	free(a);
 }
 
+/*
+ * dec_count_set() against printf: counts that gain digits (9 to 10, 99 to
+ * 100, ...), lose them (a count that goes back), repeat, steps of every
+ * size, the 20 digits of UINT64_MAX.
+ */
 static void test_dec_count(void)
 {
 	static const uint64_t seq[] = {
