@@ -477,10 +477,7 @@ static bool log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
 	 */
 	if (st >= 0 && !(st & pts_event_pending) && offset == a->offset && off_ret == a->off_ret &&
 	    !check_time) {
-		tsc = a->tsc;
-		lost_mtc = a->lost_mtc;
-		lost_cyc = a->lost_cyc;
-		time_ret = a->time_ret;
+		/* nothing changed: no state (most blocks) */
 	} else {
 		time_ret = pt_blk_time(dec, &tsc, &lost_mtc, &lost_cyc);
 		if (time_ret < 0) {
@@ -496,16 +493,16 @@ static bool log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
 				" with no packet or event fetched\n", PD_CHECK_TIME, offset);
 			abort();
 		}
-	}
-	if (offset != a->offset || tsc != a->tsc || off_ret != a->off_ret ||
-	    time_ret != a->time_ret || lost_mtc != a->lost_mtc || lost_cyc != a->lost_cyc) {
-		s = st_next(l);
-		if (!s)
-			return false;
-		*s = (struct pd_st){ .tsc = tsc, .offset = offset, .lost_mtc = lost_mtc,
-				     .lost_cyc = lost_cyc, .time_ret = time_ret,
-				     .off_ret = off_ret };
-		flags = PD_F_STATE;
+		if (offset != a->offset || tsc != a->tsc || off_ret != a->off_ret ||
+		    time_ret != a->time_ret || lost_mtc != a->lost_mtc || lost_cyc != a->lost_cyc) {
+			s = st_next(l);
+			if (!s)
+				return false;
+			*s = (struct pd_st){ .tsc = tsc, .offset = offset, .lost_mtc = lost_mtc,
+					     .lost_cyc = lost_cyc, .time_ret = time_ret,
+					     .off_ret = off_ret };
+			flags = PD_F_STATE;
+		}
 	}
 	r = rec_next(l);
 	if (!r)
@@ -1285,11 +1282,14 @@ static inline bool next_from_log(struct pdec *pd, struct pt_block *b, int *statu
 	rec_to_block(r, b);
 	if (goes_on(r->status, b))
 		return false;
-	if (r->flags & PD_F_STATE) {
-		pd->st = *n;
-		pd->pos.st++;
-		pd->fast_st++;
-	}
+	/*
+	 * Without a branch on PD_F_STATE, which about a fifth of the blocks
+	 * have, in no order a predictor could learn: without it, n is
+	 * &pd->st, copied onto itself.
+	 */
+	pd->st = *n;
+	pd->pos.st += r->flags & PD_F_STATE;
+	pd->fast_st += r->flags & PD_F_STATE;
 	pd->pos.rec++;
 	pd->fast_rec = r + 1;
 	pd->has_view = true;
