@@ -525,13 +525,25 @@ static void jcontext(struct dstate *s, struct json_object *o)
 		json_object_object_add(o, "time", json_object_new_uint64(ns));
 }
 
-/* "00" to "99", for two digits at a time */
-static const char dec_pairs[200] =
-	"0001020304050607080910111213141516171819"
-	"2021222324252627282930313233343536373839"
-	"4041424344454647484950515253545556575859"
-	"6061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
+/* the two digits of 0 to 99 (no NUL) */
+static const char dec_pairs[100][2] = {
+	"00", "01", "02", "03", "04", "05", "06", "07", "08", "09",
+	"10", "11", "12", "13", "14", "15", "16", "17", "18", "19",
+	"20", "21", "22", "23", "24", "25", "26", "27", "28", "29",
+	"30", "31", "32", "33", "34", "35", "36", "37", "38", "39",
+	"40", "41", "42", "43", "44", "45", "46", "47", "48", "49",
+	"50", "51", "52", "53", "54", "55", "56", "57", "58", "59",
+	"60", "61", "62", "63", "64", "65", "66", "67", "68", "69",
+	"70", "71", "72", "73", "74", "75", "76", "77", "78", "79",
+	"80", "81", "82", "83", "84", "85", "86", "87", "88", "89",
+	"90", "91", "92", "93", "94", "95", "96", "97", "98", "99",
+};
+
+/* the two digits of v < 100 at p */
+static inline void put2(char *p, unsigned int v)
+{
+	memcpy(p, dec_pairs[v], 2);
+}
 
 /*
  * The digits above the last 4 change only every 10000: until they do,
@@ -551,19 +563,19 @@ void dec_count_set(struct dec_count *c, uint64_t v)
 	int n;
 
 	if (hi && hi == c->hi && c->n) {
-		memcpy(end - 4, dec_pairs + 2 * (lo / 100), 2);
-		memcpy(end - 2, dec_pairs + 2 * (lo % 100), 2);
+		put2(end - 4, lo / 100);
+		put2(end - 2, lo % 100);
 		c->v = v;
 		return;
 	}
 	while (x >= 100) {
 		p -= 2;
-		memcpy(p, dec_pairs + 2 * (x % 100), 2);
+		put2(p, x % 100);
 		x /= 100;
 	}
 	if (x >= 10) {
 		p -= 2;
-		memcpy(p, dec_pairs + 2 * x, 2);
+		put2(p, x);
 	} else {
 		*--p = '0' + x;
 	}

@@ -2974,9 +2974,10 @@ static void test_sim(const char *itrace, const char *ptsim, const char *progs,
  * waits; two workers), tasks cut at every PSB
  * (ITRACE_DECODE_TASK=1, ITRACE_DECODE_MIN=0): the same output and exit
  * status; with 2, the workers also check that the time they keep between
- * blocks is libipt's (ITRACE_DECODE_CHECK_TIME, which aborts if not).  The threaded decode must have moved into at least min_joined
- * tasks' logs (else it did not decode ahead), and a libipt decoder must
- * have taken over at least min_live times.
+ * blocks is libipt's (ITRACE_DECODE_CHECK_TIME, which aborts if not).
+ * The threaded decode must have moved into at least min_joined tasks'
+ * logs (else it did not decode ahead), and a libipt decoder must have
+ * taken over at least min_live times.
  */
 static void parallel_same(const char *itrace, const char *what, const char *file,
 			  unsigned long long min_joined, unsigned long long min_live)
