@@ -562,7 +562,7 @@ void dec_count_set(struct dec_count *c, uint64_t v)
 	uint64_t x = v;
 	int n;
 
-	if (hi && hi == c->hi && c->n) {
+	if (hi && hi == c->v / 10000 && c->n) {
 		put2(end - 4, lo / 100);
 		put2(end - 2, lo % 100);
 		c->v = v;
@@ -586,7 +586,6 @@ void dec_count_set(struct dec_count *c, uint64_t v)
 		memset(end - c->n, ' ', c->n - n);
 	c->n = n;
 	c->v = v;
-	c->hi = hi;
 }
 
 /*

@@ -63,7 +63,6 @@ void *itrace_try_grow(void *p, size_t *cap, size_t nr, size_t size, size_t first
  * struct dec_count - a count in decimal, kept up to date as it grows
  * @digits: the count right-aligned, spaces before it (no NUL)
  * @v: the count @digits hold
- * @hi: @v / 10000 when @digits were last converted whole
  * @n: how many digits it has; 0: @digits hold nothing yet
  *
  * For the count of instructions at the start of every flow and --insn
@@ -71,7 +70,7 @@ void *itrace_try_grow(void *p, size_t *cap, size_t nr, size_t size, size_t first
  */
 struct dec_count {
 	char		digits[20];
-	uint64_t	v, hi;
+	uint64_t	v;
 	int		n;
 };
 

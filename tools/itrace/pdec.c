@@ -456,6 +456,7 @@ static bool log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
 	struct pd_rec *r;
 	struct pd_st *s;
 	uint8_t flags = 0;
+	bool unmoved;
 
 	/*
 	 * Locals, compared one by one: libipt writes them in 4-byte pieces,
@@ -475,8 +476,9 @@ static bool log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
 	 * a third of the cost of a block's log when asked (PD_CHECK_TIME
 	 * asks every time and stops the decode where the two differ).
 	 */
-	if (st >= 0 && !(st & pts_event_pending) && offset == a->offset && off_ret == a->off_ret &&
-	    !check_time) {
+	unmoved = st >= 0 && !(st & pts_event_pending) && offset == a->offset &&
+		  off_ret == a->off_ret;
+	if (unmoved && !check_time) {
 		/* nothing changed: no state (most blocks) */
 	} else {
 		time_ret = pt_blk_time(dec, &tsc, &lost_mtc, &lost_cyc);
@@ -485,10 +487,8 @@ static bool log_block(struct pd_log *l, struct pt_block_decoder *dec, int st,
 			lost_mtc = 0;
 			lost_cyc = 0;
 		}
-		if (check_time && st >= 0 && !(st & pts_event_pending) &&
-		    offset == a->offset && off_ret == a->off_ret &&
-		    (tsc != a->tsc || time_ret != a->time_ret || lost_mtc != a->lost_mtc ||
-		     lost_cyc != a->lost_cyc)) {
+		if (unmoved && (tsc != a->tsc || time_ret != a->time_ret ||
+				lost_mtc != a->lost_mtc || lost_cyc != a->lost_cyc)) {
 			fprintf(stderr, "itrace: %s: the time changed at offset %#" PRIx64
 				" with no packet or event fetched\n", PD_CHECK_TIME, offset);
 			abort();
